@@ -153,8 +153,10 @@ func TestNormalizeCommandLarge(t *testing.T) {
 	if got.HeadLines != 0 || got.Command != trimShellSpace(in) {
 		t.Fatalf("unparsable input changed")
 	}
-	if elapsed > 5*time.Second {
-		t.Fatalf("too slow: %v", elapsed)
+	// A hang guard against quadratic behaviour, not a speed assertion
+	// (the race detector alone makes this ~30x slower).
+	if elapsed > 2*time.Minute {
+		t.Fatalf("took %v", elapsed)
 	}
 	t.Logf("3 MB normalized in %v", elapsed)
 }

@@ -1,0 +1,25 @@
+GO ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: build test bench lint fuzz
+
+build:
+	$(GO) build -o bin/agentsh ./cmd/agentsh
+
+# Every test, with the race detector (packages with goroutines need it).
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 9m ./...
+
+# Micro benchmarks plus whole-process runs (see docs/BENCHMARKS.md).
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+	./scripts/bench-process.sh
+
+lint:
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+# Short fuzzing session of every fuzz target (the seed corpora run in `make test`).
+fuzz:
+	./scripts/fuzz-all.sh 30s

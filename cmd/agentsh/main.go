@@ -1,0 +1,224 @@
+// Command agentsh is a terminal coding-agent shell. For now it offers the
+// non-interactive surfaces of its bash runtime: `exec` and `artifact`.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/session"
+)
+
+const usage = `agentsh — a terminal coding-agent shell
+
+Usage:
+  agentsh exec [--cwd DIR] [--timeout SECONDS] [--head N] [--tail N] [--json] -- COMMAND
+      Run COMMAND exactly as the model's bash tool would and print what the
+      model would receive. Exit status: the command's, or 1 without one.
+  agentsh artifact N
+      Print artifact N (the full output behind artifact://N) of this directory.
+
+The interactive TUI is not built yet.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "exec":
+		return runExec(args[1:], stdout, stderr)
+	case "artifact":
+		return runArtifact(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "agentsh: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+// optionalFloat is a flag that remembers whether it was set.
+type optionalFloat struct{ v *float64 }
+
+func (o *optionalFloat) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*o.v, 'f', -1, 64)
+}
+
+func (o *optionalFloat) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return fmt.Errorf("expected a number of seconds, got %q", s)
+	}
+	o.v = &f
+	return nil
+}
+
+// optionalInt is an int flag that remembers whether it was set.
+type optionalInt struct{ v *int }
+
+func (o *optionalInt) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return strconv.Itoa(*o.v)
+}
+
+func (o *optionalInt) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("expected a whole number of lines, got %q", s)
+	}
+	o.v = &n
+	return nil
+}
+
+func runExec(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cwdFlag := fs.String("cwd", "", "working directory of the command")
+	var timeout optionalFloat
+	var head, tail optionalInt
+	fs.Var(&timeout, "timeout", "timeout in seconds (default 300, clamped to 1-3600)")
+	fs.Var(&head, "head", "keep only the first N lines")
+	fs.Var(&tail, "tail", "keep only the last N lines")
+	asJSON := fs.Bool("json", false, "print the structured result as JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	command := strings.Join(fs.Args(), " ")
+	if fs.NArg() == 0 {
+		fmt.Fprint(stderr, "agentsh exec: missing COMMAND (agentsh exec [flags] -- COMMAND)\n")
+		return 2
+	}
+
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	settings, err := session.LoadSettings(wd)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	shellPath, err := bash.ResolveShell(settings.ShellPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	defer bash.CloseAll()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+
+	rules := make([]bash.InterceptorRule, 0, len(settings.InterceptorPatterns))
+	for _, p := range settings.InterceptorPatterns {
+		rules = append(rules, bash.InterceptorRule{Pattern: p.Pattern, Flags: p.Flags, Tool: p.Tool, Message: p.Message})
+	}
+	tc := bash.ToolContext{
+		Cwd:       wd,
+		Artifacts: session.NewArtifactManager(session.ExecArtifactsDir(wd)),
+		Settings: bash.ToolSettings{
+			VirtualTerminal:    settings.VirtualTerminal,
+			InterceptorEnabled: settings.InterceptorEnabled,
+			InterceptorRules:   rules,
+			Shell: bash.ShellConfig{
+				Path:         shellPath,
+				Prefix:       settings.ShellPrefix,
+				Env:          settings.ShellEnv,
+				SnapshotPath: bash.GetOrCreateSnapshot(shellPath, settings.ShellEnv),
+			},
+		},
+	}
+	params := bash.ToolParams{Command: command, Timeout: timeout.v, Cwd: *cwdFlag, Head: head.v, Tail: tail.v}
+	res, err := (&bash.Tool{}).Execute(ctx, params, tc, nil)
+	final := bash.Finalize(res, err)
+
+	code := 0
+	if final.IsError {
+		code = 1
+		if final.Details.ExitCode != nil && *final.Details.ExitCode != 0 {
+			code = *final.Details.ExitCode
+		}
+	}
+	if *asJSON {
+		out := struct {
+			Content  []map[string]string `json:"content"`
+			IsError  bool                `json:"isError"`
+			Details  bash.ToolDetails    `json:"details"`
+			ExitCode *int                `json:"exitCode"`
+		}{
+			Content:  []map[string]string{{"type": "text", "text": final.Content}},
+			IsError:  final.IsError,
+			Details:  final.Details,
+			ExitCode: final.Details.ExitCode,
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "agentsh: %v\n", err)
+			return 1
+		}
+		return code
+	}
+	text := final.Content
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	if _, err := io.WriteString(stdout, text); err != nil {
+		return 1
+	}
+	return code
+}
+
+func runArtifact(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprint(stderr, "agentsh artifact: usage: agentsh artifact N\n")
+		return 2
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	m := session.NewArtifactManager(session.ExecArtifactsDir(wd))
+	ref := args[0]
+	if !strings.HasPrefix(ref, "artifact://") {
+		ref = "artifact://" + ref
+	}
+	path, err := m.Resolve(ref)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	defer f.Close()
+	if _, err := io.Copy(stdout, f); err != nil && !errors.Is(err, syscall.EPIPE) {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,233 @@
+package bash
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"syscall"
+	"time"
+
+	"agentsh/internal/sink"
+)
+
+// DefaultTimeout applies when a caller passes no timeout.
+const DefaultTimeout = 300 * time.Second
+
+// DefaultKillGrace is how long processes get between SIGTERM and SIGKILL.
+const DefaultKillGrace = 400 * time.Millisecond
+
+// maxIdlePerKey bounds the idle shells kept for one cache key; extra shells
+// from bursts of parallel calls are closed when they come back.
+const maxIdlePerKey = 4
+
+// RunOptions configures one Executor.Run.
+type RunOptions struct {
+	Shell        ShellConfig
+	SessionKey   string        // bang commands pass the agent session id; tool calls pass ""
+	Cwd          string        // "" keeps the session's current directory
+	Timeout      time.Duration // 0 = DefaultTimeout; floor 1s
+	ArtifactPath string        // spill file for the full output, "" = none
+	ArtifactID   string
+	OnChunk      func([]byte) // sanitized output as it arrives; the slice is only valid during the call
+	// StopAfterLines > 0 stops reading after that many lines, as the
+	// `| head -n N` stripped by NormalizeCommand would have.
+	StopAfterLines int
+}
+
+// BashResult is the structured outcome of a run; timeouts and cancels are
+// results, not errors.
+type BashResult struct {
+	Output      string `json:"output"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	Cancelled   bool   `json:"cancelled"`
+	Truncated   bool   `json:"truncated"`
+	TotalLines  int    `json:"totalLines"`
+	TotalBytes  int    `json:"totalBytes"`
+	OutputLines int    `json:"outputLines"`
+	OutputBytes int    `json:"outputBytes"`
+	ArtifactID  string `json:"artifactId,omitempty"`
+}
+
+// Executor runs commands on cached persistent shells.
+type Executor struct {
+	// KillGrace overrides DefaultKillGrace when positive.
+	KillGrace time.Duration
+
+	mu     sync.Mutex
+	idle   map[string][]*shellSession
+	all    map[*shellSession]struct{}
+	closed bool
+}
+
+// NewExecutor returns an executor with its own session cache.
+func NewExecutor() *Executor {
+	return &Executor{idle: map[string][]*shellSession{}, all: map[*shellSession]struct{}{}}
+}
+
+var defaultExecutor = NewExecutor()
+
+// Default is the process-wide executor whose cache lives as long as agentsh.
+func Default() *Executor { return defaultExecutor }
+
+// CloseAll closes the process-wide executor's shells and removes snapshots;
+// call it once on program exit.
+func CloseAll() {
+	defaultExecutor.Close()
+	RemoveSnapshots()
+}
+
+func (e *Executor) grace() time.Duration {
+	if e.KillGrace > 0 {
+		return e.KillGrace
+	}
+	return DefaultKillGrace
+}
+
+// acquire hands out an idle shell for the key or starts a new one: a busy
+// shell is never shared and callers never queue behind each other.
+func (e *Executor) acquire(cfg ShellConfig, sessionKey, cwd string) (*shellSession, error) {
+	key := cfg.cacheKey(sessionKey)
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errors.New("start shell: executor is closed")
+	}
+	var stale []*shellSession
+	var got *shellSession
+	for list := e.idle[key]; len(list) > 0; {
+		s := list[len(list)-1] // most recently used keeps state like a single shell would
+		list = list[:len(list)-1]
+		e.idle[key] = list
+		if s.alive() {
+			got = s
+			break
+		}
+		stale = append(stale, s)
+	}
+	for _, s := range stale {
+		delete(e.all, s)
+	}
+	e.mu.Unlock()
+	for _, s := range stale {
+		go s.close()
+	}
+	if got != nil {
+		return got, nil
+	}
+	s, err := startSession(cfg, key, cwd, e.grace())
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		s.close()
+		return nil, errors.New("start shell: executor is closed")
+	}
+	e.all[s] = struct{}{}
+	e.mu.Unlock()
+	return s, nil
+}
+
+// release returns a healthy shell to the idle list; a dead, cancelled or
+// poisoned one is evicted and closed with all its processes.
+func (e *Executor) release(s *shellSession) {
+	e.mu.Lock()
+	if !e.closed && s.alive() && len(e.idle[s.key]) < maxIdlePerKey {
+		e.idle[s.key] = append(e.idle[s.key], s)
+		e.mu.Unlock()
+		return
+	}
+	delete(e.all, s)
+	e.mu.Unlock()
+	s.close()
+}
+
+// Close closes every shell of this executor; later runs fail.
+func (e *Executor) Close() {
+	e.mu.Lock()
+	e.closed = true
+	all := make([]*shellSession, 0, len(e.all))
+	for s := range e.all {
+		all = append(all, s)
+	}
+	e.all = map[*shellSession]struct{}{}
+	e.idle = map[string][]*shellSession{}
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range all {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.close() }()
+	}
+	wg.Wait()
+}
+
+// Run executes command on a persistent shell for opts' config and key,
+// streaming sanitized output to the sink and opts.OnChunk. Timeout and
+// cancellation are reported in the result; an error means the shell itself
+// could not be started or used.
+func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (BashResult, error) {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if timeout < time.Second {
+		timeout = time.Second
+	}
+	if opts.Shell.Path == "" {
+		p, err := ResolveShell("")
+		if err != nil {
+			return BashResult{}, fmt.Errorf("start shell: %w", err)
+		}
+		opts.Shell.Path = p
+	}
+	if opts.Shell.Prefix != "" {
+		command = opts.Shell.Prefix + " " + command
+	}
+	out := sink.New(sink.Options{ArtifactPath: opts.ArtifactPath, ArtifactID: opts.ArtifactID, OnChunk: opts.OnChunk})
+	if ctx.Err() != nil {
+		return summaryResult(out.Dump("Command cancelled"), nil, true), nil
+	}
+	deadline := time.Now().Add(timeout)
+	var res runOutcome
+	for attempt := 0; ; attempt++ {
+		s, err := e.acquire(opts.Shell, opts.SessionKey, opts.Cwd)
+		if err != nil {
+			out.Dump("")
+			return BashResult{}, err
+		}
+		res = s.run(ctx, opts.Cwd, command, time.Until(deadline), opts.StopAfterLines, out)
+		e.release(s)
+		if res.retry && attempt == 0 {
+			continue
+		}
+		break
+	}
+	switch {
+	case res.timedOut:
+		secs := int(math.Round(timeout.Seconds()))
+		return summaryResult(out.Dump(fmt.Sprintf("Command timed out after %d seconds", secs)), nil, true), nil
+	case res.cancelled:
+		return summaryResult(out.Dump("Command cancelled"), nil, true), nil
+	case res.err != nil:
+		out.Dump("")
+		return BashResult{}, fmt.Errorf("run command: %w", res.err)
+	}
+	if res.cut && res.exitCode != nil && *res.exitCode == 128+int(syscall.SIGPIPE) {
+		// The producer died of the SIGPIPE that ended the pipeline; the
+		// pipeline itself would have exited with head's status.
+		zero := 0
+		res.exitCode = &zero
+	}
+	return summaryResult(out.Dump(""), res.exitCode, false), nil
+}
+
+func summaryResult(s sink.Summary, code *int, cancelled bool) BashResult {
+	return BashResult{
+		Output: s.Output, ExitCode: code, Cancelled: cancelled, Truncated: s.Truncated,
+		TotalLines: s.TotalLines, TotalBytes: s.TotalBytes,
+		OutputLines: s.OutputLines, OutputBytes: s.OutputBytes, ArtifactID: s.ArtifactID,
+	}
+}

@@ -1,0 +1,182 @@
+package bash
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// procInfo is what the kill logic needs to know about one process.
+type procInfo struct {
+	pid, ppid, pgrp, sid int
+	state                byte
+}
+
+// readProcStat parses /proc/<pid>/stat. The command name may contain spaces
+// and parentheses, so fields are taken after the last ')'.
+func readProcStat(pid int) (procInfo, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return procInfo{}, false
+	}
+	f := bytes.Fields(b[i+2:])
+	if len(f) < 4 {
+		return procInfo{}, false
+	}
+	p := procInfo{pid: pid, state: f[0][0]}
+	p.ppid, _ = strconv.Atoi(string(f[1]))
+	p.pgrp, _ = strconv.Atoi(string(f[2]))
+	p.sid, _ = strconv.Atoi(string(f[3]))
+	return p, true
+}
+
+// listProcs returns every process visible in /proc.
+func listProcs() []procInfo {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	out := make([]procInfo, 0, len(names))
+	for _, n := range names {
+		if n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if p, ok := readProcStat(pid); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// environHas reports whether the initial environment of pid holds the exact
+// entry kv ("NAME=value"). Processes that setsid and double-fork away from the
+// shell keep their environment, which is how they are found.
+func environHas(pid int, kv []byte) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, 0)
+		var e []byte
+		if i < 0 {
+			e, b = b, nil
+		} else {
+			e, b = b[:i], b[i+1:]
+		}
+		if bytes.Equal(e, kv) {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionProcs finds every live process that belongs to the shell session
+// rooted at root: its session, its process group, its descendants, and any
+// process carrying the session's environment marker.
+func sessionProcs(root int, marker []byte) []int {
+	self := os.Getpid()
+	procs := listProcs()
+	parent := make(map[int]int, len(procs))
+	for _, p := range procs {
+		parent[p.pid] = p.ppid
+	}
+	var out []int
+	for _, p := range procs {
+		if p.pid == self || p.state == 'Z' || p.state == 'X' {
+			continue
+		}
+		match := p.pid == root || p.sid == root || p.pgrp == root
+		if !match {
+			for q, n := p.ppid, 0; q > 1 && n < 64; q, n = parent[q], n+1 {
+				if q == root {
+					match = true
+					break
+				}
+			}
+		}
+		if !match && len(marker) > 0 {
+			match = environHas(p.pid, marker)
+		}
+		if match {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// alive reports whether pid still runs (a zombie counts as gone).
+func alive(pid int) bool {
+	p, ok := readProcStat(pid)
+	return ok && p.state != 'Z' && p.state != 'X'
+}
+
+// killSession terminates every process of a shell session: SIGTERM first,
+// SIGKILL to whatever is left after grace, and it keeps scanning until a scan
+// finds nothing, so processes forked during the grace period are caught too.
+// It returns once no process of the session is alive (or after a hard bound).
+func killSession(root int, marker []byte, grace time.Duration) {
+	_ = syscall.Kill(-root, syscall.SIGTERM)
+	pids := sessionProcs(root, marker)
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(grace)
+	sleep := 500 * time.Microsecond
+	for len(pids) > 0 && time.Now().Before(deadline) {
+		time.Sleep(sleep)
+		if sleep < 10*time.Millisecond {
+			sleep *= 2
+		}
+		live := pids[:0]
+		for _, p := range pids {
+			if alive(p) {
+				live = append(live, p)
+			}
+		}
+		pids = live
+		if len(pids) == 0 {
+			// A process may have forked while handling SIGTERM: rescan.
+			pids = sessionProcs(root, marker)
+			for _, p := range pids {
+				_ = syscall.Kill(p, syscall.SIGTERM)
+			}
+		}
+	}
+	for round := 0; round < 50; round++ {
+		_ = syscall.Kill(-root, syscall.SIGKILL)
+		pids = sessionProcs(root, marker)
+		if len(pids) == 0 {
+			return
+		}
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		// SIGKILL is not instant: wait for the kernel to tear them down.
+		for i := 0; i < 100; i++ {
+			any := false
+			for _, p := range pids {
+				if alive(p) {
+					any = true
+					break
+				}
+			}
+			if !any {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}

@@ -1,0 +1,488 @@
+package bash
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The session protocol. bash reads its script from a control pipe on stdin,
+// one byte per read(2) (bash must not read ahead of its own input), so each
+// request is one short alias line. The command text itself travels through a
+// file (cwd NUL command) that the shell reads with one builtin read, and its
+// merged stdout/stderr go to a FIFO made fresh for every run: a background job
+// of an earlier run holds that run's FIFO, never the current one. Status lines
+// come back on fd 97, which is closed for the command so it cannot interfere.
+// The empty line after each request matters: after a syntax error inside the
+// eval, bash does not alias-expand the next line it reads, and that line is
+// then the harmless empty one instead of the next request.
+//
+//	R <pid>   session ready
+//	S         run started (output FIFO opened by the shell)
+//	F         the shell could not open the FIFO
+//	E <code>  command finished with exit status code
+const (
+	markerVar      = "AGENTSH_SHELL_MARK"
+	requestLine    = "__agentsh_r\n\n"
+	startTimeout   = 10 * time.Second // shell start and snapshot sourcing
+	ackTimeout     = 5 * time.Second  // request sent → S; only a poisoned shell misses it
+	drainSilence   = 250 * time.Millisecond
+	drainTotal     = 2 * time.Second
+	readBufferSize = 1 << 20
+	fifoPipeSize   = 1 << 20
+)
+
+const initScript = `\exec 97>&3 3>&-
+__agentsh_d=%s
+%s
+\builtin shopt -s expand_aliases
+__agentsh_b() {
+	\exec 9>"$__agentsh_d/o" || { \builtin printf 'F\n' >&97; \builtin return 125; }
+	\builtin printf 'S\n' >&97
+	{ IFS= \builtin read -r -d '' __agentsh_w; IFS= \builtin read -r -d '' __agentsh_c; } <"$__agentsh_d/c"
+	if [[ -n $__agentsh_w ]]; then \builtin cd -- "$__agentsh_w" 2>&9 || \builtin return 1; fi
+}
+__agentsh_e() {
+	\exec 9>&-
+	\builtin unset __agentsh_c __agentsh_w
+	\builtin printf 'E %%d\n' "$1" >&97
+}
+\builtin alias __agentsh_r='__agentsh_b&&{ \builtin eval "$__agentsh_c" 97>&- 9>&-;}>&9 2>&1 </dev/null;__agentsh_e $?'
+\builtin printf 'R %%d\n' "$$" >&97
+`
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, readBufferSize); return &b }}
+
+// shellSession is one long-lived bash process. It runs one command at a time;
+// the executor's pool guarantees exclusive use.
+type shellSession struct {
+	cfg    ShellConfig
+	key    string
+	cmd    *exec.Cmd
+	pid    int
+	ctl    *os.File
+	status chan string
+	done   chan struct{} // closed once the shell process has been waited for
+	exit   int           // exit status of the shell, valid after done
+	dir    string
+	marker []byte
+	grace  time.Duration
+
+	mu        sync.Mutex
+	lingering []*os.File // FIFOs of finished runs still held open by background jobs
+	closed    bool
+	broken    atomic.Bool
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// startSession starts bash in its own session and process group and waits
+// until it has sourced the snapshot and defined the protocol functions.
+func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shellSession, error) {
+	dir, err := os.MkdirTemp("", "agentsh-sh-")
+	if err != nil {
+		return nil, fmt.Errorf("start shell: %w", err)
+	}
+	s := &shellSession{cfg: cfg, key: key, dir: dir, grace: grace,
+		status: make(chan string, 8), done: make(chan struct{})}
+	s.marker = []byte(markerVar + "=" + randomHex(8))
+	fail := func(err error) (*shellSession, error) {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start shell: %w", err)
+	}
+	snap := ""
+	if cfg.SnapshotPath != "" {
+		snap = `\builtin . ` + shellQuote(cfg.SnapshotPath) + ` >/dev/null 2>&1 </dev/null`
+	}
+	initPath := filepath.Join(dir, "init")
+	if err := os.WriteFile(initPath, fmt.Appendf(nil, initScript, shellQuote(dir), snap), 0o600); err != nil {
+		return fail(err)
+	}
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		ctlR.Close()
+		ctlW.Close()
+		return fail(err)
+	}
+	cmd := exec.Command(cfg.Path, "--noprofile", "--norc")
+	cmd.Args[0] = filepath.Base(cfg.Path) // messages read "bash: …" as in a terminal
+	cmd.Stdin = ctlR
+	cmd.ExtraFiles = []*os.File{stW}
+	cmd.Env = buildEnv(osEnv(), cfg.Env, map[string]string{markerVar: string(s.marker[len(markerVar)+1:])})
+	_ = cwd // the first run cds itself; a missing dir must not fail the start
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		ctlR.Close()
+		ctlW.Close()
+		stR.Close()
+		stW.Close()
+		return fail(err)
+	}
+	ctlR.Close()
+	stW.Close()
+	s.cmd, s.pid, s.ctl = cmd, cmd.Process.Pid, ctlW
+	go func() {
+		_ = cmd.Wait()
+		if ps := cmd.ProcessState; ps != nil {
+			if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				s.exit = 128 + int(ws.Signal())
+			} else {
+				s.exit = ps.ExitCode()
+			}
+		}
+		close(s.done)
+	}()
+	go func() {
+		r := bufio.NewReader(stR)
+		for {
+			line, err := r.ReadString('\n')
+			if len(line) > 0 && line[len(line)-1] == '\n' {
+				s.status <- line[:len(line)-1]
+			}
+			if err != nil {
+				break
+			}
+		}
+		stR.Close()
+		close(s.status)
+	}()
+	if _, err := io.WriteString(ctlW, `\builtin . `+shellQuote(initPath)+"\n"); err != nil {
+		s.close()
+		return nil, fmt.Errorf("start shell: %w", err)
+	}
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case line, ok := <-s.status:
+		if ok && strings.HasPrefix(line, "R ") {
+			return s, nil
+		}
+		s.close()
+		return nil, fmt.Errorf("start shell: %s exited during start-up", cfg.Path)
+	case <-timer.C:
+		s.close()
+		return nil, fmt.Errorf("start shell: %s did not become ready within %v", cfg.Path, startTimeout)
+	}
+}
+
+// alive reports whether the shell can take another run.
+func (s *shellSession) alive() bool {
+	if s.broken.Load() {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// close ends the shell and every process of its session, including
+// background jobs left by earlier runs.
+func (s *shellSession) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	ling := s.lingering
+	s.lingering = nil
+	s.mu.Unlock()
+	s.broken.Store(true)
+	if s.ctl != nil {
+		s.ctl.Close() // EOF on its script: an idle shell exits by itself, running EXIT traps
+	}
+	if s.cmd != nil {
+		select {
+		case <-s.done:
+		case <-time.After(20 * time.Millisecond):
+		}
+		killSession(s.pid, s.marker, s.grace)
+		select {
+		case <-s.done:
+		case <-time.After(time.Second):
+		}
+	}
+	for _, f := range ling {
+		f.Close()
+	}
+	os.RemoveAll(s.dir)
+}
+
+// runOutcome is the engine-level result of one run on one session.
+type runOutcome struct {
+	exitCode  *int
+	cancelled bool // by the caller's context
+	timedOut  bool
+	retry     bool // the command never started; safe to run it on a fresh session
+	cut       bool // output closed after stopLines lines, as a `| head` would
+	err       error
+}
+
+func setPipeSize(f *os.File, size int) {
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) {
+			_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, 1031 /* F_SETPIPE_SZ */, uintptr(size))
+		})
+	}
+}
+
+// run executes one command. Output goes to w from a single goroutine; run
+// returns only after that goroutine has stopped writing to w.
+//
+// stopLines > 0 closes the output after that many newlines have arrived, so
+// the writers get SIGPIPE exactly as they would from the `| head -n N` that
+// NormalizeCommand removed (an endless producer must not run to the timeout).
+func (s *shellSession) run(ctx context.Context, cwd, command string, timeout time.Duration, stopLines int, w io.Writer) runOutcome {
+	if strings.IndexByte(cwd, 0) >= 0 {
+		return runOutcome{err: errors.New("working directory contains a NUL byte")}
+	}
+	req := make([]byte, 0, len(cwd)+1+len(command))
+	req = append(append(append(req, cwd...), 0), command...)
+	if err := os.WriteFile(filepath.Join(s.dir, "c"), req, 0o600); err != nil {
+		s.broken.Store(true)
+		return runOutcome{retry: true, err: fmt.Errorf("write command: %w", err)}
+	}
+	fifo := filepath.Join(s.dir, "o")
+	_ = os.Remove(fifo)
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		s.broken.Store(true)
+		return runOutcome{retry: true, err: fmt.Errorf("make output fifo: %w", err)}
+	}
+	rd, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		s.broken.Store(true)
+		return runOutcome{retry: true, err: fmt.Errorf("open output fifo: %w", err)}
+	}
+	// Hold a writer until the shell has opened its own, or the reader would
+	// see EOF before the command starts.
+	hold, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		rd.Close()
+		s.broken.Store(true)
+		return runOutcome{retry: true, err: fmt.Errorf("open output fifo: %w", err)}
+	}
+	setPipeSize(rd, fifoPipeSize)
+
+	var timeoutC <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	if _, err := io.WriteString(s.ctl, requestLine); err != nil {
+		hold.Close()
+		rd.Close()
+		s.broken.Store(true)
+		return runOutcome{retry: true, err: fmt.Errorf("send request: %w", err)}
+	}
+
+	// Wait for the start acknowledgement.
+	ack := time.NewTimer(ackTimeout)
+	started := false
+	for !started {
+		select {
+		case line, ok := <-s.status:
+			switch {
+			case !ok:
+				hold.Close()
+				rd.Close()
+				s.broken.Store(true)
+				return runOutcome{retry: true, err: errors.New("shell exited before the command started")}
+			case line == "S":
+				started = true
+			case line == "F":
+				hold.Close()
+				rd.Close()
+				s.broken.Store(true)
+				return runOutcome{retry: true, err: errors.New("shell could not open the output fifo")}
+			}
+		case <-ack.C:
+			hold.Close()
+			rd.Close()
+			s.broken.Store(true)
+			return runOutcome{retry: true, err: errors.New("shell did not acknowledge the command")}
+		case <-ctx.Done():
+			hold.Close()
+			rd.Close()
+			s.broken.Store(true)
+			return runOutcome{cancelled: true}
+		case <-timeoutC:
+			hold.Close()
+			rd.Close()
+			s.broken.Store(true)
+			return runOutcome{timedOut: true}
+		}
+	}
+	ack.Stop()
+	hold.Close()
+	_ = os.Remove(fifo)
+
+	// Reader: the only goroutine that writes to w.
+	var (
+		draining  atomic.Bool
+		drainEnd  atomic.Int64
+		readerEnd = make(chan bool, 1) // true = reached EOF, false = stopped by the drain bound
+		cut       atomic.Bool
+	)
+	go func() {
+		bp := bufPool.Get().(*[]byte)
+		buf := *bp
+		eof := true
+		lines := 0
+		for {
+			n, err := rd.Read(buf)
+			if n > 0 {
+				_, _ = w.Write(buf[:n])
+				if stopLines > 0 {
+					if lines += bytes.Count(buf[:n], []byte{'\n'}); lines >= stopLines {
+						cut.Store(true)
+						break
+					}
+				}
+				if draining.Load() {
+					d := time.Now().Add(drainSilence)
+					if end := time.Unix(0, drainEnd.Load()); end.Before(d) {
+						d = end
+					}
+					_ = rd.SetReadDeadline(d)
+				}
+			}
+			if err != nil {
+				eof = !errors.Is(err, os.ErrDeadlineExceeded)
+				break
+			}
+		}
+		bufPool.Put(bp)
+		readerEnd <- eof
+		if eof {
+			rd.Close()
+			return
+		}
+		// Something of this run (a background job) still holds the output
+		// open. Keep draining into nothing so it never blocks or dies of
+		// SIGPIPE; the session closes it on eviction.
+		if !s.linger(rd) {
+			rd.Close()
+			return
+		}
+		_ = rd.SetReadDeadline(time.Time{})
+		small := make([]byte, 32<<10)
+		for {
+			if _, err := rd.Read(small); err != nil {
+				break
+			}
+		}
+		s.unlinger(rd)
+		rd.Close()
+	}()
+	startDrain := func() {
+		now := time.Now()
+		drainEnd.Store(now.Add(drainTotal).UnixNano())
+		draining.Store(true)
+		_ = rd.SetReadDeadline(now.Add(drainSilence))
+	}
+
+	var out runOutcome
+	readerDone := false
+	statusC := s.status
+	for {
+		select {
+		case line, ok := <-statusC:
+			if !ok {
+				// The shell is gone (exit, exec, kill -9 $$, set -e).
+				statusC = nil
+				<-s.done
+				code := s.exit
+				out.exitCode = &code
+				s.broken.Store(true)
+				if !readerDone {
+					startDrain()
+				}
+			} else if rest, found := strings.CutPrefix(line, "E "); found {
+				code, err := strconv.Atoi(rest)
+				if err != nil {
+					s.broken.Store(true)
+				} else {
+					out.exitCode = &code
+				}
+				statusC = nil
+				if !readerDone {
+					startDrain()
+				}
+			}
+		case <-readerEnd:
+			readerDone = true
+			readerEnd = nil
+		case <-ctx.Done():
+			out.cancelled = true
+		case <-timeoutC:
+			out.timedOut = true
+		}
+		if out.cancelled || out.timedOut {
+			s.broken.Store(true)
+			killSession(s.pid, s.marker, s.grace)
+			if !readerDone {
+				// Every writer is dead now; EOF follows at once unless an
+				// escaped process holds the FIFO.
+				startDrain()
+				<-readerEnd
+			}
+			out.exitCode = nil
+			return out
+		}
+		if statusC == nil && readerDone {
+			out.cut = cut.Load()
+			return out
+		}
+	}
+}
+
+func (s *shellSession) linger(f *os.File) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.lingering = append(s.lingering, f)
+	return true
+}
+
+func (s *shellSession) unlinger(f *os.File) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, g := range s.lingering {
+		if g == f {
+			s.lingering = append(s.lingering[:i], s.lingering[i+1:]...)
+			return
+		}
+	}
+}

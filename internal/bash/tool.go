@@ -1,0 +1,467 @@
+package bash
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"agentsh/internal/sink"
+)
+
+// Timeout bounds of the bash tool, in seconds (SPEC §1.3).
+const (
+	DefaultTimeoutSeconds = 300
+	MinTimeoutSeconds     = 1
+	MaxTimeoutSeconds     = 3600
+)
+
+// UpdateInterval is the minimum spacing of live onUpdate snapshots.
+const UpdateInterval = 50 * time.Millisecond
+
+// ToolParams are the bash tool's arguments as the model sends them.
+type ToolParams struct {
+	Command string   `json:"command"`
+	Timeout *float64 `json:"timeout,omitempty"`
+	Cwd     string   `json:"cwd,omitempty"`
+	Head    *int     `json:"head,omitempty"`
+	Tail    *int     `json:"tail,omitempty"`
+}
+
+// ParseToolParams decodes tool-call arguments, accepting numbers sent as
+// strings ("60") and naming the field when a value is unusable.
+func ParseToolParams(raw []byte) (ToolParams, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return ToolParams{}, fmt.Errorf("Invalid bash arguments: %v", err)
+	}
+	var p ToolParams
+	if v, ok := m["command"]; ok {
+		if err := json.Unmarshal(v, &p.Command); err != nil {
+			return ToolParams{}, fmt.Errorf("Invalid command: expected a string, got %s", v)
+		}
+	}
+	if v, ok := m["cwd"]; ok && string(v) != "null" {
+		if err := json.Unmarshal(v, &p.Cwd); err != nil {
+			return ToolParams{}, fmt.Errorf("Invalid cwd: expected a string, got %s", v)
+		}
+	}
+	num := func(name string, v json.RawMessage) (float64, error) {
+		var f float64
+		if err := json.Unmarshal(v, &f); err == nil {
+			return f, nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err == nil {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+				return f, nil
+			}
+		}
+		return 0, fmt.Errorf("Invalid %s: expected a number, got %s", name, v)
+	}
+	if v, ok := m["timeout"]; ok && string(v) != "null" {
+		f, err := num("timeout", v)
+		if err != nil {
+			return ToolParams{}, err
+		}
+		p.Timeout = &f
+	}
+	for _, f := range []struct {
+		name string
+		dst  **int
+	}{{"head", &p.Head}, {"tail", &p.Tail}} {
+		if v, ok := m[f.name]; ok && string(v) != "null" {
+			x, err := num(f.name, v)
+			if err != nil {
+				return ToolParams{}, err
+			}
+			n := int(x)
+			*f.dst = &n
+		}
+	}
+	return p, nil
+}
+
+// ClampTimeout turns the requested seconds into the effective timeout.
+func ClampTimeout(requested *float64) (time.Duration, float64) {
+	secs := float64(DefaultTimeoutSeconds)
+	if requested != nil {
+		secs = *requested
+	}
+	if math.IsNaN(secs) || secs < MinTimeoutSeconds {
+		secs = MinTimeoutSeconds
+	}
+	if secs > MaxTimeoutSeconds {
+		secs = MaxTimeoutSeconds
+	}
+	return time.Duration(secs * float64(time.Second)), secs
+}
+
+// ArtifactAllocator reserves artifact ids and files for spilled output.
+type ArtifactAllocator interface {
+	Allocate(kind string) (id, path string, err error)
+	Release(id string) // the run did not spill; drop the reservation
+}
+
+// ToolSettings are the settings the bash tool reads on every call.
+type ToolSettings struct {
+	VirtualTerminal    string            // "on" | "off"
+	InterceptorEnabled bool              // bashInterceptor.enabled
+	InterceptorRules   []InterceptorRule // nil = DefaultInterceptorRules()
+	Shell              ShellConfig       // resolved shell, prefix, env and snapshot
+}
+
+// ToolContext is what the surrounding agent knows at the time of a call.
+type ToolContext struct {
+	Cwd        string   // session working directory
+	ToolNames  []string // tools available right now (for the interceptor)
+	HasUI      bool
+	Artifacts  ArtifactAllocator // nil = no artifacts
+	Settings   ToolSettings
+	SessionKey string // "" on the tool path (SPEC §2.1)
+}
+
+// TruncationMeta is details.meta.truncation of a truncated result.
+type TruncationMeta struct {
+	Direction   string     `json:"direction"`
+	TruncatedBy string     `json:"truncatedBy"`
+	TotalLines  int        `json:"totalLines"`
+	TotalBytes  int        `json:"totalBytes"`
+	OutputLines int        `json:"outputLines"`
+	OutputBytes int        `json:"outputBytes"`
+	ShownRange  ShownRange `json:"shownRange"`
+	ArtifactID  string     `json:"artifactId,omitempty"`
+}
+
+// ShownRange is the 1-based inclusive line range kept in the result.
+type ShownRange struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// OutputMeta groups result metadata shown by renderers.
+type OutputMeta struct {
+	Truncation *TruncationMeta `json:"truncation,omitempty"`
+}
+
+// ToolDetails is the structured side of a bash tool result.
+type ToolDetails struct {
+	Meta             *OutputMeta `json:"meta,omitempty"`
+	ExitCode         *int        `json:"exitCode,omitempty"`
+	Cancelled        bool        `json:"cancelled,omitempty"`
+	TimeoutSeconds   float64     `json:"timeoutSeconds,omitempty"`
+	RequestedTimeout *float64    `json:"requestedTimeoutSeconds,omitempty"`
+	SuggestedTool    string      `json:"suggestedTool,omitempty"`
+	HeadTailApplied  bool        `json:"headTailApplied,omitempty"`
+}
+
+// ToolResult is a successful tool result.
+type ToolResult struct {
+	Text    string      `json:"text"`
+	Details ToolDetails `json:"details"`
+}
+
+// ToolError is a failed call: the model receives Message as an error result.
+type ToolError struct {
+	Message string
+	Details ToolDetails
+}
+
+func (e *ToolError) Error() string { return e.Message }
+
+// ToolAbortError is a call stopped by the caller's abort.
+type ToolAbortError struct {
+	Message string
+	Details ToolDetails
+}
+
+func (e *ToolAbortError) Error() string { return e.Message }
+
+// FinalResult is what the model receives: text with the truncation notice,
+// the error flag and the details.
+type FinalResult struct {
+	Content string      `json:"content"`
+	IsError bool        `json:"isError"`
+	Aborted bool        `json:"aborted,omitempty"`
+	Details ToolDetails `json:"details"`
+}
+
+// Finalize applies the tool wrapper: errors become error results, and the
+// truncation notice goes on the text of both (ours: the reference dropped it
+// on errors). Any other error is passed through as an error result.
+func Finalize(res *ToolResult, err error) FinalResult {
+	var out FinalResult
+	var te *ToolError
+	var ae *ToolAbortError
+	switch {
+	case errors.As(err, &ae):
+		out = FinalResult{Content: ae.Message, IsError: true, Aborted: true, Details: ae.Details}
+	case errors.As(err, &te):
+		out = FinalResult{Content: te.Message, IsError: true, Details: te.Details}
+	case err != nil:
+		out = FinalResult{Content: err.Error(), IsError: true}
+	case res != nil:
+		out = FinalResult{Content: res.Text, Details: res.Details}
+	}
+	if out.Details.Meta != nil && out.Details.Meta.Truncation != nil {
+		out.Content += "\n\n[" + TruncationNotice(out.Details.Meta.Truncation) + "]"
+	}
+	return out
+}
+
+// TruncationNotice formats the notice body, e.g.
+// "Showing lines 9901-10000 of 10000 (50.0KB limit). Full: artifact://3".
+func TruncationNotice(t *TruncationMeta) string {
+	var b strings.Builder
+	if t.ShownRange.Start >= 1 && t.ShownRange.End >= t.ShownRange.Start {
+		fmt.Fprintf(&b, "Showing lines %d-%d of %d", t.ShownRange.Start, t.ShownRange.End, t.TotalLines)
+	} else {
+		fmt.Fprintf(&b, "Showing %d of %d lines", t.OutputLines, t.TotalLines)
+	}
+	if t.TruncatedBy == "bytes" {
+		fmt.Fprintf(&b, " (%s limit)", FormatSize(t.OutputBytes))
+	}
+	if t.ArtifactID != "" {
+		b.WriteString(". Full: artifact://" + t.ArtifactID)
+	}
+	return b.String()
+}
+
+// FormatSize renders a byte count as B/KB/MB/GB with one decimal.
+func FormatSize(n int) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1fKB", float64(n)/1024)
+	case n < 1024*1024*1024:
+		return fmt.Sprintf("%.1fMB", float64(n)/(1024*1024))
+	default:
+		return fmt.Sprintf("%.1fGB", float64(n)/(1024*1024*1024))
+	}
+}
+
+// truncationMeta builds the metadata from the sink summary (direction tail);
+// it describes the sink's buffer, not the text after head/tail filtering.
+func truncationMeta(r BashResult) *OutputMeta {
+	if !r.Truncated {
+		return nil
+	}
+	by := "bytes"
+	if r.OutputBytes >= r.TotalBytes && r.OutputLines < r.TotalLines {
+		by = "lines"
+	}
+	return &OutputMeta{Truncation: &TruncationMeta{
+		Direction: "tail", TruncatedBy: by,
+		TotalLines: r.TotalLines, TotalBytes: r.TotalBytes,
+		OutputLines: r.OutputLines, OutputBytes: r.OutputBytes,
+		ShownRange: ShownRange{Start: r.TotalLines - r.OutputLines + 1, End: r.TotalLines},
+		ArtifactID: r.ArtifactID,
+	}}
+}
+
+// ResolveCwd resolves p against base (expanding ~) and checks it is a
+// directory, with the exact SPEC §1.3 messages.
+func ResolveCwd(base, p string) (string, error) {
+	if p == "" {
+		p = base
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[1:])
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	p = filepath.Clean(p)
+	st, err := os.Stat(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("Working directory does not exist: %s", p)
+		}
+		return "", fmt.Errorf("working directory %s: %w", p, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("Working directory is not a directory: %s", p)
+	}
+	return p, nil
+}
+
+// Tool is the model's bash tool (SPEC §1).
+type Tool struct {
+	Executor *Executor // nil = Default()
+}
+
+// Execute runs one bash tool call through normalization, interception,
+// validation, the engine and result shaping. Failures are *ToolError or
+// *ToolAbortError; pass the pair to Finalize for what the model sees.
+func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpdate func(string)) (*ToolResult, error) {
+	if strings.TrimSpace(p.Command) == "" {
+		return nil, &ToolError{Message: "Command must not be empty"}
+	}
+	norm := NormalizeCommand(p.Command)
+	head, tail := norm.HeadLines, norm.TailLines
+	stopAfter := norm.HeadLines // only a head we stripped from the command may end it early
+	if p.Head != nil {
+		head = *p.Head
+	}
+	if p.Tail != nil {
+		tail = *p.Tail
+	}
+	if tc.Settings.InterceptorEnabled {
+		rules := tc.Settings.InterceptorRules
+		if len(rules) == 0 {
+			rules = DefaultInterceptorRules()
+		}
+		if r := CheckInterception(norm.Command, rules, tc.ToolNames); r.Blocked {
+			return nil, &ToolError{Message: BlockedMessage(r.Message, p.Command),
+				Details: ToolDetails{SuggestedTool: r.SuggestedTool}}
+		}
+	}
+	cwd, err := ResolveCwd(tc.Cwd, p.Cwd)
+	if err != nil {
+		return nil, &ToolError{Message: err.Error()}
+	}
+	timeout, secs := ClampTimeout(p.Timeout)
+	details := ToolDetails{TimeoutSeconds: secs, RequestedTimeout: p.Timeout}
+
+	var artID, artPath string
+	if tc.Artifacts != nil {
+		if id, path, err := tc.Artifacts.Allocate("bash"); err == nil {
+			artID, artPath = id, path
+		}
+	}
+
+	// The PTY path (SPEC §1.5) needs a UI; until it exists every call takes
+	// the non-interactive engine, which is also what print and RPC modes use.
+	var up *updater
+	if onUpdate != nil {
+		up = newUpdater(onUpdate)
+	}
+	opts := RunOptions{
+		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
+		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stopAfter,
+	}
+	if up != nil {
+		opts.OnChunk = up.chunk
+	}
+	ex := t.Executor
+	if ex == nil {
+		ex = Default()
+	}
+	res, err := ex.Run(ctx, norm.Command, opts)
+	if up != nil {
+		up.stop()
+	}
+	if artID != "" && res.ArtifactID == "" {
+		tc.Artifacts.Release(artID)
+	}
+	if err != nil {
+		return nil, &ToolError{Message: err.Error(), Details: details}
+	}
+	details.Meta = truncationMeta(res)
+	details.ExitCode = res.ExitCode
+
+	// SPEC §1.6, in order.
+	if res.Cancelled {
+		details.Cancelled = true
+		text := res.Output
+		if text == "" {
+			text = "Command aborted"
+		}
+		if ctx.Err() != nil {
+			return nil, &ToolAbortError{Message: text, Details: details}
+		}
+		return nil, &ToolError{Message: text, Details: details}
+	}
+	text := res.Output
+	if ht := ApplyHeadTail(text, head, tail); ht.Applied {
+		text = ht.Text
+		details.HeadTailApplied = true
+	}
+	if text == "" {
+		text = "(no output)"
+	}
+	switch {
+	case res.ExitCode == nil:
+		return nil, &ToolError{Message: text + "\n\nCommand failed: missing exit status", Details: details}
+	case *res.ExitCode != 0:
+		return nil, &ToolError{Message: fmt.Sprintf("%s\n\nCommand exited with code %d", text, *res.ExitCode), Details: details}
+	}
+	return &ToolResult{Text: text, Details: details}, nil
+}
+
+// updater turns output chunks into onUpdate snapshots of the tail, at most
+// one per UpdateInterval, sent from its own goroutine so a slow consumer
+// never slows the read loop; stop flushes the last state.
+type updater struct {
+	mu     sync.Mutex
+	tail   *sink.TailBuffer
+	dirty  bool
+	wake   chan struct{}
+	quit   chan struct{}
+	done   chan struct{}
+	notify func(string)
+}
+
+func newUpdater(notify func(string)) *updater {
+	u := &updater{tail: sink.NewTailBuffer(0), wake: make(chan struct{}, 1),
+		quit: make(chan struct{}), done: make(chan struct{}), notify: notify}
+	go u.loop()
+	return u
+}
+
+func (u *updater) chunk(b []byte) {
+	u.mu.Lock()
+	_, _ = u.tail.Write(b)
+	u.dirty = true
+	u.mu.Unlock()
+	select {
+	case u.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (u *updater) flush() {
+	u.mu.Lock()
+	if !u.dirty {
+		u.mu.Unlock()
+		return
+	}
+	u.dirty = false
+	s := u.tail.String()
+	u.mu.Unlock()
+	u.notify(s)
+}
+
+func (u *updater) loop() {
+	defer close(u.done)
+	for {
+		select {
+		case <-u.wake:
+			u.flush()
+			select {
+			case <-time.After(UpdateInterval):
+			case <-u.quit:
+				u.flush()
+				return
+			}
+		case <-u.quit:
+			u.flush()
+			return
+		}
+	}
+}
+
+func (u *updater) stop() {
+	close(u.quit)
+	<-u.done
+}

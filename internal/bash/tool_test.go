@@ -1,0 +1,281 @@
+package bash
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"agentsh/internal/session"
+)
+
+type toolEnv struct {
+	tool *Tool
+	tc   ToolContext
+	arts *session.ArtifactManager
+}
+
+func newToolEnv(t *testing.T) *toolEnv {
+	t.Helper()
+	arts := session.NewArtifactManager(filepath.Join(t.TempDir(), "artifacts"))
+	return &toolEnv{
+		tool: &Tool{Executor: newTestExecutor(t)},
+		tc:   ToolContext{Cwd: t.TempDir(), Artifacts: arts, Settings: ToolSettings{Shell: testShell(t)}},
+		arts: arts,
+	}
+}
+
+func (te *toolEnv) exec(t *testing.T, p ToolParams) FinalResult {
+	t.Helper()
+	return te.execCtx(t, context.Background(), p, nil)
+}
+
+func (te *toolEnv) execCtx(t *testing.T, ctx context.Context, p ToolParams, onUpdate func(string)) FinalResult {
+	t.Helper()
+	ch := make(chan FinalResult, 1)
+	go func() { ch <- Finalize(te.tool.Execute(ctx, p, te.tc, onUpdate)) }()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(hangGuard):
+		t.Fatalf("Execute(%q) hung", short(p.Command))
+	}
+	return FinalResult{}
+}
+
+func fptr(f float64) *float64 { return &f }
+func iptr(i int) *int         { return &i }
+
+func TestToolSuccessAndErrors(t *testing.T) {
+	te := newToolEnv(t)
+	cases := []struct {
+		cmd     string
+		content string
+		isError bool
+	}{
+		{"echo hi", "hi\n", false},
+		{"true", "(no output)", false},
+		{"echo out; exit 3", "out\n\n\nCommand exited with code 3", true},
+		{"exit 4", "(no output)\n\nCommand exited with code 4", true},
+		{"seq 1 10 | head -n 3", "1\n2\n3\n", false},
+		{"seq 1 10 | tail -2", "9\n10\n", false},
+		{"false || head -n 5 /dev/null", "(no output)", false},
+		{"yes | head -n 2", "y\ny\n", false},
+	}
+	for _, c := range cases {
+		r := te.exec(t, ToolParams{Command: c.cmd})
+		if r.Content != c.content || r.IsError != c.isError {
+			t.Errorf("%q: got %q (isError %v); want %q (isError %v)", c.cmd, r.Content, r.IsError, c.content, c.isError)
+		}
+	}
+	// Explicit head/tail arguments win over the extracted limit.
+	r := te.exec(t, ToolParams{Command: "seq 1 10 | head -n 3", Head: iptr(1)})
+	if r.Content != "1\n" {
+		t.Errorf("explicit head: %q", r.Content)
+	}
+	r = te.exec(t, ToolParams{Command: "seq 1 10", Head: iptr(4), Tail: iptr(2)})
+	if r.Content != "3\n4\n" {
+		t.Errorf("head then tail: %q", r.Content)
+	}
+}
+
+func TestToolValidation(t *testing.T) {
+	te := newToolEnv(t)
+	file := filepath.Join(te.tc.Cwd, "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(te.tc.Cwd, "nope")
+	for _, c := range []struct {
+		p    ToolParams
+		want string
+	}{
+		{ToolParams{Command: "pwd", Cwd: "nope"}, "Working directory does not exist: " + missing},
+		{ToolParams{Command: "pwd", Cwd: missing}, "Working directory does not exist: " + missing},
+		{ToolParams{Command: "pwd", Cwd: "f"}, "Working directory is not a directory: " + file},
+		{ToolParams{Command: "   "}, "Command must not be empty"},
+	} {
+		r := te.exec(t, c.p)
+		if !r.IsError || r.Content != c.want {
+			t.Errorf("%+v: got %q", c.p, r.Content)
+		}
+	}
+	sub := filepath.Join(te.tc.Cwd, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if r := te.exec(t, ToolParams{Command: "pwd", Cwd: "sub"}); r.Content != sub+"\n" {
+		t.Errorf("relative cwd: %q", r.Content)
+	}
+	// Every call starts in the tool cwd, even after a cd.
+	te.exec(t, ToolParams{Command: "cd /"})
+	if r := te.exec(t, ToolParams{Command: "pwd"}); r.Content != te.tc.Cwd+"\n" {
+		t.Errorf("cwd not reset: %q", r.Content)
+	}
+}
+
+func TestClampTimeout(t *testing.T) {
+	for _, c := range []struct {
+		in   *float64
+		want time.Duration
+	}{
+		{nil, 300 * time.Second}, {fptr(0), time.Second}, {fptr(-5), time.Second},
+		{fptr(99999), 3600 * time.Second}, {fptr(1.5), 1500 * time.Millisecond}, {fptr(60), time.Minute},
+	} {
+		if got, _ := ClampTimeout(c.in); got != c.want {
+			t.Errorf("ClampTimeout(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestParseToolParams(t *testing.T) {
+	p, err := ParseToolParams([]byte(`{"command":"ls","timeout":"60","head":5,"cwd":"x"}`))
+	if err != nil || p.Command != "ls" || *p.Timeout != 60 || *p.Head != 5 || p.Cwd != "x" || p.Tail != nil {
+		t.Fatalf("%+v %v", p, err)
+	}
+	for raw, want := range map[string]string{
+		`{"command":"ls","timeout":"abc"}`: `Invalid timeout: expected a number, got "abc"`,
+		`{"command":"ls","timeout":true}`:  `Invalid timeout: expected a number, got true`,
+		`{"command":5}`:                    `Invalid command: expected a string, got 5`,
+		`{"command":"ls","tail":"x"}`:      `Invalid tail: expected a number, got "x"`,
+	} {
+		if _, err := ParseToolParams([]byte(raw)); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", raw, err, want)
+		}
+	}
+}
+
+func TestToolTimeoutAndAbort(t *testing.T) {
+	te := newToolEnv(t)
+	r := te.exec(t, ToolParams{Command: "echo before; sleep 30", Timeout: fptr(1)})
+	if !r.IsError || r.Aborted || r.Content != "[Command timed out after 1 seconds]\nbefore\n" || !r.Details.Cancelled {
+		t.Fatalf("timeout: %+v", r)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	r = te.execCtx(t, ctx, ToolParams{Command: "sleep 30"}, nil)
+	if !r.IsError || !r.Aborted || r.Content != "[Command cancelled]\n" {
+		t.Fatalf("abort: %+v", r)
+	}
+	var ae *ToolAbortError
+	if _, err := te.tool.Execute(ctx, ToolParams{Command: "true"}, te.tc, nil); !errors.As(err, &ae) {
+		t.Fatalf("already aborted: %v", err)
+	}
+}
+
+func TestToolTruncationNoticeAndArtifact(t *testing.T) {
+	te := newToolEnv(t)
+	r := te.exec(t, ToolParams{Command: "seq 1 100000"})
+	tr := r.Details.Meta.Truncation
+	if r.IsError || tr == nil || tr.ArtifactID != "0" || tr.TotalLines != 100000 || tr.TotalBytes != 588895 ||
+		tr.Direction != "tail" || tr.TruncatedBy != "bytes" || tr.ShownRange.End != 100000 ||
+		tr.ShownRange.Start != 100000-tr.OutputLines+1 || tr.OutputBytes > 51200 {
+		t.Fatalf("meta %+v", tr)
+	}
+	notice := fmt.Sprintf("\n\n[Showing lines %d-100000 of 100000 (%s limit). Full: artifact://0]", tr.ShownRange.Start, FormatSize(tr.OutputBytes))
+	if !strings.HasSuffix(r.Content, "99999\n100000\n"+notice) || !strings.Contains(notice, "(50.0KB limit)") {
+		t.Fatalf("content tail %q", r.Content[len(r.Content)-200:])
+	}
+	path, err := te.arts.Resolve("artifact://0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	var want strings.Builder
+	for i := 1; i <= 100000; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	if string(b) != want.String() {
+		t.Fatalf("artifact differs: %d bytes", len(b))
+	}
+	// (ours) error results keep the notice and the link.
+	r = te.exec(t, ToolParams{Command: "seq 1 100000; exit 2"})
+	if !r.IsError || !strings.Contains(r.Content, "100000\n\n\nCommand exited with code 2\n\n[Showing lines ") ||
+		!strings.HasSuffix(r.Content, "Full: artifact://1]") {
+		t.Fatalf("error notice: %q", r.Content[len(r.Content)-150:])
+	}
+	// A run that does not spill leaves no file and burns no visible id.
+	te.exec(t, ToolParams{Command: "echo small"})
+	if ids, _ := te.arts.List(); len(ids) != 2 {
+		t.Fatalf("artifacts %v", ids)
+	}
+	r = te.exec(t, ToolParams{Command: "seq 1 100000"})
+	if r.Details.Meta.Truncation.ArtifactID != "3" { // the released id 2 is never reused in-process
+		t.Fatalf("next id %q", r.Details.Meta.Truncation.ArtifactID)
+	}
+}
+
+func TestToolTruncationWithoutArtifacts(t *testing.T) {
+	te := newToolEnv(t)
+	te.tc.Artifacts = nil
+	r := te.exec(t, ToolParams{Command: "seq 1 100000"})
+	if !strings.HasSuffix(r.Content, "of 100000 (50.0KB limit)]") || strings.Contains(r.Content, "artifact://") {
+		t.Fatalf("%q", r.Content[len(r.Content)-100:])
+	}
+}
+
+func TestToolInterceptor(t *testing.T) {
+	te := newToolEnv(t)
+	f := filepath.Join(te.tc.Cwd, "notes.txt")
+	if err := os.WriteFile(f, []byte("content\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Disabled: runs.
+	if r := te.exec(t, ToolParams{Command: "cat notes.txt"}); r.Content != "content\n" {
+		t.Fatalf("disabled: %q", r.Content)
+	}
+	te.tc.Settings.InterceptorEnabled = true
+	// Enabled with no rules configured: the defaults apply, but only for
+	// tools that exist right now.
+	if r := te.exec(t, ToolParams{Command: "cat notes.txt"}); r.Content != "content\n" {
+		t.Fatalf("no read tool: %q", r.Content)
+	}
+	te.tc.ToolNames = []string{"bash", "read"}
+	r := te.exec(t, ToolParams{Command: "cat notes.txt"})
+	want := "Blocked: Use the `read` tool instead of cat/head/tail. It provides better context and handles binary files.\n\nOriginal command: cat notes.txt"
+	if !r.IsError || r.Content != want || r.Details.SuggestedTool != "read" {
+		t.Fatalf("blocked: %+v", r)
+	}
+	// A configured rule replaces the defaults; invalid regexes are skipped.
+	te.tc.Settings.InterceptorRules = []InterceptorRule{
+		{Pattern: "([", Tool: "read", Message: "broken"},
+		{Pattern: `^\s*ls\b`, Tool: "read", Message: "no ls"},
+	}
+	if r := te.exec(t, ToolParams{Command: "cat notes.txt"}); r.Content != "content\n" {
+		t.Fatalf("custom rules: %q", r.Content)
+	}
+	if r := te.exec(t, ToolParams{Command: "ls"}); r.Content != "Blocked: no ls\n\nOriginal command: ls" {
+		t.Fatalf("custom block: %q", r.Content)
+	}
+}
+
+func TestToolLiveUpdates(t *testing.T) {
+	te := newToolEnv(t)
+	var mu sync.Mutex
+	var updates []string
+	r := te.execCtx(t, context.Background(), ToolParams{Command: "for i in 1 2 3 4 5; do echo line$i; sleep 0.03; done"},
+		func(s string) { mu.Lock(); updates = append(updates, s); mu.Unlock() })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(updates) == 0 || updates[len(updates)-1] != r.Content {
+		t.Fatalf("updates %q, final %q", updates, r.Content)
+	}
+	for i := 1; i < len(updates); i++ {
+		if !strings.HasPrefix(updates[i], updates[i-1]) {
+			t.Fatalf("update %d does not extend the previous: %q then %q", i, updates[i-1], updates[i])
+		}
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	for n, want := range map[int]string{0: "0B", 1023: "1023B", 1024: "1.0KB", 51200: "50.0KB", 51150: "50.0KB", 1 << 20: "1.0MB", 3 << 30: "3.0GB"} {
+		if got := FormatSize(n); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
