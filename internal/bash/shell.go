@@ -26,7 +26,10 @@ import (
 // file (cwd NUL command) that the shell reads with one builtin read, and its
 // merged stdout/stderr go to a FIFO made fresh for every run: a background job
 // of an earlier run holds that run's FIFO, never the current one. Status lines
-// come back on fd 97, which is closed for the command so it cannot interfere.
+// come back on the shell's own stdout, which the command never sees (its
+// stdout and stderr are the FIFO). Everything lives in a tmpfs folder when
+// there is one: file and FIFO creation on a disk file system cost more than
+// the whole rest of a warm run.
 // The empty line after each request matters: after a syntax error inside the
 // eval, bash does not alias-expand the next line it reads, and that line is
 // then the harmless empty one instead of the next request.
@@ -46,23 +49,23 @@ const (
 	fifoPipeSize   = 1 << 20
 )
 
-const initScript = `\exec 97>&3 3>&-
+const initScript = `\exec 1>&3 3>&-
 __agentsh_d=%s
 %s
 \builtin shopt -s expand_aliases
 __agentsh_b() {
-	\exec 9>"$__agentsh_d/o" || { \builtin printf 'F\n' >&97; \builtin return 125; }
-	\builtin printf 'S\n' >&97
+	\exec 9>"$__agentsh_d/o" || { \builtin printf 'F\n'; \builtin return 125; }
+	\builtin printf 'S\n'
 	{ IFS= \builtin read -r -d '' __agentsh_w; IFS= \builtin read -r -d '' __agentsh_c; } <"$__agentsh_d/c"
-	if [[ -n $__agentsh_w ]]; then \builtin cd -- "$__agentsh_w" 2>&9 || \builtin return 1; fi
+	\builtin return 0 # the last read hits EOF (no NUL after the command) and fails
 }
 __agentsh_e() {
 	\exec 9>&-
 	\builtin unset __agentsh_c __agentsh_w
-	\builtin printf 'E %%d\n' "$1" >&97
+	\builtin printf 'E %%d\n' "$1"
 }
-\builtin alias __agentsh_r='__agentsh_b&&{ \builtin eval "$__agentsh_c" 97>&- 9>&-;}>&9 2>&1 </dev/null;__agentsh_e $?'
-\builtin printf 'R %%d\n' "$$" >&97
+\builtin alias __agentsh_r='__agentsh_b&&{ [[ -z $__agentsh_w ]]||\builtin cd -- "$__agentsh_w"&&\builtin eval "$__agentsh_c" 9>&-;}>&9 2>&1 </dev/null;__agentsh_e $?'
+\builtin printf 'R %%d\n' "$$"
 `
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, readBufferSize); return &b }}
@@ -88,6 +91,19 @@ type shellSession struct {
 	broken    atomic.Bool
 }
 
+// runtimeDir prefers a memory file system for the per-session folder.
+func runtimeDir() string {
+	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), "/dev/shm"} {
+		if d == "" {
+			continue
+		}
+		if st, err := os.Stat(d); err == nil && st.IsDir() && syscall.Access(d, 2 /* W_OK */) == nil {
+			return d
+		}
+	}
+	return os.TempDir()
+}
+
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
@@ -101,7 +117,7 @@ func randomHex(n int) string {
 // startSession starts bash in its own session and process group and waits
 // until it has sourced the snapshot and defined the protocol functions.
 func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shellSession, error) {
-	dir, err := os.MkdirTemp("", "agentsh-sh-")
+	dir, err := os.MkdirTemp(runtimeDir(), "agentsh-sh-")
 	if err != nil {
 		return nil, fmt.Errorf("start shell: %w", err)
 	}

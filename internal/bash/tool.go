@@ -40,17 +40,17 @@ type ToolParams struct {
 func ParseToolParams(raw []byte) (ToolParams, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return ToolParams{}, fmt.Errorf("Invalid bash arguments: %v", err)
+		return ToolParams{}, toolErrorf("Invalid bash arguments: %v", err)
 	}
 	var p ToolParams
 	if v, ok := m["command"]; ok {
 		if err := json.Unmarshal(v, &p.Command); err != nil {
-			return ToolParams{}, fmt.Errorf("Invalid command: expected a string, got %s", v)
+			return ToolParams{}, toolErrorf("Invalid command: expected a string, got %s", v)
 		}
 	}
 	if v, ok := m["cwd"]; ok && string(v) != "null" {
 		if err := json.Unmarshal(v, &p.Cwd); err != nil {
-			return ToolParams{}, fmt.Errorf("Invalid cwd: expected a string, got %s", v)
+			return ToolParams{}, toolErrorf("Invalid cwd: expected a string, got %s", v)
 		}
 	}
 	num := func(name string, v json.RawMessage) (float64, error) {
@@ -64,7 +64,7 @@ func ParseToolParams(raw []byte) (ToolParams, error) {
 				return f, nil
 			}
 		}
-		return 0, fmt.Errorf("Invalid %s: expected a number, got %s", name, v)
+		return 0, toolErrorf("Invalid %s: expected a number, got %s", name, v)
 	}
 	if v, ok := m["timeout"]; ok && string(v) != "null" {
 		f, err := num("timeout", v)
@@ -176,6 +176,12 @@ type ToolError struct {
 
 func (e *ToolError) Error() string { return e.Message }
 
+// toolErrorf builds a *ToolError whose text the model reads verbatim (the
+// SPEC's capitalised messages).
+func toolErrorf(format string, args ...any) error {
+	return &ToolError{Message: fmt.Sprintf(format, args...)}
+}
+
 // ToolAbortError is a call stopped by the caller's abort.
 type ToolAbortError struct {
 	Message string
@@ -285,14 +291,21 @@ func ResolveCwd(base, p string) (string, error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("Working directory does not exist: %s", p)
+			return "", toolErrorf("Working directory does not exist: %s", p)
 		}
 		return "", fmt.Errorf("working directory %s: %w", p, err)
 	}
 	if !st.IsDir() {
-		return "", fmt.Errorf("Working directory is not a directory: %s", p)
+		return "", toolErrorf("Working directory is not a directory: %s", p)
 	}
 	return p, nil
+}
+
+// ShouldUsePTY is the SPEC §1.5 rule: the PTY path only with
+// bash.virtualTerminal "on", a UI, and neither AGENTSH_NO_PTY=1 nor (for
+// compatibility) PI_NO_PTY=1 in the environment.
+func ShouldUsePTY(virtualTerminal string, hasUI bool, getenv func(string) string) bool {
+	return virtualTerminal == "on" && hasUI && getenv("AGENTSH_NO_PTY") != "1" && getenv("PI_NO_PTY") != "1"
 }
 
 // Tool is the model's bash tool (SPEC §1).
@@ -340,8 +353,9 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		}
 	}
 
-	// The PTY path (SPEC §1.5) needs a UI; until it exists every call takes
-	// the non-interactive engine, which is also what print and RPC modes use.
+	// When ShouldUsePTY holds, the PTY runtime (a later issue) takes the call;
+	// until it exists every call takes the non-interactive engine, which is
+	// also what print and RPC modes (no UI) always use.
 	var up *updater
 	if onUpdate != nil {
 		up = newUpdater(onUpdate)

@@ -279,3 +279,26 @@ func TestFormatSize(t *testing.T) {
 		}
 	}
 }
+
+func TestShouldUsePTY(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	none := env(nil)
+	for _, c := range []struct {
+		vt   string
+		ui   bool
+		get  func(string) string
+		want bool
+	}{
+		{"on", true, none, true},
+		{"off", true, none, false},
+		{"", true, none, false},
+		{"on", false, none, false},
+		{"on", true, env(map[string]string{"AGENTSH_NO_PTY": "1"}), false},
+		{"on", true, env(map[string]string{"PI_NO_PTY": "1"}), false},
+		{"on", true, env(map[string]string{"AGENTSH_NO_PTY": "0"}), true},
+	} {
+		if got := ShouldUsePTY(c.vt, c.ui, c.get); got != c.want {
+			t.Errorf("ShouldUsePTY(%q, %v) = %v", c.vt, c.ui, got)
+		}
+	}
+}
