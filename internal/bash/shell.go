@@ -377,13 +377,21 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 		for {
 			n, err := rd.Read(buf)
 			if n > 0 {
-				_, _ = w.Write(buf[:n])
-				if stopLines > 0 {
-					if lines += bytes.Count(buf[:n], []byte{'\n'}); lines >= stopLines {
-						cut.Store(true)
-						break
+				chunk := buf[:n]
+				if stopLines > 0 && lines+bytes.Count(chunk, []byte{'\n'}) >= stopLines {
+					// Keep exactly what `| head -n N` would have let through.
+					end := 0
+					for ; lines < stopLines; lines++ {
+						end += bytes.IndexByte(chunk[end:], '\n') + 1
 					}
+					_, _ = w.Write(chunk[:end])
+					cut.Store(true)
+					break
 				}
+				if stopLines > 0 {
+					lines += bytes.Count(chunk, []byte{'\n'})
+				}
+				_, _ = w.Write(chunk)
 				if draining.Load() {
 					d := time.Now().Add(drainSilence)
 					if end := time.Unix(0, drainEnd.Load()); end.Before(d) {
