@@ -1,0 +1,83 @@
+package sink
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+const benchChunk = 1 << 20
+
+// repeatTo fills a benchChunk buffer with copies of unit.
+func repeatTo(unit string) []byte {
+	b := bytes.Repeat([]byte(unit), benchChunk/len(unit)+1)
+	return b[:benchChunk]
+}
+
+func benchProcess(b *testing.B, chunk []byte) {
+	var z Sanitizer
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = z.Process(chunk)
+	}
+}
+
+func BenchmarkSanitizeASCII(b *testing.B) {
+	benchProcess(b, repeatTo("0123456789abcdef\n"))
+}
+
+func BenchmarkSanitizeANSI(b *testing.B) {
+	var s bytes.Buffer
+	for i := range 64 {
+		fmt.Fprintf(&s, "\x1b[1m\x1b[32m✓\x1b[0m test_%02d passed \x1b[2m(%dms)\x1b[0m\r\n", i, i*7)
+	}
+	benchProcess(b, repeatTo(s.String()))
+}
+
+func BenchmarkSanitizeUTF8(b *testing.B) {
+	benchProcess(b, repeatTo("日本語のテキスト, ünïcödé ✓ 😀 text\n"))
+}
+
+// benchSink pushes 1 MiB chunks through an OutputSink, starting a new sink
+// (and artifact) every 512 MiB so the benchmark does not fill the disk.
+func benchSink(b *testing.B, spill bool) {
+	chunk := repeatTo("0123456789abcdef\n")
+	dir := b.TempDir()
+	newSink := func() *OutputSink {
+		o := Options{}
+		if spill {
+			o.ArtifactPath, o.ArtifactID = filepath.Join(dir, "1.bash.log"), "1"
+		}
+		return New(o)
+	}
+	s := newSink()
+	b.SetBytes(benchChunk)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		_, _ = s.Write(chunk)
+		if n++; n%512 == 0 {
+			s.Dump("")
+			s = newSink()
+		}
+	}
+	if sum := s.Dump(""); spill && sum.ArtifactID == "" && sum.Truncated {
+		b.Fatal("artifact lost")
+	}
+	_ = os.Remove(filepath.Join(dir, "1.bash.log"))
+}
+
+func BenchmarkSinkSpill(b *testing.B)   { benchSink(b, true) }
+func BenchmarkSinkNoSpill(b *testing.B) { benchSink(b, false) }
+
+func BenchmarkTailBufferWrite(b *testing.B) {
+	tb := NewTailBuffer(0)
+	chunk := repeatTo("0123456789abcdef\n")[:4096]
+	b.SetBytes(int64(len(chunk)))
+	for b.Loop() {
+		_, _ = tb.Write(chunk)
+	}
+}

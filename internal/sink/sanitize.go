@@ -1,0 +1,443 @@
+package sink
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi/parser"
+)
+
+// MaxSequenceBytes bounds one escape sequence. A stray "ESC ]" with no
+// terminator would otherwise swallow the rest of the stream; after this many
+// bytes the sequence is dropped and the bytes that follow count as text again.
+const MaxSequenceBytes = 64 << 10
+
+const (
+	ground = parser.GroundState
+	// stateMask keeps table indexes provably in range, so the hot loop has no
+	// bounds check; every parser state fits in 4 bits.
+	stateMask = parser.TransitionStateMask
+)
+
+// seqTable is x/ansi's DEC VT500 transition table adapted to UTF-8 streams,
+// where raw bytes >= 0x80 are parts of characters, never 8-bit C1 controls:
+//   - inside string sequences (OSC, DCS, SOS, PM, APC) they are payload.
+//     Upstream lets a raw 0x9C end the string and, for SOS/PM/APC, lets a
+//     UTF-8 lead byte abort it; "✳" (E2 9C B3), a common window-title prefix,
+//     would cut the title short and leak its rest as text.
+//   - in every other sequence state they abort the sequence and are then
+//     decoded as text (upstream starts new sequences on 0x9B, 0x9D, ...).
+//     The marker for "abort and reprocess" is a transition to Utf8State, which
+//     upstream already uses for UTF-8 lead bytes.
+var seqTable = func() (t [parser.DefaultTableSize]byte) {
+	copy(t[:], parser.GenerateTransitionTable())
+	for st := parser.CsiEntryState; st <= parser.ApcStringState; st++ {
+		v := parser.NoneAction<<parser.TransitionActionShift | parser.Utf8State
+		switch st {
+		case parser.OscStringState, parser.DcsStringState,
+			parser.SosStringState, parser.PmStringState, parser.ApcStringState:
+			v = parser.PutAction<<parser.TransitionActionShift | st
+		}
+		for c := 0x80; c <= 0xFF; c++ {
+			t[int(st)<<parser.IndexStateShift|c] = v
+		}
+	}
+	return t
+}()
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// cleanPrefix returns the length of the longest prefix of p made only of
+// printable ASCII, '\n' and '\t' - the bytes that pass through unchanged.
+// It tests 32 bytes per step with four word-wide masks; loads are
+// little-endian on every platform, so the lowest flagged lane is the first
+// dirty byte.
+func cleanPrefix(p []byte) int {
+	i := 0
+	for ; i+32 <= len(p); i += 32 {
+		w := (*[32]byte)(p[i : i+32])
+		m0 := dirtyMask(binary.LittleEndian.Uint64(w[0:]))
+		m1 := dirtyMask(binary.LittleEndian.Uint64(w[8:]))
+		m2 := dirtyMask(binary.LittleEndian.Uint64(w[16:]))
+		m3 := dirtyMask(binary.LittleEndian.Uint64(w[24:]))
+		if m0|m1|m2|m3 != 0 {
+			break
+		}
+	}
+	for ; i+8 <= len(p); i += 8 {
+		if m := dirtyMask(binary.LittleEndian.Uint64(p[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(p); i++ {
+		if !isClean(p[i]) {
+			return i
+		}
+	}
+	return i
+}
+
+// cleanString reports whether cleanPrefix would accept all of s, without
+// converting s to a slice.
+func cleanString(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if dirtyMask(x) != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if !isClean(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isClean(c byte) bool { return c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' }
+
+// textPrefix is cleanPrefix with bytes >= 0x80 counted as clean: the length
+// of the prefix of p free of ASCII controls (other than LF and TAB) and DEL.
+func textPrefix(p []byte) int {
+	i := 0
+	for ; i+8 <= len(p); i += 8 {
+		if m := ctlMask(binary.LittleEndian.Uint64(p[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(p); i++ {
+		if c := p[i]; !isClean(c) && c < utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
+}
+
+// ctlMask is dirtyMask without the lanes >= 0x80.
+func ctlMask(x uint64) uint64 {
+	return (dirtyMask(x) &^ x) & msb
+}
+
+// dirtyMask sets the high bit of every lane of x that needs attention: C0
+// controls other than LF and TAB, DEL, and every byte >= 0x80. All sums are
+// taken on 7-bit lanes and stay below 0x100, so no carry crosses lanes.
+func dirtyMask(x uint64) uint64 {
+	y := x &^ msb
+	ctl := y + 0x60*lsb                      // high bit clear iff y < 0x20
+	keep := (y + 0x77*lsb) &^ (y + 0x75*lsb) // high bit set iff y is TAB or LF
+	del := y + lsb                           // high bit set iff y == 0x7f
+	return (x | del | ^(ctl | keep)) & msb
+}
+
+// Sanitizer turns a raw terminal byte stream into plain UTF-8 text. It keeps
+// state across calls, so a chunk boundary may fall anywhere, including inside
+// an escape sequence, a character or a CRLF pair. The zero value is ready to
+// use; a Sanitizer is not safe for concurrent use. Process is the zero-copy
+// entry point for stream consumers, Append the plain one.
+//
+// The rules, applied to the stream as a whole:
+//   - escape sequences (CSI, OSC, DCS, SOS, PM, APC, two-byte ESC) are
+//     removed, as recognised by x/ansi's DEC parser table; a sequence still
+//     unterminated after MaxSequenceBytes is dropped and text resumes;
+//   - C0 controls other than LF and TAB, DEL and the C1 code points
+//     U+0080..U+009F are removed; LF, TAB and CR that a terminal would
+//     execute inside a sequence are kept;
+//   - CRLF and a lone CR both become LF. The pairing looks at the text that
+//     survives, so "\r\x1b[K\n" is one line break, as on a terminal;
+//   - invalid UTF-8 follows utf8.DecodeRune: each byte at which no valid
+//     character starts becomes one U+FFFD, as a []rune conversion does; an
+//     incomplete character at the end of the stream is one U+FFFD per byte.
+type Sanitizer struct {
+	held    [utf8.UTFMax]byte // incomplete trailing character
+	nheld   int
+	state   parser.State // escape parser state; ground means text
+	seqLen  int          // bytes of the current escape sequence so far
+	heldCR  bool         // a CR is waiting: LF if anything but LF comes next
+	scratch []byte       // output of Process when p cannot be returned as is
+}
+
+// Process returns the sanitized form of p. When p passes through unchanged
+// (the common case) the result is p itself, or a subslice of it, without
+// copying; otherwise it is an internal buffer. Either way it is valid only
+// until the next call and must not be modified.
+func (z *Sanitizer) Process(p []byte) []byte {
+	out, aliased := z.run(z.scratch[:0], p, true)
+	if !aliased {
+		z.scratch = out[:0]
+	}
+	return out
+}
+
+// Append appends the sanitized form of p to dst and returns the result.
+func (z *Sanitizer) Append(dst, p []byte) []byte {
+	out, _ := z.run(dst, p, false)
+	return out
+}
+
+// Flush appends what the end of the stream decides: a held CR becomes LF,
+// an incomplete character becomes U+FFFD per byte, and an unterminated
+// escape sequence is dropped. The Sanitizer is then ready for a new stream.
+func (z *Sanitizer) Flush(dst []byte) []byte {
+	if z.heldCR {
+		dst = append(dst, '\n')
+	}
+	for range z.nheld {
+		dst = append(dst, string(utf8.RuneError)...)
+	}
+	z.heldCR, z.nheld, z.state, z.seqLen = false, 0, ground, 0
+	return dst
+}
+
+// Sanitize returns the sanitized form of a complete string.
+func Sanitize(s string) string {
+	if cleanString(s) {
+		return s
+	}
+	var z Sanitizer
+	out := z.Append(make([]byte, 0, len(s)+8), []byte(s))
+	return string(z.Flush(out))
+}
+
+var replacement = []byte(string(utf8.RuneError))
+
+// run sanitizes p onto out. With alias set, and out empty, it returns a
+// subslice of p instead (aliased == true) when the whole output is one
+// unchanged run of p.
+func (z *Sanitizer) run(out, p []byte, alias bool) (_ []byte, aliased bool) {
+	if len(p) == 0 {
+		return out, false
+	}
+	i := 0
+	if z.nheld > 0 {
+		var done bool
+		if out, i, done = z.resumeRune(out, p); done {
+			return out, false
+		}
+	}
+	start := i // start of the current run of bytes that pass unchanged
+	for i < len(p) {
+		if z.state != ground {
+			out, i = z.sequence(out, p, i)
+			start = i
+			continue
+		}
+		j := i
+		if isClean(p[i]) { // back-to-back sequences need no scan
+			j += cleanPrefix(p[i:])
+		}
+		if j == len(p) {
+			i = j
+			break
+		}
+		c := p[j]
+		if c >= utf8.RuneSelf {
+			// Check the whole stretch up to the next ASCII control at once;
+			// only text with invalid bytes or C1 controls goes rune by rune.
+			e := j + textPrefix(p[j:])
+			seg := p[j:e]
+			if e == len(p) {
+				seg = seg[:len(seg)-incompleteTail(seg)]
+			}
+			if utf8.Valid(seg) && !hasC1(seg) {
+				i = j + len(seg)
+			} else {
+				out, start, i = z.slowText(out, p, start, j, e)
+			}
+			if i < e { // an incomplete character ends p
+				z.nheld = copy(z.held[:], p[i:])
+				return z.finish(out, p, start, i, alias)
+			}
+			continue
+		}
+		out = z.put(out, p[start:j])
+		switch c {
+		case '\r':
+			out = z.carriageReturn(out)
+		case 0x1b:
+			z.state, z.seqLen = parser.EscapeState, 1
+		} // other C0 controls and DEL are dropped
+		i = j + 1
+		start = i
+	}
+	return z.finish(out, p, start, i, alias)
+}
+
+// slowText handles p[j:e], a stretch without ASCII controls that holds
+// invalid UTF-8 or C1 controls, one character at a time. It returns the
+// start of the current unchanged run and where it stopped: e, or the start
+// of an incomplete character at the end of p.
+func (z *Sanitizer) slowText(out, p []byte, start, j, e int) ([]byte, int, int) {
+	for k := j; k < e; {
+		if p[k] < utf8.RuneSelf {
+			k++
+			continue
+		}
+		r, size := utf8.DecodeRune(p[k:e])
+		switch {
+		case size > 2 || size == 2 && r >= 0xA0:
+			k += size // valid and not C1: part of the run
+			continue
+		case size == 1 && !utf8.FullRune(p[k:]):
+			return out, start, k
+		}
+		out = z.put(out, p[start:k])
+		if size == 1 {
+			out = z.put(out, replacement)
+		} // else a C1 control U+0080..U+009F, dropped
+		k += size
+		start = k
+	}
+	return out, start, e
+}
+
+// incompleteTail returns how many bytes at the end of b are the beginning
+// of a character that the next chunk may complete.
+func incompleteTail(b []byte) int {
+	for k := 1; k <= min(len(b), utf8.UTFMax-1); k++ {
+		c := b[len(b)-k]
+		if c < utf8.RuneSelf {
+			return 0
+		}
+		if utf8.RuneStart(c) {
+			if utf8.FullRune(b[len(b)-k:]) {
+				return 0
+			}
+			return k
+		}
+	}
+	return 0
+}
+
+// hasC1 reports whether valid UTF-8 text b holds a C1 control, encoded as
+// C2 80..C2 9F.
+func hasC1(b []byte) bool {
+	for {
+		k := bytes.IndexByte(b, 0xC2)
+		if k < 0 || k+1 >= len(b) {
+			return false
+		}
+		if b[k+1] < 0xA0 {
+			return true
+		}
+		b = b[k+2:]
+	}
+}
+
+// put appends b, first settling a held CR: it vanishes before an LF and is
+// an LF itself before anything else.
+func (z *Sanitizer) put(out, b []byte) []byte {
+	if len(b) == 0 {
+		return out
+	}
+	if z.heldCR {
+		z.heldCR = false
+		if b[0] != '\n' {
+			out = append(out, '\n')
+		}
+	}
+	return append(out, b...)
+}
+
+// carriageReturn holds a CR until the next surviving byte shows whether it
+// is half of a CRLF pair; a CR already held is followed by this one, not by
+// an LF, so it becomes an LF now.
+func (z *Sanitizer) carriageReturn(out []byte) []byte {
+	if z.heldCR {
+		out = append(out, '\n')
+	}
+	z.heldCR = true
+	return out
+}
+
+// finish appends the final run p[start:end], or returns it as is when
+// aliasing is allowed and nothing else is part of the output.
+func (z *Sanitizer) finish(out, p []byte, start, end int, alias bool) ([]byte, bool) {
+	if end == start {
+		return out, false
+	}
+	if alias && len(out) == 0 && (!z.heldCR || p[start] == '\n') {
+		z.heldCR = false
+		return p[start:end:end], true
+	}
+	return z.put(out, p[start:end]), false
+}
+
+// resumeRune completes the character held from the previous chunk with the
+// first bytes of p. It returns how many bytes of p it consumed and whether p
+// was used up (the character is still incomplete).
+func (z *Sanitizer) resumeRune(out, p []byte) ([]byte, int, bool) {
+	var tmp [2 * utf8.UTFMax]byte
+	n := copy(tmp[:], z.held[:z.nheld])
+	// UTFMax-1 more bytes give every start inside the held bytes a full
+	// UTFMax window, so FullRune fails only when p is exhausted.
+	k := copy(tmp[n:], p[:min(len(p), utf8.UTFMax-1)])
+	buf := tmp[:n+k]
+	z.nheld = 0
+	off := 0
+	for off < n {
+		if !utf8.FullRune(buf[off:]) {
+			z.nheld = copy(z.held[:], buf[off:])
+			return out, len(p), true
+		}
+		r, size := utf8.DecodeRune(buf[off:])
+		switch {
+		case size == 1:
+			out = z.put(out, replacement)
+		case size == 2 && r < 0xA0: // C1 control
+		default:
+			out = z.put(out, buf[off:off+size])
+		}
+		off += size
+	}
+	return out, off - n, false
+}
+
+// sequence feeds p[i:] to the escape parser until the sequence ends,
+// returning the index of the first byte after it. Sequences are dropped;
+// only LF, TAB and CR that the parser executes inside them (as a terminal
+// would) are kept.
+func (z *Sanitizer) sequence(out, p []byte, i int) ([]byte, int) {
+	st, n := z.state, z.seqLen
+	for i < len(p) {
+		c := p[i]
+		v := seqTable[int(st&stateMask)<<parser.IndexStateShift|int(c)]
+		next, action := v&parser.TransitionStateMask, v>>parser.TransitionActionShift
+		if next == parser.Utf8State {
+			// A non-ASCII byte aborts the sequence; it is text, so reprocess it.
+			st, n = ground, 0
+			break
+		}
+		switch action {
+		case parser.ExecuteAction:
+			switch c {
+			case '\n', '\t':
+				out = z.put(out, p[i:i+1])
+			case '\r':
+				out = z.carriageReturn(out)
+			}
+		case parser.DispatchAction:
+			n = 0 // a terminator may start the next sequence (OSC ... ESC \)
+		}
+		st = next
+		n++
+		i++
+		if st == ground {
+			n = 0
+			break
+		}
+		if n >= MaxSequenceBytes {
+			st, n = ground, 0
+			break
+		}
+	}
+	z.state, z.seqLen = st, n
+	return out, i
+}
