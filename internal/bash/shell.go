@@ -49,22 +49,21 @@ const (
 	fifoPipeSize   = 1 << 20
 )
 
-const initScript = `\exec 1>&3 3>&-
+const initScript = `\exec 1>&3 3>&- 62</dev/null
 __agentsh_d=%s
 %s
 \builtin shopt -s expand_aliases
 __agentsh_b() {
 	\exec 9>"$__agentsh_d/o" || { \builtin printf 'F\n'; \builtin return 125; }
 	\builtin printf 'S\n'
-	{ IFS= \builtin read -r -d '' __agentsh_w; IFS= \builtin read -r -d '' __agentsh_c; } <"$__agentsh_d/c"
-	\builtin return 0 # the last read hits EOF (no NUL after the command) and fails
+	\builtin source "$__agentsh_d/c"
 }
 __agentsh_e() {
 	\exec 9>&-
 	\builtin unset __agentsh_c __agentsh_w
 	\builtin printf 'E %%d\n' "$1"
 }
-\builtin alias __agentsh_r='__agentsh_b&&{ [[ -z $__agentsh_w ]]||\builtin cd -- "$__agentsh_w"&&\builtin eval "$__agentsh_c" 9>&-;}>&9 2>&1 </dev/null;__agentsh_e $?'
+\builtin alias __agentsh_r='__agentsh_b&&{ [[ -z $__agentsh_w ]]||\builtin cd -- "$__agentsh_w"&&\builtin eval "$__agentsh_c" 9>&-;}>&9 2>&1 <&62;__agentsh_e $?'
 \builtin printf 'R %%d\n' "$$"
 `
 
@@ -89,6 +88,38 @@ type shellSession struct {
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
 	closed    bool
 	broken    atomic.Bool
+
+	cmdFile *os.File          // rewritten in place for every run (no create/truncate-open)
+	next    chan preparedFifo // the next run's output FIFO, made while the shell is idle
+}
+
+// preparedFifo is an output FIFO opened for reading, with a placeholder
+// writer that keeps the reader from seeing EOF before the shell opens it.
+type preparedFifo struct {
+	rd, hold *os.File
+	err      error
+}
+
+// prepareFifo makes the output FIFO for the next run. It runs off the
+// critical path, right after a run ends, because making and opening a FIFO
+// costs as much as a whole warm round trip.
+func (s *shellSession) prepareFifo() preparedFifo {
+	fifo := filepath.Join(s.dir, "o")
+	_ = os.Remove(fifo)
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		return preparedFifo{err: fmt.Errorf("make output fifo: %w", err)}
+	}
+	rd, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return preparedFifo{err: fmt.Errorf("open output fifo: %w", err)}
+	}
+	hold, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		rd.Close()
+		return preparedFifo{err: fmt.Errorf("open output fifo: %w", err)}
+	}
+	setPipeSize(rd, fifoPipeSize)
+	return preparedFifo{rd: rd, hold: hold}
 }
 
 // runtimeDir prefers a memory file system for the per-session folder.
@@ -105,7 +136,21 @@ func runtimeDir() string {
 }
 
 func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return string(appendShellQuoted(nil, s))
+}
+
+// appendShellQuoted appends s as one single-quoted bash word.
+func appendShellQuoted(b []byte, s string) []byte {
+	b = append(b, '\'')
+	for {
+		i := strings.IndexByte(s, '\'')
+		if i < 0 {
+			break
+		}
+		b = append(append(b, s[:i]...), `'\''`...)
+		s = s[i+1:]
+	}
+	return append(append(b, s...), '\'')
 }
 
 func randomHex(n int) string {
@@ -163,6 +208,12 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	ctlR.Close()
 	stW.Close()
 	s.cmd, s.pid, s.ctl = cmd, cmd.Process.Pid, ctlW
+	s.next = make(chan preparedFifo, 1)
+	go func() { s.next <- s.prepareFifo() }()
+	if s.cmdFile, err = os.OpenFile(filepath.Join(dir, "c"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
+		s.close()
+		return nil, fmt.Errorf("start shell: %w", err)
+	}
 	go func() {
 		_ = cmd.Wait()
 		if ps := cmd.ProcessState; ps != nil {
@@ -250,6 +301,17 @@ func (s *shellSession) close() {
 	for _, f := range ling {
 		f.Close()
 	}
+	if s.next != nil {
+		p := <-s.next // a preparation may be in flight; never leave it open
+		if p.err == nil {
+			p.rd.Close()
+			p.hold.Close()
+		}
+		s.next <- preparedFifo{err: errors.New("shell session closed")}
+	}
+	if s.cmdFile != nil {
+		s.cmdFile.Close()
+	}
 	os.RemoveAll(s.dir)
 }
 
@@ -281,32 +343,33 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 	if strings.IndexByte(cwd, 0) >= 0 {
 		return runOutcome{err: errors.New("working directory contains a NUL byte")}
 	}
-	req := make([]byte, 0, len(cwd)+1+len(command))
-	req = append(append(append(req, cwd...), 0), command...)
-	if err := os.WriteFile(filepath.Join(s.dir, "c"), req, 0o600); err != nil {
+	// Two single-quoted assignments: bash parses them with one buffered read
+	// of the file, and no text inside single quotes can be a syntax error.
+	req := make([]byte, 0, len(cwd)+len(command)+40)
+	req = append(req, "__agentsh_w="...)
+	req = appendShellQuoted(req, cwd)
+	req = append(req, " __agentsh_c="...)
+	req = appendShellQuoted(req, command)
+	req = append(req, '\n')
+	if _, err := s.cmdFile.WriteAt(req, 0); err != nil {
 		s.broken.Store(true)
 		return runOutcome{retry: true, err: fmt.Errorf("write command: %w", err)}
 	}
+	if err := s.cmdFile.Truncate(int64(len(req))); err != nil {
+		s.broken.Store(true)
+		return runOutcome{retry: true, err: fmt.Errorf("write command: %w", err)}
+	}
+	prep := <-s.next
+	if prep.err != nil {
+		s.next <- prep // keep close() from blocking
+		s.broken.Store(true)
+		return runOutcome{retry: true, err: prep.err}
+	}
+	rd, hold := prep.rd, prep.hold
 	fifo := filepath.Join(s.dir, "o")
-	_ = os.Remove(fifo)
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		s.broken.Store(true)
-		return runOutcome{retry: true, err: fmt.Errorf("make output fifo: %w", err)}
-	}
-	rd, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		s.broken.Store(true)
-		return runOutcome{retry: true, err: fmt.Errorf("open output fifo: %w", err)}
-	}
-	// Hold a writer until the shell has opened its own, or the reader would
-	// see EOF before the command starts.
-	hold, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		rd.Close()
-		s.broken.Store(true)
-		return runOutcome{retry: true, err: fmt.Errorf("open output fifo: %w", err)}
-	}
-	setPipeSize(rd, fifoPipeSize)
+	// Whatever happens to this run, the next one finds its FIFO ready (or
+	// the error that kept it from being made).
+	defer func() { go func() { s.next <- s.prepareFifo() }() }()
 
 	var timeoutC <-chan time.Time
 	if timeout > 0 {
