@@ -12,27 +12,46 @@ import (
 type procInfo struct {
 	pid, ppid, pgrp, sid int
 	state                byte
+	start                uint64 // start time in clock ticks after boot
+}
+
+// readSmall reads a small /proc file with raw syscalls into buf: a sweep
+// reads one per process, and os.ReadFile's extra calls double its cost.
+func readSmall(path string, buf []byte) []byte {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer syscall.Close(fd)
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if m <= 0 || err != nil {
+			break
+		}
+		n += m
+	}
+	return buf[:n]
 }
 
 // readProcStat parses /proc/<pid>/stat. The command name may contain spaces
 // and parentheses, so fields are taken after the last ')'.
 func readProcStat(pid int) (procInfo, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procInfo{}, false
-	}
+	var buf [512]byte
+	b := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
 		return procInfo{}, false
 	}
 	f := bytes.Fields(b[i+2:])
-	if len(f) < 4 {
+	if len(f) < 20 {
 		return procInfo{}, false
 	}
 	p := procInfo{pid: pid, state: f[0][0]}
 	p.ppid, _ = strconv.Atoi(string(f[1]))
 	p.pgrp, _ = strconv.Atoi(string(f[2]))
 	p.sid, _ = strconv.Atoi(string(f[3]))
+	p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
 	return p, true
 }
 
@@ -68,6 +87,10 @@ func environHas(pid int, kv []byte) bool {
 	if err != nil {
 		return false
 	}
+	return envHas(b, kv)
+}
+
+func envHas(b, kv []byte) bool {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, 0)
 		var e []byte
@@ -85,8 +108,11 @@ func environHas(pid int, kv []byte) bool {
 
 // sessionProcs finds every live process that belongs to the shell session
 // rooted at root: its session, its process group, its descendants, and any
-// process carrying the session's environment marker.
-func sessionProcs(root int, marker []byte) []int {
+// process carrying the session's environment marker. Only processes started
+// no earlier than since (clock ticks after boot; the shell's own start) can
+// carry the marker, so older ones are never read: that keeps a sweep cheap
+// on a machine with hundreds of processes.
+func sessionProcs(root int, marker []byte, since uint64) []int {
 	self := os.Getpid()
 	procs := listProcs()
 	parent := make(map[int]int, len(procs))
@@ -107,7 +133,7 @@ func sessionProcs(root int, marker []byte) []int {
 				}
 			}
 		}
-		if !match && len(marker) > 0 {
+		if !match && len(marker) > 0 && p.start >= since && p.ppid != 2 && p.pid != 2 {
 			match = environHas(p.pid, marker)
 		}
 		if match {
@@ -124,22 +150,18 @@ func alive(pid int) bool {
 }
 
 // killSession terminates every process of a shell session: SIGTERM first,
-// SIGKILL to whatever is left after grace, and it keeps scanning until a scan
-// finds nothing, so processes forked during the grace period are caught too.
-// It returns once no process of the session is alive (or after a hard bound).
-func killSession(root int, marker []byte, grace time.Duration) {
+// SIGKILL to whatever is left after grace, and a final scan must find
+// nothing, so processes forked while handling SIGTERM are caught too. It
+// returns once no process of the session is alive (or after a hard bound).
+func killSession(root int, marker []byte, since uint64, grace time.Duration) {
 	_ = syscall.Kill(-root, syscall.SIGTERM)
-	pids := sessionProcs(root, marker)
+	pids := sessionProcs(root, marker, since)
 	for _, p := range pids {
 		_ = syscall.Kill(p, syscall.SIGTERM)
 	}
 	deadline := time.Now().Add(grace)
 	sleep := 500 * time.Microsecond
-	for len(pids) > 0 && time.Now().Before(deadline) {
-		time.Sleep(sleep)
-		if sleep < 10*time.Millisecond {
-			sleep *= 2
-		}
+	for time.Now().Before(deadline) {
 		live := pids[:0]
 		for _, p := range pids {
 			if alive(p) {
@@ -148,16 +170,22 @@ func killSession(root int, marker []byte, grace time.Duration) {
 		}
 		pids = live
 		if len(pids) == 0 {
-			// A process may have forked while handling SIGTERM: rescan.
-			pids = sessionProcs(root, marker)
+			// All gone; one more scan catches anything forked meanwhile.
+			if pids = sessionProcs(root, marker, since); len(pids) == 0 {
+				return
+			}
 			for _, p := range pids {
 				_ = syscall.Kill(p, syscall.SIGTERM)
 			}
 		}
+		time.Sleep(sleep)
+		if sleep < 10*time.Millisecond {
+			sleep *= 2
+		}
 	}
 	for round := 0; round < 50; round++ {
 		_ = syscall.Kill(-root, syscall.SIGKILL)
-		pids = sessionProcs(root, marker)
+		pids = sessionProcs(root, marker, since)
 		if len(pids) == 0 {
 			return
 		}

@@ -54,13 +54,13 @@ __agentsh_d=%s
 %s
 \builtin shopt -s expand_aliases
 __agentsh_b() {
-	\exec 9>"$__agentsh_d/o" || { \builtin printf 'F\n'; \builtin return 125; }
-	\builtin printf 'S\n'
 	\builtin source "$__agentsh_d/c"
+	\exec 9>"$__agentsh_o" || { \builtin printf 'F\n'; \builtin return 125; }
+	\builtin printf 'S\n'
 }
 __agentsh_e() {
 	\exec 9>&-
-	\builtin unset __agentsh_c __agentsh_w
+	\builtin unset __agentsh_c __agentsh_w __agentsh_o
 	\builtin printf 'E %%d\n' "$1"
 }
 \builtin alias __agentsh_r='__agentsh_b&&{ [[ -z $__agentsh_w ]]||\builtin cd -- "$__agentsh_w"&&\builtin eval "$__agentsh_c" 9>&-;}>&9 2>&1 <&62;__agentsh_e $?'
@@ -82,7 +82,9 @@ type shellSession struct {
 	exit   int           // exit status of the shell, valid after done
 	dir    string
 	marker []byte
+	start  uint64 // start time of the shell (clock ticks after boot), for the kill sweep
 	grace  time.Duration
+	swept  atomic.Bool // a kill sweep already ended every process of the session
 
 	mu        sync.Mutex
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
@@ -90,12 +92,19 @@ type shellSession struct {
 	broken    atomic.Bool
 
 	cmdFile *os.File          // rewritten in place for every run (no create/truncate-open)
-	next    chan preparedFifo // the next run's output FIFO, made while the shell is idle
+	next    chan preparedFifo // output FIFOs for the next runs, made while the shell is idle
+	prepWG  sync.WaitGroup    // preparations in flight
+	fifoSeq atomic.Int64
 }
+
+// preparedAhead is how many output FIFOs are kept ready: with two, even
+// back-to-back runs never wait for one to be made.
+const preparedAhead = 2
 
 // preparedFifo is an output FIFO opened for reading, with a placeholder
 // writer that keeps the reader from seeing EOF before the shell opens it.
 type preparedFifo struct {
+	path     string
 	rd, hold *os.File
 	err      error
 }
@@ -104,8 +113,7 @@ type preparedFifo struct {
 // critical path, right after a run ends, because making and opening a FIFO
 // costs as much as a whole warm round trip.
 func (s *shellSession) prepareFifo() preparedFifo {
-	fifo := filepath.Join(s.dir, "o")
-	_ = os.Remove(fifo)
+	fifo := filepath.Join(s.dir, "o"+strconv.FormatInt(s.fifoSeq.Add(1), 10))
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		return preparedFifo{err: fmt.Errorf("make output fifo: %w", err)}
 	}
@@ -119,7 +127,23 @@ func (s *shellSession) prepareFifo() preparedFifo {
 		return preparedFifo{err: fmt.Errorf("open output fifo: %w", err)}
 	}
 	setPipeSize(rd, fifoPipeSize)
-	return preparedFifo{rd: rd, hold: hold}
+	return preparedFifo{path: fifo, rd: rd, hold: hold}
+}
+
+// schedulePrepare makes one more FIFO in the background, unless the session
+// is closing (close waits for the ones in flight and closes them).
+func (s *shellSession) schedulePrepare() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.prepWG.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.prepWG.Done()
+		s.next <- s.prepareFifo()
+	}()
 }
 
 // runtimeDir prefers a memory file system for the per-session folder.
@@ -208,8 +232,13 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	ctlR.Close()
 	stW.Close()
 	s.cmd, s.pid, s.ctl = cmd, cmd.Process.Pid, ctlW
-	s.next = make(chan preparedFifo, 1)
-	go func() { s.next <- s.prepareFifo() }()
+	if p, ok := readProcStat(s.pid); ok {
+		s.start = p.start
+	}
+	s.next = make(chan preparedFifo, preparedAhead)
+	for i := 0; i < preparedAhead; i++ {
+		s.schedulePrepare()
+	}
 	if s.cmdFile, err = os.OpenFile(filepath.Join(dir, "c"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
 		s.close()
 		return nil, fmt.Errorf("start shell: %w", err)
@@ -292,7 +321,9 @@ func (s *shellSession) close() {
 		case <-s.done:
 		case <-time.After(20 * time.Millisecond):
 		}
-		killSession(s.pid, s.marker, s.grace)
+		if !s.swept.Load() { // after a cancel nothing of the session is left to find
+			killSession(s.pid, s.marker, s.start, s.grace)
+		}
 		select {
 		case <-s.done:
 		case <-time.After(time.Second):
@@ -301,13 +332,17 @@ func (s *shellSession) close() {
 	for _, f := range ling {
 		f.Close()
 	}
-	if s.next != nil {
-		p := <-s.next // a preparation may be in flight; never leave it open
-		if p.err == nil {
-			p.rd.Close()
-			p.hold.Close()
+	s.prepWG.Wait()
+	for drained := false; !drained; {
+		select {
+		case p := <-s.next:
+			if p.err == nil {
+				p.rd.Close()
+				p.hold.Close()
+			}
+		default:
+			drained = true
 		}
-		s.next <- preparedFifo{err: errors.New("shell session closed")}
 	}
 	if s.cmdFile != nil {
 		s.cmdFile.Close()
@@ -343,34 +378,40 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 	if strings.IndexByte(cwd, 0) >= 0 {
 		return runOutcome{err: errors.New("working directory contains a NUL byte")}
 	}
-	// Two single-quoted assignments: bash parses them with one buffered read
+	var prep preparedFifo
+	select {
+	case prep = <-s.next:
+	case <-s.done:
+		s.broken.Store(true)
+		return runOutcome{retry: true, err: errors.New("shell exited before the command started")}
+	}
+	if prep.err != nil {
+		s.broken.Store(true)
+		return runOutcome{retry: true, err: prep.err}
+	}
+	rd, hold, fifo := prep.rd, prep.hold, prep.path
+	defer s.schedulePrepare() // the one after the next is made while this runs
+
+	// Single-quoted assignments: bash parses them with one buffered read
 	// of the file, and no text inside single quotes can be a syntax error.
 	req := make([]byte, 0, len(cwd)+len(command)+40)
 	req = append(req, "__agentsh_w="...)
 	req = appendShellQuoted(req, cwd)
+	req = append(req, " __agentsh_o="...)
+	req = appendShellQuoted(req, fifo)
 	req = append(req, " __agentsh_c="...)
 	req = appendShellQuoted(req, command)
 	req = append(req, '\n')
-	if _, err := s.cmdFile.WriteAt(req, 0); err != nil {
+	_, err := s.cmdFile.WriteAt(req, 0)
+	if err == nil {
+		err = s.cmdFile.Truncate(int64(len(req)))
+	}
+	if err != nil {
+		hold.Close()
+		rd.Close()
 		s.broken.Store(true)
 		return runOutcome{retry: true, err: fmt.Errorf("write command: %w", err)}
 	}
-	if err := s.cmdFile.Truncate(int64(len(req))); err != nil {
-		s.broken.Store(true)
-		return runOutcome{retry: true, err: fmt.Errorf("write command: %w", err)}
-	}
-	prep := <-s.next
-	if prep.err != nil {
-		s.next <- prep // keep close() from blocking
-		s.broken.Store(true)
-		return runOutcome{retry: true, err: prep.err}
-	}
-	rd, hold := prep.rd, prep.hold
-	fifo := filepath.Join(s.dir, "o")
-	// Whatever happens to this run, the next one finds its FIFO ready (or
-	// the error that kept it from being made).
-	defer func() { go func() { s.next <- s.prepareFifo() }() }()
-
 	var timeoutC <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -536,7 +577,8 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 		}
 		if out.cancelled || out.timedOut {
 			s.broken.Store(true)
-			killSession(s.pid, s.marker, s.grace)
+			killSession(s.pid, s.marker, s.start, s.grace)
+			s.swept.Store(true)
 			if !readerDone {
 				// Every writer is dead now; EOF follows at once unless an
 				// escaped process holds the FIFO.

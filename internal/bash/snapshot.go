@@ -109,12 +109,16 @@ func createSnapshot(shellPath string, env map[string]string, path string) error 
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
+	var since uint64
+	if p, ok := readProcStat(cmd.Process.Pid); ok {
+		since = p.start
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		// Whatever the rc left running in the background goes too.
-		go killSession(cmd.Process.Pid, []byte(marker), 0)
+		go killSession(cmd.Process.Pid, []byte(marker), since, 0)
 		if err != nil {
 			return fmt.Errorf("snapshot: %w", err)
 		}
@@ -123,7 +127,7 @@ func createSnapshot(shellPath string, env map[string]string, path string) error 
 		}
 		return nil
 	case <-time.After(SnapshotBudget):
-		killSession(cmd.Process.Pid, []byte(marker), 0)
+		killSession(cmd.Process.Pid, []byte(marker), since, 0)
 		<-done
 		return fmt.Errorf("snapshot: rc did not finish within %v", SnapshotBudget)
 	}

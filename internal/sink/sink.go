@@ -199,10 +199,20 @@ func (s *OutputSink) push(c []byte) {
 // openFile starts the artifact with everything seen so far, which at the
 // first overflow is still entirely in the tail.
 func (s *OutputSink) openFile() {
-	f, err := os.OpenFile(s.opts.ArtifactPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	// No O_TRUNC: the path is usually an empty reservation, and truncating
+	// an existing file makes ext4 flush the whole artifact to disk on close
+	// (measured: ~450 ms for 1 GB, every time). Truncate only if needed.
+	f, err := os.OpenFile(s.opts.ArtifactPath, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		s.fileErr = true
 		return
+	}
+	if st, err := f.Stat(); err != nil || st.Size() > 0 {
+		if err != nil || f.Truncate(0) != nil {
+			f.Close()
+			s.fileErr = true
+			return
+		}
 	}
 	s.file, s.fileW = f, bufio.NewWriterSize(f, fileBufSize)
 	if _, err := s.fileW.Write(s.tail.buf); err != nil {
