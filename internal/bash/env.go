@@ -27,7 +27,8 @@ var NonInteractiveEnv = map[string]string{
 
 // dropEnv lists inherited variables that would change how the session shell
 // itself starts or reads its input.
-var dropEnv = map[string]bool{"BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": true, "PS4": true}
+var dropEnv = map[string]bool{"BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": true, "PS4": true,
+	"SHELLOPTS": true, "BASHOPTS": true, "BASH_XTRACEFD": true}
 
 // buildEnv merges the inherited environment, the hardening set, the shell
 // config's env and extra entries (later wins), sorted for stable output.

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,10 @@ type RunOptions struct {
 	// StopAfterLines > 0 stops reading after that many lines, as the
 	// `| head -n N` stripped by NormalizeCommand would have.
 	StopAfterLines int
+	// CaptureHeadLines > 0 keeps the first that many lines of sanitized
+	// output (at most sink.DefaultMaxBytes) in BashResult.Head, because the
+	// in-memory tail loses them once the output overflows.
+	CaptureHeadLines int
 }
 
 // BashResult is the structured outcome of a run; timeouts and cancels are
@@ -48,6 +53,7 @@ type BashResult struct {
 	OutputLines int    `json:"outputLines"`
 	OutputBytes int    `json:"outputBytes"`
 	ArtifactID  string `json:"artifactId,omitempty"`
+	Head        string `json:"-"` // first CaptureHeadLines lines, when asked for
 }
 
 // Executor runs commands on cached persistent shells.
@@ -186,7 +192,13 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 	if opts.Shell.Prefix != "" {
 		command = opts.Shell.Prefix + " " + command
 	}
-	out := sink.New(sink.Options{ArtifactPath: opts.ArtifactPath, ArtifactID: opts.ArtifactID, OnChunk: opts.OnChunk})
+	onChunk := opts.OnChunk
+	var head *headCapture
+	if opts.CaptureHeadLines > 0 {
+		head = &headCapture{lines: opts.CaptureHeadLines, next: onChunk}
+		onChunk = head.write
+	}
+	out := sink.New(sink.Options{ArtifactPath: opts.ArtifactPath, ArtifactID: opts.ArtifactID, OnChunk: onChunk})
 	if ctx.Err() != nil {
 		return summaryResult(out.Dump("Command cancelled"), nil, true), nil
 	}
@@ -198,7 +210,13 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 			out.Dump("")
 			return BashResult{}, err
 		}
-		res = s.run(ctx, opts.Cwd, command, time.Until(deadline), opts.StopAfterLines, out)
+		left := time.Until(deadline)
+		if left <= 0 { // a retry after a stalled shell used up the budget
+			e.release(s)
+			res = runOutcome{timedOut: true}
+			break
+		}
+		res = s.run(ctx, opts.Cwd, command, left, opts.StopAfterLines, out)
 		e.release(s)
 		if res.retry && attempt == 0 {
 			continue
@@ -221,7 +239,43 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 		zero := 0
 		res.exitCode = &zero
 	}
-	return summaryResult(out.Dump(""), res.exitCode, false), nil
+	r := summaryResult(out.Dump(""), res.exitCode, false)
+	if head != nil {
+		r.Head = string(head.buf)
+	}
+	return r, nil
+}
+
+// headCapture keeps the first lines of the sanitized stream.
+type headCapture struct {
+	lines int
+	buf   []byte
+	next  func([]byte)
+}
+
+func (h *headCapture) write(b []byte) {
+	if h.lines > 0 && len(h.buf) < sink.DefaultMaxBytes {
+		take := b
+		for end, n := 0, 0; ; n++ {
+			i := bytes.IndexByte(b[end:], '\n')
+			if i < 0 {
+				break
+			}
+			end += i + 1
+			if n+1 == h.lines {
+				take = b[:end]
+				break
+			}
+		}
+		h.lines -= bytes.Count(take, []byte{'\n'})
+		if room := sink.DefaultMaxBytes - len(h.buf); len(take) > room {
+			take = take[:room]
+		}
+		h.buf = append(h.buf, take...)
+	}
+	if h.next != nil {
+		h.next(b)
+	}
 }
 
 func summaryResult(s sink.Summary, code *int, cancelled bool) BashResult {

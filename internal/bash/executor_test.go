@@ -136,6 +136,10 @@ func TestPitfalls(t *testing.T) {
 		{"unicode and NUL", `printf 'h\xc3\xa9llo\0w\xc3\xb6rld \xe2\x9c\x93 \xf0\x9f\x98\x80\n'`, "héllowörld ✓ 😀\n", "0"},
 		{"alias in command", "alias hello='echo aliased'\nhello", "aliased\n", "0"},
 		{"return at top level", "return 4", "", "1"},
+		{"close the kept stdin fd", "exec 62<&-; echo ok", "ok\n", "0"},
+		{"aliases off", "shopt -u expand_aliases; unalias -a; echo ok", "ok\n", "0"},
+		{"digits in IFS", "IFS=1; (exit 12)", "", "12"},
+		{"allexport and a big command", "set -a; /bin/true " + strings.Repeat("x ", 100000), "", "0"},
 	}
 	e := newTestExecutor(t)
 	for _, c := range cases {
@@ -403,5 +407,51 @@ func TestStopAfterLinesEndsEndlessProducer(t *testing.T) {
 	// A fast producer fills a whole read buffer at once; only N lines count.
 	for i := 0; i < 5; i++ {
 		expect(t, run(t, e, "seq 1 100000", RunOptions{StopAfterLines: 3}), "1\n2\n3\n", "0")
+	}
+}
+
+func TestProtocolSurvivesUserChanges(t *testing.T) {
+	e := newTestExecutor(t)
+	pid := run(t, e, "echo $$", RunOptions{}).Output
+	for _, c := range []string{"exec 62<&-", "exec 62>/dev/null", "shopt -u expand_aliases", "unalias -a", "IFS=0123456789", "set -a"} {
+		run(t, e, c, RunOptions{})
+		// Same shell (no 5 s watchdog and eviction), and it still works.
+		expect(t, run(t, e, `echo "$$"; false`, RunOptions{}), pid, "1")
+	}
+}
+
+func TestExecedProgramHonoursTimeoutAndCancel(t *testing.T) {
+	e := newTestExecutor(t)
+	r := run(t, e, "echo before; exec sleep 30", RunOptions{Timeout: time.Second})
+	if !r.Cancelled || !strings.HasPrefix(r.Output, "[Command timed out after 1 seconds]\nbefore\n") {
+		t.Fatalf("%+v", r)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	done := make(chan BashResult, 1)
+	go func() {
+		r, _ := e.Run(ctx, "exec sleep 30", RunOptions{Shell: testShell(t)})
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if !r.Cancelled || r.Output != "[Command cancelled]\n" {
+			t.Fatalf("%+v", r)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("cancel of an exec'd program hung")
+	}
+	// And an exec'd program that ends on its own gives its exit status.
+	expect(t, run(t, e, "exec bash -c 'echo inner; exit 5'", RunOptions{}), "inner\n", "5")
+}
+
+func TestShellDeathWhileSubshellHoldsStatusPipe(t *testing.T) {
+	e := newTestExecutor(t)
+	expect(t, run(t, e, "{ sleep 30; :; } >/dev/null 2>&1 & echo started", RunOptions{}), "started\n", "0")
+	// The background subshell still holds the shell's own stdout (the status
+	// pipe); the death of the shell must still end the run with its code.
+	r := run(t, e, "exit 3", RunOptions{Timeout: 20 * time.Second})
+	if r.Cancelled || code(r) != "3" {
+		t.Fatalf("%+v", r)
 	}
 }

@@ -112,20 +112,27 @@ func envHas(b, kv []byte) bool {
 // no earlier than since (clock ticks after boot; the shell's own start) can
 // carry the marker, so older ones are never read: that keeps a sweep cheap
 // on a machine with hundreds of processes.
-func sessionProcs(root int, marker []byte, since uint64) []int {
+//
+// If root's pid now belongs to a process that started at another time, the
+// pid was reused after the shell died, and only the marker can be trusted
+// (reused reports that, so the caller does not signal the group either).
+func sessionProcs(root int, marker []byte, since uint64) (pids []int, reused bool) {
 	self := os.Getpid()
 	procs := listProcs()
 	parent := make(map[int]int, len(procs))
 	for _, p := range procs {
 		parent[p.pid] = p.ppid
+		if p.pid == root && since != 0 && p.start != since {
+			reused = true
+		}
 	}
 	var out []int
 	for _, p := range procs {
 		if p.pid == self || p.state == 'Z' || p.state == 'X' {
 			continue
 		}
-		match := p.pid == root || p.sid == root || p.pgrp == root
-		if !match {
+		match := !reused && (p.pid == root || p.sid == root || p.pgrp == root)
+		if !match && !reused {
 			for q, n := p.ppid, 0; q > 1 && n < 64; q, n = parent[q], n+1 {
 				if q == root {
 					match = true
@@ -140,7 +147,7 @@ func sessionProcs(root int, marker []byte, since uint64) []int {
 			out = append(out, p.pid)
 		}
 	}
-	return out
+	return out, reused
 }
 
 // alive reports whether pid still runs (a zombie counts as gone).
@@ -154,8 +161,13 @@ func alive(pid int) bool {
 // nothing, so processes forked while handling SIGTERM are caught too. It
 // returns once no process of the session is alive (or after a hard bound).
 func killSession(root int, marker []byte, since uint64, grace time.Duration) {
-	_ = syscall.Kill(-root, syscall.SIGTERM)
-	pids := sessionProcs(root, marker, since)
+	pids, reused := sessionProcs(root, marker, since)
+	signalGroup := func(sig syscall.Signal) {
+		if !reused {
+			_ = syscall.Kill(-root, sig)
+		}
+	}
+	signalGroup(syscall.SIGTERM)
 	for _, p := range pids {
 		_ = syscall.Kill(p, syscall.SIGTERM)
 	}
@@ -171,7 +183,7 @@ func killSession(root int, marker []byte, since uint64, grace time.Duration) {
 		pids = live
 		if len(pids) == 0 {
 			// All gone; one more scan catches anything forked meanwhile.
-			if pids = sessionProcs(root, marker, since); len(pids) == 0 {
+			if pids, reused = sessionProcs(root, marker, since); len(pids) == 0 {
 				return
 			}
 			for _, p := range pids {
@@ -184,9 +196,8 @@ func killSession(root int, marker []byte, since uint64, grace time.Duration) {
 		}
 	}
 	for round := 0; round < 50; round++ {
-		_ = syscall.Kill(-root, syscall.SIGKILL)
-		pids = sessionProcs(root, marker, since)
-		if len(pids) == 0 {
+		signalGroup(syscall.SIGKILL)
+		if pids, reused = sessionProcs(root, marker, since); len(pids) == 0 {
 			return
 		}
 		for _, p := range pids {

@@ -45,6 +45,7 @@ const (
 	ackTimeout     = 5 * time.Second  // request sent → S; only a poisoned shell misses it
 	drainSilence   = 250 * time.Millisecond
 	drainTotal     = 2 * time.Second
+	statusGrace    = 200 * time.Millisecond // for a status line still in flight when the shell died
 	readBufferSize = 1 << 20
 	fifoPipeSize   = 1 << 20
 )
@@ -55,15 +56,21 @@ __agentsh_d=%s
 \builtin shopt -s expand_aliases
 __agentsh_b() {
 	\builtin source "$__agentsh_d/c"
+	\builtin export -n __agentsh_w __agentsh_o __agentsh_c # under set -a they would reach every child
 	\exec 9>"$__agentsh_o" || { \builtin printf 'F\n'; \builtin return 125; }
 	\builtin printf 'S\n'
 }
 __agentsh_e() {
 	\exec 9>&-
 	\builtin unset __agentsh_c __agentsh_w __agentsh_o
+	# Undo what a command may have done to the protocol itself.
+	[[ /dev/fd/62 -ef /dev/null ]] || \exec 62</dev/null
+	\builtin shopt -s expand_aliases
+	\builtin alias __agentsh_r="$__agentsh_a"
 	\builtin printf 'E %%d\n' "$1"
 }
-\builtin alias __agentsh_r='__agentsh_b&&{ [[ -z $__agentsh_w ]]||\builtin cd -- "$__agentsh_w"&&\builtin eval "$__agentsh_c" 9>&-;}>&9 2>&1 <&62;__agentsh_e $?'
+__agentsh_a='__agentsh_b&&{ [[ -z $__agentsh_w ]]||\builtin cd -- "$__agentsh_w"&&\builtin eval "$__agentsh_c" 9>&-;}>&9 2>&1 <&62;__agentsh_e "$?"'
+\builtin alias __agentsh_r="$__agentsh_a"
 \builtin printf 'R %%d\n' "$$"
 `
 
@@ -360,6 +367,26 @@ type runOutcome struct {
 	err       error
 }
 
+// pendingStatus waits up to wait for a status line starting with prefix
+// that the shell wrote before it died; other lines are skipped.
+func (s *shellSession) pendingStatus(prefix string, wait time.Duration) (string, bool) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case line, ok := <-s.status:
+			if !ok {
+				return "", false
+			}
+			if strings.HasPrefix(line, prefix) {
+				return line, true
+			}
+		case <-t.C:
+			return "", false
+		}
+	}
+}
+
 func setPipeSize(f *os.File, size int) {
 	if rc, err := f.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) {
@@ -445,6 +472,17 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 				s.broken.Store(true)
 				return runOutcome{retry: true, err: errors.New("shell could not open the output fifo")}
 			}
+		case <-s.done:
+			// It died: if it got as far as opening the output, the command
+			// ran (and must not run again); otherwise it is safe to retry.
+			if _, ok := s.pendingStatus("S", statusGrace); ok {
+				started = true
+				continue
+			}
+			hold.Close()
+			rd.Close()
+			s.broken.Store(true)
+			return runOutcome{retry: true, err: errors.New("shell exited before the command started")}
 		case <-ack.C:
 			hold.Close()
 			rd.Close()
@@ -540,21 +578,18 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 	}
 
 	var out runOutcome
-	readerDone := false
-	statusC := s.status
+	readerDone, haveExit := false, false
+	statusC, doneC := s.status, s.done
 	for {
 		select {
 		case line, ok := <-statusC:
 			if !ok {
-				// The shell is gone (exit, exec, kill -9 $$, set -e).
+				// The status pipe closed: the shell exited or exec'd another
+				// program (`exec sleep 100` keeps running as the session).
+				// The exit status comes with doneC; ctx and the timeout stay
+				// in force meanwhile.
 				statusC = nil
-				<-s.done
-				code := s.exit
-				out.exitCode = &code
 				s.broken.Store(true)
-				if !readerDone {
-					startDrain()
-				}
 			} else if rest, found := strings.CutPrefix(line, "E "); found {
 				code, err := strconv.Atoi(rest)
 				if err != nil {
@@ -562,10 +597,29 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 				} else {
 					out.exitCode = &code
 				}
-				statusC = nil
+				statusC, doneC, haveExit = nil, nil, true
 				if !readerDone {
 					startDrain()
 				}
+			}
+		case <-doneC:
+			// The shell is gone (exit, exec, kill -9 $$, set -e). A
+			// background subshell may still hold the status pipe open, so
+			// this, not the pipe's EOF, is what ends the wait.
+			doneC = nil
+			s.broken.Store(true)
+			code := s.exit
+			if statusC != nil {
+				if line, ok := s.pendingStatus("E ", statusGrace); ok {
+					if c, err := strconv.Atoi(strings.TrimPrefix(line, "E ")); err == nil {
+						code = c
+					}
+				}
+			}
+			out.exitCode = &code
+			statusC, haveExit = nil, true
+			if !readerDone {
+				startDrain()
 			}
 		case <-readerEnd:
 			readerDone = true
@@ -588,7 +642,7 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 			out.exitCode = nil
 			return out
 		}
-		if statusC == nil && readerDone {
+		if haveExit && readerDone {
 			out.cut = cut.Load()
 			return out
 		}

@@ -44,7 +44,7 @@ done < <(builtin shopt -p)
 __agentsh_i=0
 while builtin read -r __agentsh_n __agentsh_s; do
 	[[ $__agentsh_s == on ]] || builtin continue
-	case $__agentsh_n in onecmd|monitor|restricted|history|histexpand|emacs|vi|errexit|noexec|nounset|verbose|xtrace|posix) builtin continue ;; esac
+	case $__agentsh_n in onecmd|monitor|restricted|history|histexpand|emacs|vi|errexit|noexec|nounset|verbose|xtrace|posix|allexport) builtin continue ;; esac
 	(( __agentsh_i++ < 1000 )) && builtin printf 'set -o %%s\n' "$__agentsh_n"
 done < <(builtin set -o)
 builtin printf '%%s\n' 'shopt -s expand_aliases'

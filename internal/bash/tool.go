@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"agentsh/internal/sink"
@@ -290,7 +291,7 @@ func ResolveCwd(base, p string) (string, error) {
 	p = filepath.Clean(p)
 	st, err := os.Stat(p)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return "", toolErrorf("Working directory does not exist: %s", p)
 		}
 		return "", fmt.Errorf("working directory %s: %w", p, err)
@@ -321,8 +322,21 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		return nil, &ToolError{Message: "Command must not be empty"}
 	}
 	norm := NormalizeCommand(p.Command)
-	head, tail := norm.HeadLines, norm.TailLines
-	stopAfter := norm.HeadLines // only a head we stripped from the command may end it early
+	command, head, tail := norm.Command, norm.HeadLines, norm.TailLines
+	stopAfter := 0
+	switch {
+	case norm.HeadLines > 0 && earlyStopSafe(norm.Command):
+		// The command is that one pipeline: run it without the head and
+		// close its output after N lines, which is what head would do.
+		if p.Head == nil {
+			stopAfter = norm.HeadLines
+		}
+	case norm.HeadLines > 0 || (norm.TailLines > 0 && !singleStatement(norm.Command)):
+		// (ours) `make; ls | head -5` or `for …; done | head -3`: without
+		// the pipe, head would apply to everything the command printed (or
+		// to the 50 KB tail of it), so the shell's own head/tail runs.
+		command, head, tail = strings.TrimSpace(p.Command), 0, 0
+	}
 	if p.Head != nil {
 		head = *p.Head
 	}
@@ -334,7 +348,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		if len(rules) == 0 {
 			rules = DefaultInterceptorRules()
 		}
-		if r := CheckInterception(norm.Command, rules, tc.ToolNames); r.Blocked {
+		if r := CheckInterception(command, rules, tc.ToolNames); r.Blocked {
 			return nil, &ToolError{Message: BlockedMessage(r.Message, p.Command),
 				Details: ToolDetails{SuggestedTool: r.SuggestedTool}}
 		}
@@ -363,6 +377,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	opts := RunOptions{
 		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
 		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stopAfter,
+		CaptureHeadLines: max(head, 0),
 	}
 	if up != nil {
 		opts.OnChunk = up.chunk
@@ -371,7 +386,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	if ex == nil {
 		ex = Default()
 	}
-	res, err := ex.Run(ctx, norm.Command, opts)
+	res, err := ex.Run(ctx, command, opts)
 	if up != nil {
 		up.stop()
 	}
@@ -397,6 +412,11 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		return nil, &ToolError{Message: text, Details: details}
 	}
 	text := res.Output
+	if head > 0 && res.Truncated && res.Head != "" {
+		// The tail buffer no longer holds the first lines; the executor
+		// kept them aside.
+		text = res.Head
+	}
 	if ht := ApplyHeadTail(text, head, tail); ht.Applied {
 		text = ht.Text
 		details.HeadTailApplied = true

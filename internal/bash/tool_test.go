@@ -302,3 +302,71 @@ func TestShouldUsePTY(t *testing.T) {
 		}
 	}
 }
+
+func TestExtractedHeadDoesNotCutEarlierStatements(t *testing.T) {
+	te := newToolEnv(t)
+	flag := filepath.Join(te.tc.Cwd, "after")
+	r := te.exec(t, ToolParams{Command: "seq 5; sleep 0.2; echo more; touch after; seq 10 | head -n 2"})
+	if _, err := os.Stat(flag); err != nil {
+		t.Fatalf("the command was cut short: %v (%q)", err, r.Content)
+	}
+	// (ours) With earlier statements the shell's own head runs, so only the
+	// last pipeline is limited, exactly as typed.
+	if r.IsError || r.Content != "1\n2\n3\n4\n5\nmore\n1\n2\n" {
+		t.Fatalf("%+v", r)
+	}
+	// An explicit head argument overrides the extracted one, early stop included.
+	r = te.exec(t, ToolParams{Command: "seq 100 | head -n 5", Head: iptr(20)})
+	if strings.Count(r.Content, "\n") != 20 || !strings.HasSuffix(r.Content, "\n20\n") {
+		t.Fatalf("explicit head: %q", r.Content)
+	}
+	// A shell loop piped to head must not take the session shell down.
+	pid := te.exec(t, ToolParams{Command: "echo $$"}).Content
+	r = te.exec(t, ToolParams{Command: "for i in $(seq 100000); do echo $i; done | head -n 3"})
+	if r.Content != "1\n2\n3\n" {
+		t.Fatalf("loop: %q", short(r.Content))
+	}
+	if again := te.exec(t, ToolParams{Command: "echo $$"}).Content; again != pid {
+		t.Fatalf("session shell replaced: %s then %s", pid, again)
+	}
+}
+
+func TestEarlyStopSafe(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"yes": true, "seq 1 10": true, "a | b": true, "a |& b": true,
+		"echo hi": false, "for i in 1; do echo; done": false, "a; b": false,
+		"a && b": false, "a &": false, "{ a; }": false, "f=1": false, "$X": false, "'echo 'x": false,
+	} {
+		if got := earlyStopSafe(cmd); got != want {
+			t.Errorf("earlyStopSafe(%q) = %v", cmd, got)
+		}
+	}
+}
+
+func TestResolveCwdThroughAFile(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "file")
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ResolveCwd(dir, "file/sub"); err == nil || err.Error() != "Working directory does not exist: "+f+"/sub" {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestExplicitHeadOnHugeOutput(t *testing.T) {
+	te := newToolEnv(t)
+	r := te.exec(t, ToolParams{Command: "seq 1 200000", Head: iptr(3)})
+	if !strings.HasPrefix(r.Content, "1\n2\n3\n\n\n[Showing lines") {
+		t.Fatalf("%q", short(r.Content))
+	}
+	r = te.exec(t, ToolParams{Command: "seq 1 200000", Head: iptr(10), Tail: iptr(2)})
+	if !strings.HasPrefix(r.Content, "9\n10\n\n\n[") {
+		t.Fatalf("%q", short(r.Content))
+	}
+	// `make; ls | head`-like commands keep the shell's own head.
+	r = te.exec(t, ToolParams{Command: "seq 3; seq 100000 | head -n 2"})
+	if r.Content != "1\n2\n3\n1\n2\n" {
+		t.Fatalf("%q", short(r.Content))
+	}
+}

@@ -1,0 +1,54 @@
+package bash
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// shellBuiltins run inside the session shell itself: one of them writing to
+// an output closed early would kill the shell with SIGPIPE, not a child.
+var shellBuiltins = map[string]bool{}
+
+func init() {
+	for _, b := range strings.Fields(`. : [ alias bg bind break builtin caller cd command compgen complete
+		compopt continue declare dirs disown echo enable eval exec exit export false fc fg getopts
+		hash help history jobs kill let local logout mapfile popd printf pushd pwd read readarray
+		readonly return set shift shopt source suspend test times trap true type typeset ulimit
+		umask unalias unset wait`) {
+		shellBuiltins[b] = true
+	}
+}
+
+// earlyStopSafe reports whether closing the output after N lines behaves
+// like the `| head -n N` NormalizeCommand removed: the command must be that
+// single pipeline (whose stages bash runs in subshells) or one external
+// command, so the SIGPIPE ends only what head would have ended.
+func earlyStopSafe(command string) bool {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil || len(f.Stmts) != 1 {
+		return false
+	}
+	st := f.Stmts[0]
+	if st.Background || st.Negated || st.Coprocess || len(st.Redirs) > 0 {
+		return false
+	}
+	switch c := st.Cmd.(type) {
+	case *syntax.BinaryCmd:
+		return c.Op == syntax.Pipe || c.Op == syntax.PipeAll
+	case *syntax.CallExpr:
+		if len(c.Args) == 0 {
+			return false
+		}
+		name := c.Args[0].Lit()
+		return name != "" && !shellBuiltins[name]
+	}
+	return false
+}
+
+// singleStatement reports whether command is one top-level statement, so
+// the tail of its output is the tail of the whole output.
+func singleStatement(command string) bool {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	return err == nil && len(f.Stmts) == 1 && !f.Stmts[0].Background
+}
