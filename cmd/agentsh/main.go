@@ -24,7 +24,9 @@ const usage = `agentsh — a terminal coding-agent shell
 Usage:
   agentsh exec [--cwd DIR] [--timeout SECONDS] [--head N] [--tail N] [--json] -- COMMAND
       Run COMMAND exactly as the model's bash tool would and print what the
-      model would receive. Exit status: the command's, or 1 without one.
+      model would receive. COMMAND is one shell string; several words are
+      joined with spaces, as ssh does. Exit status: the command's, or 1
+      without one.
   agentsh artifact N
       Print artifact N (the full output behind artifact://N) of this directory.
 

@@ -20,8 +20,9 @@ const DefaultTimeout = 300 * time.Second
 const DefaultKillGrace = 400 * time.Millisecond
 
 // maxIdlePerKey bounds the idle shells kept for one cache key; extra shells
-// from bursts of parallel calls are closed when they come back.
-const maxIdlePerKey = 4
+// from bursts of parallel calls are closed (with their background jobs)
+// when they come back, so it is generous.
+const maxIdlePerKey = 8
 
 // RunOptions configures one Executor.Run.
 type RunOptions struct {

@@ -64,9 +64,9 @@ __agentsh_e() {
 	\exec 9>&-
 	\builtin unset __agentsh_c __agentsh_w __agentsh_o
 	# Undo what a command may have done to the protocol itself.
-	[[ /dev/fd/62 -ef /dev/null ]] || \exec 62</dev/null
-	\builtin shopt -s expand_aliases
-	\builtin alias __agentsh_r="$__agentsh_a"
+	\builtin read -t 0 -u 62 || \exec 62</dev/null
+	[[ $BASHOPTS == *expand_aliases* ]] || \builtin shopt -s expand_aliases
+	[[ ${BASH_ALIASES[__agentsh_r]-} == "$__agentsh_a" ]] || \builtin alias __agentsh_r="$__agentsh_a"
 	\builtin printf 'E %%d\n' "$1"
 }
 __agentsh_a='__agentsh_b&&{ [[ -z $__agentsh_w ]]||\builtin cd -- "$__agentsh_w"&&\builtin eval "$__agentsh_c" 9>&-;}>&9 2>&1 <&62;__agentsh_e "$?"'
@@ -287,7 +287,7 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 			return s, nil
 		}
 		s.close()
-		return nil, fmt.Errorf("start shell: %s exited during start-up", cfg.Path)
+		return nil, fmt.Errorf("start shell: %s exited during start-up (agentsh needs bash as shell.path)", cfg.Path)
 	case <-timer.C:
 		s.close()
 		return nil, fmt.Errorf("start shell: %s did not become ready within %v", cfg.Path, startTimeout)
