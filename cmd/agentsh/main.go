@@ -39,8 +39,10 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+		// Until the TUI lands, the quick start's `go run ./cmd/agentsh` shows
+		// what is there; that is not an error.
+		fmt.Fprint(stdout, usage)
+		return 0
 	}
 	switch args[0] {
 	case "exec":
