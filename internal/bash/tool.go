@@ -255,9 +255,10 @@ func FormatSize(n int) string {
 	}
 }
 
-// truncationMeta builds the metadata from the sink summary (direction tail);
-// it describes the sink's buffer, not the text after head/tail filtering.
-func truncationMeta(r BashResult) *OutputMeta {
+// ResultMeta builds the truncation metadata of a run from its sink summary
+// (direction tail), or nil when nothing was cut; it describes the sink's
+// buffer, not the text after head/tail filtering. Bang commands use it too.
+func ResultMeta(r BashResult) *OutputMeta {
 	if !r.Truncated {
 		return nil
 	}
@@ -396,7 +397,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	if err != nil {
 		return nil, &ToolError{Message: err.Error(), Details: details}
 	}
-	details.Meta = truncationMeta(res)
+	details.Meta = ResultMeta(res)
 	details.ExitCode = res.ExitCode
 
 	// SPEC §1.6, in order.

@@ -10,19 +10,17 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"agentsh/internal/session"
 )
 
 type toolEnv struct {
 	tool *Tool
 	tc   ToolContext
-	arts *session.ArtifactManager
+	arts *testArtifacts
 }
 
 func newToolEnv(t *testing.T) *toolEnv {
 	t.Helper()
-	arts := session.NewArtifactManager(filepath.Join(t.TempDir(), "artifacts"))
+	arts := newTestArtifacts(filepath.Join(t.TempDir(), "artifacts"))
 	return &toolEnv{
 		tool: &Tool{Executor: newTestExecutor(t)},
 		tc:   ToolContext{Cwd: t.TempDir(), Artifacts: arts, Settings: ToolSettings{Shell: testShell(t)}},

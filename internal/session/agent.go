@@ -1,0 +1,231 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"agentsh/internal/bash"
+)
+
+// ErrBashRunning refuses a bang command while another one runs; the text is
+// shown to the user verbatim.
+var ErrBashRunning = errors.New("A bash command is already running. Press Esc to cancel it first.") //lint:ignore ST1005 user-facing text from the reference
+
+// BashOptions configures one ExecuteBash.
+type BashOptions struct {
+	// ExcludeFromContext marks a `!!` command: recorded and shown, never
+	// sent to the model.
+	ExcludeFromContext bool
+}
+
+// AgentSession holds one conversation: its messages, its persistent store
+// and the user's bang commands. It is safe for concurrent use.
+type AgentSession struct {
+	cwd       string
+	id        string
+	store     *Store           // nil = not persisted
+	artifacts *ArtifactManager // nil = no artifact folder (SPEC §6)
+	exec      *bash.Executor
+	shell     bash.ShellConfig
+	now       func() time.Time
+
+	mu          sync.Mutex
+	messages    []Message
+	queued      []Message // bang results recorded while streaming
+	streaming   bool
+	bashRunning bool
+	bashCancel  context.CancelFunc
+}
+
+// New returns a session for cwd. With a store, the id, the messages already
+// in the file and the artifact folder come from it and every message is
+// persisted; without one (nil) the session lives in memory under a fresh id
+// and truncated output gets no artifact. A nil exec means bash.Default().
+func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) (*AgentSession, error) {
+	if exec == nil {
+		exec = bash.Default()
+	}
+	a := &AgentSession{cwd: cwd, store: store, exec: exec, shell: shell, now: time.Now}
+	if store != nil {
+		a.id = store.ID()
+		a.messages = store.LoadedMessages()
+		a.artifacts = NewArtifactManager(store.ArtifactsDir())
+	} else {
+		id, err := NewID()
+		if err != nil {
+			return nil, err
+		}
+		a.id = id
+	}
+	return a, nil
+}
+
+// ID returns the session id (also the bang commands' shell session key).
+func (a *AgentSession) ID() string { return a.id }
+
+// Cwd returns the working directory the session was started in.
+func (a *AgentSession) Cwd() string { return a.cwd }
+
+// Store returns the session's store, nil when not persisted.
+func (a *AgentSession) Store() *Store { return a.store }
+
+// Artifacts returns the session's artifact manager, nil without a store.
+func (a *AgentSession) Artifacts() *ArtifactManager { return a.artifacts }
+
+// Messages returns a copy of the conversation as recorded (queued bang
+// results not included; see QueuedMessages).
+func (a *AgentSession) Messages() []Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]Message(nil), a.messages...)
+}
+
+// QueuedMessages returns the bang results waiting for FlushQueued.
+func (a *AgentSession) QueuedMessages() []Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]Message(nil), a.queued...)
+}
+
+// Append records m in the conversation and the session file. On a store
+// error the message is still kept in memory and the error is returned.
+func (a *AgentSession) Append(m Message) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.appendLocked(m)
+}
+
+func (a *AgentSession) appendLocked(m Message) error {
+	a.messages = append(a.messages, m)
+	if a.store != nil {
+		return a.store.Append(m)
+	}
+	return nil
+}
+
+// SetStreaming tells the session whether the agent is mid-turn. While it is,
+// bang results are queued instead of appended, so they can never land
+// between a tool call and its result.
+func (a *AgentSession) SetStreaming(on bool) {
+	a.mu.Lock()
+	a.streaming = on
+	a.mu.Unlock()
+}
+
+// FlushQueued appends the queued bang results in the order they finished;
+// the agent loop calls it when the next prompt is sent. All are appended in
+// memory even if persisting one fails; the first error is returned.
+func (a *AgentSession) FlushQueued() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var first error
+	for _, m := range a.queued {
+		if err := a.appendLocked(m); err != nil && first == nil {
+			first = err
+		}
+	}
+	a.queued = nil
+	return first
+}
+
+// ContextMessages is the conversation as the model sees it: `!!` results are
+// left out and bang results become user messages (BashExecutionToText).
+func (a *AgentSession) ContextMessages() []Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]Message, 0, len(a.messages))
+	for _, m := range a.messages {
+		if b, ok := m.(*BashExecutionMessage); ok {
+			if b.ExcludeFromContext {
+				continue
+			}
+			out = append(out, &UserMessage{Text: BashExecutionToText(b), Timestamp: b.Timestamp})
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// IsBashRunning reports whether a bang command is running.
+func (a *AgentSession) IsBashRunning() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.bashRunning
+}
+
+// AbortBash cancels the running bang command, if any; its ExecuteBash then
+// returns a Cancelled result.
+func (a *AgentSession) AbortBash() {
+	a.mu.Lock()
+	cancel := a.bashCancel
+	a.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// ExecuteBash runs a user bang command on the session's own shell (session
+// key = session id, no cwd, so `cd` and exports carry over to the next one),
+// streaming sanitized output to onChunk (may be nil), and records a
+// bashExecution message: appended and persisted at once, or queued while the
+// agent streams. Timeout and cancel are results, not errors. Only one runs at
+// a time: a concurrent call gets ErrBashRunning.
+//
+// An error from the executor means nothing was recorded. If only persisting
+// fails, the result is returned together with the error.
+func (a *AgentSession) ExecuteBash(ctx context.Context, command string, onChunk func([]byte), opts BashOptions) (bash.BashResult, error) {
+	if strings.TrimSpace(command) == "" {
+		return bash.BashResult{}, errors.New("Command must not be empty") //lint:ignore ST1005 user-facing text
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.mu.Lock()
+	if a.bashRunning {
+		a.mu.Unlock()
+		return bash.BashResult{}, ErrBashRunning
+	}
+	a.bashRunning, a.bashCancel = true, cancel
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.bashRunning, a.bashCancel = false, nil
+		a.mu.Unlock()
+	}()
+
+	var artID, artPath string
+	if a.artifacts != nil {
+		if id, p, err := a.artifacts.Allocate("bash"); err == nil {
+			artID, artPath = id, p
+		}
+	}
+	res, err := a.exec.Run(ctx, command, bash.RunOptions{
+		Shell: a.shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
+		ArtifactPath: artPath, ArtifactID: artID, OnChunk: onChunk,
+	})
+	if artID != "" && res.ArtifactID == "" {
+		a.artifacts.Release(artID)
+	}
+	if err != nil {
+		return res, err
+	}
+	msg := &BashExecutionMessage{
+		Command: command, Output: res.Output, ExitCode: res.ExitCode,
+		Cancelled: res.Cancelled, Truncated: res.Truncated, Meta: bash.ResultMeta(res),
+		Timestamp: a.now().UnixMilli(), ExcludeFromContext: opts.ExcludeFromContext,
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.streaming {
+		a.queued = append(a.queued, msg)
+		return res, nil
+	}
+	if err := a.appendLocked(msg); err != nil {
+		return res, fmt.Errorf("record bash command: %w", err)
+	}
+	return res, nil
+}

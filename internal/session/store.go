@@ -1,0 +1,402 @@
+package session
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SessionVersion is the format version written in every session header.
+const SessionVersion = 1
+
+// sessionExt ends every session file name; the artifact folder is the same
+// path without it.
+const sessionExt = ".jsonl"
+
+// Entry types of a session file's lines.
+const (
+	entrySession = "session" // the header, line 1
+	entryMessage = "message" // {"type":"message","message":{"role":…}}
+)
+
+// ErrNoSession is returned by Newest when the cwd has no session file.
+var ErrNoSession = errors.New("no session found")
+
+// Header is the first line of a session file.
+type Header struct {
+	Type      string `json:"type"` // always "session"
+	Version   int    `json:"version"`
+	ID        string `json:"id"`
+	Timestamp string `json:"timestamp"` // RFC 3339, UTC, milliseconds
+	Cwd       string `json:"cwd"`
+}
+
+// messageEntry wraps a message on its line, leaving room for other entry
+// types later without ambiguity.
+type messageEntry struct {
+	Type    string          `json:"type"`
+	Message json.RawMessage `json:"message"`
+}
+
+// Session is the content of a session file as loaded.
+type Session struct {
+	Path     string
+	Header   Header
+	Messages []Message
+}
+
+// ArtifactsDir is the artifact folder beside the session file.
+func (s *Session) ArtifactsDir() string { return ArtifactsDirFor(s.Path) }
+
+// ArtifactsDirFor returns the artifact folder of a session file: its path
+// without ".jsonl".
+func ArtifactsDirFor(sessionPath string) string {
+	return strings.TrimSuffix(sessionPath, sessionExt)
+}
+
+// LoadError describes a line of a session file that could not be used. The
+// line is skipped; everything else is loaded.
+type LoadError struct {
+	Path string
+	Line int // 1-based
+	Err  error
+}
+
+func (e LoadError) Error() string {
+	return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+}
+
+// Load reads a session file. Lines that are not valid entries come back as
+// LoadErrors with their line numbers and are skipped; the error return is for
+// a file that cannot be read or whose first line is not a session header.
+// Blank lines are ignored.
+func Load(path string) (*Session, []LoadError, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: %w", err)
+	}
+	s := &Session{Path: path}
+	var errs []LoadError
+	lineNo := 0
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		lineNo++
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if lineNo == 1 {
+			if err := json.Unmarshal(line, &s.Header); err != nil || s.Header.Type != entrySession {
+				if err == nil {
+					err = fmt.Errorf("entry type %q, want %q", s.Header.Type, entrySession)
+				}
+				return nil, nil, fmt.Errorf("session: %s:1: not a session header: %w", path, err)
+			}
+			if s.Header.Version > SessionVersion {
+				return nil, nil, fmt.Errorf("session: %s: version %d is newer than this agentsh understands (%d)", path, s.Header.Version, SessionVersion)
+			}
+			continue
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		m, err := decodeEntry(line)
+		if err != nil {
+			errs = append(errs, LoadError{Path: path, Line: lineNo, Err: err})
+			continue
+		}
+		s.Messages = append(s.Messages, m)
+	}
+	if lineNo == 0 {
+		return nil, nil, fmt.Errorf("session: %s: empty file", path)
+	}
+	return s, errs, nil
+}
+
+func decodeEntry(line []byte) (Message, error) {
+	var e messageEntry
+	if err := json.Unmarshal(line, &e); err != nil {
+		return nil, err
+	}
+	if e.Type != entryMessage {
+		return nil, fmt.Errorf("unknown entry type %q", e.Type)
+	}
+	if len(e.Message) == 0 {
+		return nil, errors.New(`message entry without "message"`)
+	}
+	return UnmarshalMessage(e.Message)
+}
+
+// Store appends to one session file. It is safe for concurrent use.
+type Store struct {
+	path   string
+	header Header
+	loaded []Message // messages found when the file was opened
+
+	mu     sync.Mutex
+	f      *os.File
+	closed bool
+}
+
+// Create starts a new session file in SessionsDir(cwd).
+func Create(cwd string) (*Store, error) {
+	return CreateIn(SessionsDir(cwd), cwd)
+}
+
+// CreateIn starts a new session file <ts>_<id>.jsonl in dir (created 0700)
+// and writes its header.
+func CreateIn(dir, cwd string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("session: create folder: %w", err)
+	}
+	now := time.Now().UTC()
+	for range 5 {
+		id, err := NewID()
+		if err != nil {
+			return nil, err
+		}
+		h := Header{Type: entrySession, Version: SessionVersion, ID: id,
+			Timestamp: now.Format("2006-01-02T15:04:05.000Z"), Cwd: cwd}
+		name := fileTimestamp(now) + "_" + id + sessionExt
+		p := filepath.Join(dir, name)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("session: create file: %w", err)
+		}
+		s := &Store{path: p, header: h, f: f}
+		line, err := json.Marshal(h)
+		if err == nil {
+			err = s.writeLine(line)
+		}
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(p)
+			return nil, fmt.Errorf("session: write header: %w", err)
+		}
+		return s, nil
+	}
+	return nil, errors.New("session: could not pick a unique file name")
+}
+
+// Open loads an existing session file and opens it for appending. Corrupt
+// lines are reported and skipped (they stay in the file). If the file ends
+// in a partial line, a newline is written first so the next entry starts on
+// its own line.
+func Open(path string) (*Store, []LoadError, error) {
+	sess, errs, err := Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: %w", err)
+	}
+	s := &Store{path: path, header: sess.Header, loaded: sess.Messages, f: f}
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err != nil && err != io.EOF {
+			_ = f.Close()
+			return nil, nil, fmt.Errorf("session: %w", err)
+		}
+		if last[0] != '\n' {
+			if _, err := f.Write([]byte{'\n'}); err != nil {
+				_ = f.Close()
+				return nil, nil, fmt.Errorf("session: %w", err)
+			}
+		}
+	}
+	return s, errs, nil
+}
+
+// Path returns the session file.
+func (s *Store) Path() string { return s.path }
+
+// ID returns the session id from the header.
+func (s *Store) ID() string { return s.header.ID }
+
+// Header returns the session header.
+func (s *Store) Header() Header { return s.header }
+
+// ArtifactsDir returns the artifact folder beside the session file.
+func (s *Store) ArtifactsDir() string { return ArtifactsDirFor(s.path) }
+
+// LoadedMessages returns the messages the file held when it was opened
+// (none for a new session).
+func (s *Store) LoadedMessages() []Message { return append([]Message(nil), s.loaded...) }
+
+// Append writes m as one line. The line goes out in a single write on an
+// O_APPEND descriptor, followed by an fsync, so a crash can at most leave a
+// partial last line, which Load reports and Open repairs.
+func (s *Store) Append(m Message) error {
+	raw, err := MarshalMessage(m)
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	line, err := json.Marshal(messageEntry{Type: entryMessage, Message: raw})
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("session: store is closed")
+	}
+	if err := s.writeLine(line); err != nil {
+		return fmt.Errorf("session: append: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) writeLine(line []byte) error {
+	buf := make([]byte, 0, len(line)+1)
+	buf = append(append(buf, line...), '\n')
+	if _, err := s.f.Write(buf); err != nil {
+		return err
+	}
+	return s.f.Sync()
+}
+
+// Close closes the file; later Appends fail.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.f.Close()
+}
+
+// NewID returns a random 16-hex-digit session id.
+func NewID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("session: random id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// fileTimestamp is t in UTC RFC 3339 with milliseconds, ':' and '.' replaced
+// by '-' so it is a portable file name that sorts by time.
+func fileTimestamp(t time.Time) string {
+	s := t.UTC().Format("2006-01-02T15:04:05.000Z")
+	return strings.NewReplacer(":", "-", ".", "-").Replace(s)
+}
+
+// sessionFile is one <ts>_<id>.jsonl in a sessions folder.
+type sessionFile struct {
+	path, id string
+	mod      time.Time
+}
+
+func listSessionFiles(dir string) ([]sessionFile, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	var out []sessionFile
+	for _, de := range des {
+		name := de.Name()
+		if !de.Type().IsRegular() || !strings.HasSuffix(name, sessionExt) {
+			continue
+		}
+		i := strings.LastIndexByte(name, '_')
+		if i < 0 {
+			continue
+		}
+		fi, err := de.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		out = append(out, sessionFile{path: filepath.Join(dir, name),
+			id: strings.TrimSuffix(name[i+1:], sessionExt), mod: fi.ModTime()})
+	}
+	return out, nil
+}
+
+// Newest returns the most recently written session file of cwd, for
+// --continue (ties go to the later file name, whose timestamp is newer).
+func Newest(cwd string) (string, error) {
+	files, err := listSessionFiles(SessionsDir(cwd))
+	if err != nil {
+		return "", err
+	}
+	if len(files) == 0 {
+		return "", ErrNoSession
+	}
+	sort.Slice(files, func(i, j int) bool {
+		if !files[i].mod.Equal(files[j].mod) {
+			return files[i].mod.After(files[j].mod)
+		}
+		return files[i].path > files[j].path
+	})
+	return files[0].path, nil
+}
+
+// Find resolves --resume's argument: a path to an existing file (anything
+// containing a separator or ending in .jsonl), or a session id of cwd, or an
+// unambiguous prefix of one. An exact id match wins over prefix matches.
+func Find(cwd, idOrPath string) (string, error) {
+	arg := strings.TrimSpace(idOrPath)
+	if arg == "" {
+		return "", errors.New("session: empty session id")
+	}
+	if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, sessionExt) {
+		p := arg
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", fmt.Errorf("session: %w", err)
+		}
+		if !st.Mode().IsRegular() {
+			return "", fmt.Errorf("session: %s is not a file", p)
+		}
+		return p, nil
+	}
+	files, err := listSessionFiles(SessionsDir(cwd))
+	if err != nil {
+		return "", err
+	}
+	var matches []sessionFile
+	for _, f := range files {
+		if f.id == arg {
+			return f.path, nil
+		}
+		if strings.HasPrefix(f.id, arg) {
+			matches = append(matches, f)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("session: no session %q in %s", arg, SessionsDir(cwd))
+	case 1:
+		return matches[0].path, nil
+	}
+	ids := make([]string, len(matches))
+	for i, m := range matches {
+		ids[i] = m.id
+	}
+	sort.Strings(ids)
+	return "", fmt.Errorf("session: id prefix %q is ambiguous: %s", arg, strings.Join(ids, ", "))
+}
