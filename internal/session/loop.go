@@ -1,0 +1,248 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/llm"
+	"agentsh/internal/tools"
+)
+
+// MaxTurns bounds the model calls of one Prompt; a model still calling
+// tools after that many turns ends the prompt with ErrMaxTurns.
+const MaxTurns = 50
+
+// ErrMaxTurns ends a prompt whose model kept calling tools for MaxTurns turns.
+var ErrMaxTurns = fmt.Errorf("agent stopped after %d turns: the model kept calling tools", MaxTurns)
+
+// CancelledToolText is the result of a tool call that was cancelled before
+// it ran (the prompt was aborted).
+const CancelledToolText = "Tool call cancelled"
+
+// abortedToolText is appended to the output of a tool cancelled while it ran.
+const abortedToolText = "Command aborted"
+
+// Prompt runs the agent loop for one user message: it appends the queued
+// bang results and the message, then calls the model with the conversation
+// and reg's tools, runs each tool call the answer asks for in order, sends
+// the results back, and repeats until the model answers without tool calls.
+// Every step is reported to emit (may be nil).
+//
+// Cancelling ctx aborts the stream or the running tool; every tool call of
+// the last assistant message still gets a result (cancelled ones say so), so
+// the history stays valid for the next request, and ctx.Err() is returned.
+// A model error is returned as it came; more than MaxTurns turns give
+// ErrMaxTurns. A failure to persist a message does not stop the loop (the
+// message is kept in memory); the first one is returned at the end when
+// nothing else failed.
+func (a *AgentSession) Prompt(ctx context.Context, text string, p llm.Provider, model string, reg *tools.Registry, emit func(Event)) error {
+	if p == nil {
+		return errors.New("no model configured")
+	}
+	var emitMu sync.Mutex
+	send := func(e Event) {
+		if emit == nil {
+			return
+		}
+		emitMu.Lock()
+		defer emitMu.Unlock()
+		emit(e)
+	}
+	r := &run{a: a, send: send}
+	r.note(a.FlushQueued())
+
+	a.SetStreaming(true)
+	defer a.SetStreaming(false)
+
+	send(Event{Type: EventAgentStart})
+	r.append(&UserMessage{Text: text, Timestamp: a.now().UnixMilli()})
+	err := r.loop(ctx, p, model, reg)
+	if err == nil {
+		err = r.persistErr
+	}
+	end := Event{Type: EventAgentEnd, Messages: r.added, Aborted: ctx.Err() != nil}
+	if err != nil {
+		end.Error = err.Error()
+	}
+	send(end)
+	return err
+}
+
+// run is the state of one Prompt.
+type run struct {
+	a          *AgentSession
+	send       func(Event)
+	added      []Message
+	persistErr error
+}
+
+func (r *run) note(err error) {
+	if err != nil && r.persistErr == nil {
+		r.persistErr = err
+	}
+}
+
+func (r *run) append(m Message) {
+	r.note(r.a.Append(m))
+	r.added = append(r.added, m)
+}
+
+func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools.Registry) error {
+	for turn := 1; ; turn++ {
+		if turn > MaxTurns {
+			return ErrMaxTurns
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r.send(Event{Type: EventTurnStart, Turn: turn})
+		names := reg.Names()
+		req := llm.Request{
+			Model:    model,
+			System:   SystemPrompt(r.a.cwd, names),
+			Messages: toLLM(r.a.ContextMessages()),
+			Tools:    reg.Specs(),
+		}
+		msg, streamErr := r.stream(ctx, p, req)
+		results := r.runTools(ctx, reg, msg, streamErr != nil)
+		r.send(Event{Type: EventTurnEnd, Turn: turn, Message: msg, ToolResults: results})
+		if streamErr != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			return streamErr
+		}
+		if len(msg.ToolCalls) == 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// stream makes one model call, reporting message_start/update/end, and
+// records the answer (the partial one on failure, when it has anything)
+// before message_end, so Messages() already holds it then.
+func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*AssistantMessage, error) {
+	partial := &AssistantMessage{Timestamp: r.a.now().UnixMilli()}
+	var text strings.Builder
+	r.send(Event{Type: EventMessageStart, Message: &AssistantMessage{Timestamp: partial.Timestamp}})
+	out, stop, err := p.Stream(ctx, req, func(ev llm.Event) {
+		u := Event{Type: EventMessageUpdate}
+		switch ev.Kind {
+		case llm.TextDelta:
+			text.WriteString(ev.Text)
+			u.UpdateKind, u.Delta = UpdateTextDelta, ev.Text
+		case llm.ToolCallStart:
+			u.UpdateKind = UpdateToolCallStart
+		case llm.ToolCallDelta:
+			u.UpdateKind, u.Delta = UpdateToolCallDelta, ev.Text
+		case llm.ToolCallEnd:
+			u.UpdateKind = UpdateToolCallEnd
+			partial.ToolCalls = append(partial.ToolCalls, fromLLMCall(*ev.ToolCall))
+		default:
+			return
+		}
+		if ev.ToolCall != nil {
+			u.ToolCallID, u.ToolName = ev.ToolCall.ID, ev.ToolCall.Name
+		}
+		partial.Text = text.String()
+		snap := *partial
+		snap.ToolCalls = append([]ToolCall(nil), partial.ToolCalls...)
+		u.Message = &snap
+		r.send(u)
+	})
+	msg := &AssistantMessage{Text: out.Text, Timestamp: partial.Timestamp}
+	for _, c := range out.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, fromLLMCall(c))
+	}
+	if err == nil || msg.Text != "" || len(msg.ToolCalls) > 0 {
+		r.append(msg)
+	}
+	r.send(Event{Type: EventMessageEnd, Message: msg, StopReason: stop})
+	return msg, err
+}
+
+// runTools runs msg's tool calls in order and records a result for each.
+// Once the prompt is cancelled (or skip is set: the stream failed) the
+// remaining calls are not run and get a cancelled result.
+func (r *run) runTools(ctx context.Context, reg *tools.Registry, msg *AssistantMessage, skip bool) []Message {
+	var results []Message
+	for _, c := range msg.ToolCalls {
+		r.send(Event{Type: EventToolExecutionStart, ToolCallID: c.ID, ToolName: c.Name, Args: c.Arguments})
+		var res tools.Result
+		switch t, ok := reg.Get(c.Name); {
+		case skip || ctx.Err() != nil:
+			res = tools.Result{Content: CancelledToolText, IsError: true, Aborted: true}
+		case !ok:
+			res = tools.Result{Content: fmt.Sprintf("Tool %s not found", c.Name), IsError: true}
+		default:
+			res = t.Execute(ctx, c.Arguments, func(partial string) {
+				r.send(Event{Type: EventToolExecutionUpdate, ToolCallID: c.ID, ToolName: c.Name,
+					Args: c.Arguments, PartialResult: partial})
+			})
+			if res.Aborted || ctx.Err() != nil {
+				res.Aborted, res.IsError = true, true
+				if !strings.HasSuffix(res.Content, abortedToolText) && !strings.HasSuffix(res.Content, CancelledToolText) {
+					if strings.TrimSpace(res.Content) == "" {
+						res.Content = abortedToolText
+					} else {
+						res.Content += "\n\n" + abortedToolText
+					}
+				}
+			}
+		}
+		tr := &ToolResultMessage{ToolCallID: c.ID, ToolName: c.Name, Content: res.Content,
+			IsError: res.IsError, Details: res.Details, Timestamp: r.a.now().UnixMilli()}
+		r.append(tr)
+		r.send(Event{Type: EventToolExecutionEnd, ToolCallID: c.ID, ToolName: c.Name, Result: &res, IsError: res.IsError})
+		results = append(results, tr)
+	}
+	return results
+}
+
+func fromLLMCall(c llm.ToolCall) ToolCall {
+	return ToolCall{ID: c.ID, Name: c.Name, Arguments: append(json.RawMessage(nil), c.Arguments...)}
+}
+
+// toLLM converts the model's view of the conversation (ContextMessages) to
+// provider messages.
+func toLLM(ms []Message) []llm.Message {
+	out := make([]llm.Message, 0, len(ms))
+	for _, m := range ms {
+		switch v := m.(type) {
+		case *UserMessage:
+			out = append(out, llm.Message{Role: llm.RoleUser, Text: v.Text})
+		case *AssistantMessage:
+			lm := llm.Message{Role: llm.RoleAssistant, Text: v.Text}
+			for _, c := range v.ToolCalls {
+				lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			}
+			out = append(out, lm)
+		case *ToolResultMessage:
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: v.ToolCallID, Text: v.Content, IsError: v.IsError})
+		case *BashExecutionMessage: // ContextMessages already converted these; be safe
+			if !v.ExcludeFromContext {
+				out = append(out, llm.Message{Role: llm.RoleUser, Text: BashExecutionToText(v)})
+			}
+		}
+	}
+	return out
+}
+
+// ToolContext is the bash tool's context for this session: its cwd and
+// artifact folder (none without a store), settings as given. ToolNames is
+// left empty: the tools registry fills it in at call time.
+func (a *AgentSession) ToolContext(settings bash.ToolSettings) bash.ToolContext {
+	tc := bash.ToolContext{Cwd: a.cwd, Settings: settings}
+	if a.artifacts != nil {
+		tc.Artifacts = a.artifacts
+	}
+	return tc
+}

@@ -1,0 +1,589 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/llm"
+	"agentsh/internal/tools"
+)
+
+// oaServer speaks OpenAI's streaming chat completions: the n-th request
+// (from 0) is answered by script, and every request body is recorded.
+type oaServer struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []map[string]any
+}
+
+func newOAServer(t *testing.T, script func(n int, s oaSSE, r *http.Request)) *oaServer {
+	t.Helper()
+	srv := &oaServer{}
+	srv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		var body map[string]any
+		if err := json.Unmarshal(raw, &body); err != nil {
+			http.Error(w, "bad json: "+err.Error(), 400)
+			return
+		}
+		srv.mu.Lock()
+		n := len(srv.bodies)
+		srv.bodies = append(srv.bodies, body)
+		srv.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		script(n, oaSSE{w}, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (s *oaServer) provider() llm.Provider {
+	zero := 0
+	return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: s.URL + "/v1", APIKey: "sk-test", MaxRetries: &zero})
+}
+
+func (s *oaServer) requests() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.bodies...)
+}
+
+type oaSSE struct{ w http.ResponseWriter }
+
+func (s oaSSE) chunk(choices string) {
+	fmt.Fprintf(s.w, "data: %s\n\n", `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":`+choices+`}`)
+	s.w.(http.Flusher).Flush()
+}
+
+func (s oaSSE) text(t string) {
+	b, _ := json.Marshal(t)
+	s.chunk(`[{"index":0,"delta":{"role":"assistant","content":` + string(b) + `},"finish_reason":null}]`)
+}
+
+func (s oaSSE) toolCall(index int, id, args string) {
+	b, _ := json.Marshal(args)
+	s.chunk(fmt.Sprintf(`[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":%q,"type":"function","function":{"name":"bash","arguments":""}}]},"finish_reason":null}]`, index, id))
+	s.chunk(fmt.Sprintf(`[{"index":0,"delta":{"tool_calls":[{"index":%d,"function":{"arguments":%s}}]},"finish_reason":null}]`, index, b))
+}
+
+func (s oaSSE) finish(reason string) {
+	s.chunk(`[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]`)
+	fmt.Fprint(s.w, "data: [DONE]\n\n")
+	s.w.(http.Flusher).Flush()
+}
+
+// answer is a plain text reply.
+func (s oaSSE) answer(t string) {
+	s.text(t)
+	s.finish("stop")
+}
+
+func newLoopAgent(t *testing.T) (*AgentSession, *Store, *tools.Registry) {
+	t.Helper()
+	a, s := newAgent(t)
+	reg, err := tools.NewRegistry(tools.NewBash(&bash.Tool{Executor: a.exec}, func() bash.ToolContext {
+		return a.ToolContext(bash.ToolSettings{})
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, s, reg
+}
+
+// promptWithGuard runs Prompt in a goroutine and fails the test if it does
+// not return within a generous bound (a hang guard, not a timing assert).
+func promptWithGuard(t *testing.T, ctx context.Context, a *AgentSession, text string, p llm.Provider, reg *tools.Registry, emit func(Event)) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- a.Prompt(ctx, text, p, "gpt-test", reg, emit) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("Prompt did not return (hang)")
+		return nil
+	}
+}
+
+// eventLog records events; types() leaves out the update events.
+type eventLog struct {
+	mu  sync.Mutex
+	evs []Event
+}
+
+func (l *eventLog) emit(e Event) {
+	l.mu.Lock()
+	l.evs = append(l.evs, e)
+	l.mu.Unlock()
+}
+
+func (l *eventLog) all() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Event(nil), l.evs...)
+}
+
+func (l *eventLog) types() (out []string, updates map[string]int) {
+	updates = map[string]int{}
+	for _, e := range l.all() {
+		switch e.Type {
+		case EventMessageUpdate, EventToolExecutionUpdate:
+			updates[e.Type]++
+			continue
+		case EventToolExecutionStart, EventToolExecutionEnd:
+			out = append(out, e.Type+" "+e.ToolCallID)
+			continue
+		}
+		out = append(out, e.Type)
+	}
+	return out, updates
+}
+
+func roles(ms []Message) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Role())
+	}
+	return out
+}
+
+// wireMessages returns the messages of a recorded request as role: content
+// strings, and checks every assistant tool call is answered by a tool
+// message before the next assistant or user message.
+func wireMessages(t *testing.T, body map[string]any) []string {
+	t.Helper()
+	raw, _ := body["messages"].([]any)
+	var out []string
+	pending := map[string]bool{}
+	for _, r := range raw {
+		m := r.(map[string]any)
+		role, _ := m["role"].(string)
+		content, _ := m["content"].(string)
+		if parts, ok := m["content"].([]any); ok {
+			for _, p := range parts {
+				if pm, ok := p.(map[string]any); ok {
+					s, _ := pm["text"].(string)
+					content += s
+				}
+			}
+		}
+		switch role {
+		case "assistant", "user":
+			if len(pending) > 0 {
+				t.Errorf("tool calls %v have no result before a %s message", pending, role)
+				pending = map[string]bool{}
+			}
+		}
+		switch role {
+		case "assistant":
+			calls, _ := m["tool_calls"].([]any)
+			for _, c := range calls {
+				id := c.(map[string]any)["id"].(string)
+				pending[id] = true
+				content += " [call " + id + "]"
+			}
+		case "tool":
+			id, _ := m["tool_call_id"].(string)
+			if !pending[id] {
+				t.Errorf("tool message for unknown or answered call %q", id)
+			}
+			delete(pending, id)
+			content = "(" + id + ") " + content
+		}
+		out = append(out, role+": "+content)
+	}
+	if len(pending) > 0 {
+		t.Errorf("tool calls %v have no result", pending)
+	}
+	return out
+}
+
+var noticeRE = regexp.MustCompile(`\[Showing lines (\d+)-200000 of 200000 \(50\.0KB limit\)\. Full: artifact://(\d+)\]$`)
+
+func TestPromptToolCallThenAnswer(t *testing.T) {
+	a, s, reg := newLoopAgent(t)
+	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
+		if n == 0 {
+			sse.text("Counting.")
+			sse.toolCall(0, "call_1", `{"command":"seq 1 200000"}`)
+			sse.finish("tool_calls")
+			return
+		}
+		sse.answer("done")
+	})
+	var log eventLog
+	if err := promptWithGuard(t, context.Background(), a, "count to 200000", srv.provider(), reg, log.emit); err != nil {
+		t.Fatalf("Prompt: %v", err)
+	}
+
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	// Request 0: system prompt, user message, the bash tool's schema.
+	w0 := wireMessages(t, reqs[0])
+	if len(w0) != 2 || !strings.HasPrefix(w0[0], "system: ") || w0[1] != "user: count to 200000" {
+		t.Fatalf("request 0 messages = %q", w0)
+	}
+	if !strings.Contains(w0[0], "Current working directory: "+a.Cwd()) || !strings.Contains(w0[0], "artifact://") || !strings.Contains(w0[0], "- bash") {
+		t.Errorf("system prompt = %q", w0[0])
+	}
+	toolsJSON, _ := json.Marshal(reqs[0]["tools"])
+	for _, want := range []string{`"name":"bash"`, `"required":["command"]`, `"timeout":`, `"cwd":`, `"head":`, `"tail":`} {
+		if !strings.Contains(string(toolsJSON), want) {
+			t.Errorf("tools %s lack %s", toolsJSON, want)
+		}
+	}
+	// Request 1 carries the truncated tool result with its notice.
+	w1 := wireMessages(t, reqs[1])
+	if len(w1) != 4 || w1[2] != "assistant: Counting. [call call_1]" || !strings.HasPrefix(w1[3], "tool: (call_1) ") {
+		t.Fatalf("request 1 messages = %.200q", w1)
+	}
+	m := noticeRE.FindStringSubmatch(w1[3])
+	if m == nil {
+		t.Fatalf("tool result does not end with the notice: …%q", w1[3][max(0, len(w1[3])-200):])
+	}
+	if !strings.Contains(w1[3], "\n199999\n200000\n") {
+		t.Errorf("tool result does not show the tail: …%q", w1[3][max(0, len(w1[3])-200):])
+	}
+	if p, err := a.Artifacts().Resolve("artifact://" + m[2]); err != nil {
+		t.Errorf("artifact %s: %v", m[2], err)
+	} else if st, err := os.Stat(p); err != nil || st.Size() < 1_000_000 {
+		t.Errorf("artifact %s: %v %v", p, st, err)
+	}
+
+	got, updates := log.types()
+	sameStrings(t, "events", got, []string{
+		"agent_start",
+		"turn_start", "message_start", "message_end",
+		"tool_execution_start call_1", "tool_execution_end call_1", "turn_end",
+		"turn_start", "message_start", "message_end", "turn_end",
+		"agent_end",
+	})
+	if updates[EventMessageUpdate] == 0 || updates[EventToolExecutionUpdate] == 0 {
+		t.Errorf("updates = %v", updates)
+	}
+	var text []string
+	for _, e := range log.all() {
+		if e.Type == EventMessageUpdate && e.UpdateKind == UpdateTextDelta {
+			text = append(text, e.Delta)
+		}
+		if e.Type == EventToolExecutionEnd && (e.Result == nil || e.IsError || !noticeRE.MatchString(e.Result.Content)) {
+			t.Errorf("tool_execution_end = %+v", e)
+		}
+	}
+	sameStrings(t, "text deltas", text, []string{"Counting.", "done"})
+	for _, e := range log.all() {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e.Type {
+		case EventToolExecutionStart:
+			if want := `{"type":"tool_execution_start","toolCallId":"call_1","toolName":"bash","args":{"command":"seq 1 200000"}}`; string(b) != want {
+				t.Errorf("start JSON = %s, want %s", b, want)
+			}
+		case EventToolExecutionUpdate:
+			if !strings.HasPrefix(string(b), `{"type":"tool_execution_update","toolCallId":"call_1","toolName":"bash","args":{"command":"seq 1 200000"},"partialResult":"`) {
+				t.Errorf("update JSON = %.200s", b)
+			}
+		case EventToolExecutionEnd:
+			if !strings.HasPrefix(string(b), `{"type":"tool_execution_end","toolCallId":"call_1","toolName":"bash","result":{"content":"`) || !strings.Contains(string(b), `"isError":false,"details":{`) {
+				t.Errorf("end JSON = %.300s", b)
+			}
+		}
+	}
+	if b, err := json.Marshal(log.all()[len(log.all())-1]); err != nil || !strings.Contains(string(b), `"type":"agent_end","messages":[{"role":"user"`) {
+		t.Errorf("agent_end JSON = %s %v", b, err)
+	}
+
+	// Persisted in order.
+	saved := loadMessages(t, s.Path())
+	sameStrings(t, "persisted roles", roles(saved), []string{"user", "assistant", "toolResult", "assistant"})
+	if am := saved[1].(*AssistantMessage); am.Text != "Counting." || len(am.ToolCalls) != 1 || am.ToolCalls[0].ID != "call_1" || string(am.ToolCalls[0].Arguments) != `{"command":"seq 1 200000"}` {
+		t.Errorf("assistant = %+v", am)
+	}
+	if tr := saved[2].(*ToolResultMessage); tr.ToolCallID != "call_1" || tr.ToolName != "bash" || tr.IsError || !noticeRE.MatchString(tr.Content) || !strings.Contains(string(tr.Details), `"truncation"`) {
+		t.Errorf("tool result = %+v", tr)
+	}
+	if am := saved[3].(*AssistantMessage); am.Text != "done" || len(am.ToolCalls) != 0 {
+		t.Errorf("answer = %+v", am)
+	}
+}
+
+func sameStrings(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s:\n got:\n  %s\nwant:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func TestPromptAbortWhileToolRuns(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("needs /proc")
+	}
+	a, s, reg := newLoopAgent(t)
+	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
+		if n == 0 {
+			sse.toolCall(0, "call_1", `{"command":"echo \"mark=$AGENTSH_SHELL_MARK\"; sleep 30"}`)
+			sse.toolCall(1, "call_2", `{"command":"echo never"}`)
+			sse.finish("tool_calls")
+			return
+		}
+		sse.answer("ok")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	marked := make(chan string, 1)
+	var log eventLog
+	emit := func(e Event) {
+		log.emit(e)
+		if e.Type == EventToolExecutionUpdate {
+			if i := strings.Index(e.PartialResult, "mark="); i >= 0 && strings.Contains(e.PartialResult[i:], "\n") {
+				select {
+				case marked <- strings.TrimSpace(strings.SplitN(e.PartialResult[i+5:], "\n", 2)[0]):
+				default:
+				}
+			}
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Prompt(ctx, "sleep please", srv.provider(), "gpt-test", reg, emit) }()
+	var mark string
+	select {
+	case mark = <-marked:
+	case err := <-done:
+		t.Fatalf("Prompt returned early: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the tool's output never arrived")
+	}
+	if len(markedProcs("AGENTSH_SHELL_MARK="+mark)) == 0 {
+		t.Error("no process carries the tool's marker")
+	}
+	// Bang commands while the agent streams are queued, not appended.
+	mustBash(t, a, "echo bang-in-context", BashOptions{})
+	mustBash(t, a, "echo bang-secret", BashOptions{ExcludeFromContext: true})
+	if q := a.QueuedMessages(); len(q) != 2 {
+		t.Fatalf("queued = %d, want 2", len(q))
+	}
+
+	cancel()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Prompt did not return after cancel (hang)")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Prompt error = %v, want context.Canceled", err)
+	}
+	waitFor(t, "the tool's processes to exit", 5*time.Second, func() bool {
+		return len(markedProcs("AGENTSH_SHELL_MARK="+mark)) == 0
+	})
+
+	msgs := a.Messages()
+	sameStrings(t, "history", roles(msgs), []string{"user", "assistant", "toolResult", "toolResult"})
+	if tr := msgs[2].(*ToolResultMessage); tr.ToolCallID != "call_1" || !tr.IsError || !strings.HasSuffix(tr.Content, "Command aborted") || !strings.Contains(tr.Content, "mark=") {
+		t.Errorf("result 1 = %+v", tr)
+	}
+	if tr := msgs[3].(*ToolResultMessage); tr.ToolCallID != "call_2" || !tr.IsError || tr.Content != CancelledToolText {
+		t.Errorf("result 2 = %+v", tr)
+	}
+	got, _ := log.types()
+	sameStrings(t, "events", got, []string{
+		"agent_start", "turn_start", "message_start", "message_end",
+		"tool_execution_start call_1", "tool_execution_end call_1",
+		"tool_execution_start call_2", "tool_execution_end call_2",
+		"turn_end", "agent_end",
+	})
+	if last := log.all()[len(log.all())-1]; !last.Aborted || last.Error == "" {
+		t.Errorf("agent_end = %+v", last)
+	}
+
+	// The next prompt flushes the bang results after the tool results and
+	// its request is accepted: every call has its result, `!!` is absent.
+	if err := promptWithGuard(t, context.Background(), a, "again", srv.provider(), reg, nil); err != nil {
+		t.Fatalf("follow-up Prompt: %v", err)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	w := wireMessages(t, reqs[1])
+	if len(w) != 7 {
+		t.Fatalf("request 1 messages (%d) = %q", len(w), w)
+	}
+	want := []string{"user: sleep please", "assistant:  [call call_1] [call call_2]", "tool: (call_1) ", "tool: (call_2) " + CancelledToolText,
+		"user: Ran `echo bang-in-context`\n```\nbang-in-context\n```", "user: again"}
+	for i, wm := range want {
+		if got := w[i+1]; !strings.HasPrefix(got, wm) {
+			t.Errorf("request 1 message %d = %q, want prefix %q", i+1, got, wm)
+		}
+	}
+	for _, m := range w {
+		if strings.Contains(m, "bang-secret") {
+			t.Errorf("`!!` output reached the model: %q", m)
+		}
+	}
+	sameStrings(t, "persisted roles", roles(loadMessages(t, s.Path())),
+		[]string{"user", "assistant", "toolResult", "toolResult", "bashExecution", "bashExecution", "user", "assistant"})
+}
+
+func TestPromptAbortWhileStreaming(t *testing.T) {
+	a, _, reg := newLoopAgent(t)
+	srv := newOAServer(t, func(n int, sse oaSSE, r *http.Request) {
+		sse.text("thinking")
+		<-r.Context().Done() // hold the stream open until the client goes
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	emit := func(e Event) {
+		if e.Type == EventMessageUpdate {
+			cancel()
+		}
+	}
+	err := promptWithGuard(t, ctx, a, "hi", srv.provider(), reg, emit)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Prompt error = %v, want context.Canceled", err)
+	}
+	msgs := a.Messages()
+	sameStrings(t, "history", roles(msgs), []string{"user", "assistant"})
+	if am := msgs[1].(*AssistantMessage); am.Text != "thinking" || len(am.ToolCalls) != 0 {
+		t.Errorf("partial answer = %+v", am)
+	}
+}
+
+func TestPromptMaxTurns(t *testing.T) {
+	a, _, reg := newLoopAgent(t)
+	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
+		sse.toolCall(0, fmt.Sprintf("call_%d", n), `{"command":"true"}`)
+		sse.finish("tool_calls")
+	})
+	err := promptWithGuard(t, context.Background(), a, "loop forever", srv.provider(), reg, nil)
+	if !errors.Is(err, ErrMaxTurns) {
+		t.Fatalf("Prompt error = %v, want ErrMaxTurns", err)
+	}
+	if n := len(srv.requests()); n != MaxTurns {
+		t.Errorf("%d requests, want %d", n, MaxTurns)
+	}
+	msgs := a.Messages()
+	if len(msgs) != 1+2*MaxTurns || msgs[len(msgs)-1].Role() != RoleToolResult {
+		t.Errorf("history: %d messages, last %s", len(msgs), msgs[len(msgs)-1].Role())
+	}
+}
+
+func TestPromptUnknownToolAndNoProvider(t *testing.T) {
+	a, _, reg := newLoopAgent(t)
+	if err := a.Prompt(context.Background(), "x", nil, "m", reg, nil); err == nil {
+		t.Error("nil provider accepted")
+	}
+	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
+		if n == 0 {
+			sse.chunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"write","arguments":"{}"}}]},"finish_reason":null}]`)
+			sse.finish("tool_calls")
+			return
+		}
+		sse.answer("sorry")
+	})
+	if err := promptWithGuard(t, context.Background(), a, "write", srv.provider(), reg, nil); err != nil {
+		t.Fatal(err)
+	}
+	msgs := a.Messages()
+	sameStrings(t, "history", roles(msgs), []string{"user", "assistant", "toolResult", "assistant"})
+	if tr := msgs[2].(*ToolResultMessage); !tr.IsError || tr.Content != "Tool write not found" {
+		t.Errorf("result = %+v", tr)
+	}
+}
+
+func TestSystemPrompt(t *testing.T) {
+	p := SystemPrompt("/some/dir", []string{"bash", "read"})
+	for _, want := range []string{"- bash: ", "- read", "Current working directory: /some/dir",
+		"[Showing lines 9901-10000 of 10000 (50.0KB limit). Full: artifact://3]", "artifact://ID", "read tool"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("system prompt lacks %q:\n%s", want, p)
+		}
+	}
+	if strings.Contains(SystemPrompt("/d", []string{"bash"}), "read tool") {
+		t.Error("read tool mentioned without one")
+	}
+}
+
+func (s oaSSE) event(name, data string) {
+	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, data)
+	s.w.(http.Flusher).Flush()
+}
+
+// The loop is provider-neutral: the same conversation over Anthropic's
+// Messages SSE.
+func TestPromptAnthropic(t *testing.T) {
+	a, _, reg := newLoopAgent(t)
+	srv := newOAServer(t, func(n int, s oaSSE, _ *http.Request) {
+		s.event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1}}}`)
+		if n == 0 {
+			s.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"bash","input":{}}}`)
+			s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\":\"seq 1 200000\"}"}}`)
+			s.event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+			s.event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":40}}`)
+		} else {
+			s.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+			s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"done"}}`)
+			s.event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+			s.event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":6}}`)
+		}
+		s.event("message_stop", `{"type":"message_stop"}`)
+	})
+	zero := 0
+	p := llm.NewAnthropic(llm.AnthropicConfig{BaseURL: srv.URL, APIKey: "sk-ant-test", MaxRetries: &zero})
+	if err := promptWithGuard(t, context.Background(), a, "count", p, reg, nil); err != nil {
+		t.Fatalf("Prompt: %v", err)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if sys, _ := json.Marshal(reqs[0]["system"]); !strings.Contains(string(sys), "artifact://") {
+		t.Errorf("system = %s", sys)
+	}
+	msgs, _ := reqs[1]["messages"].([]any)
+	if len(msgs) != 3 {
+		t.Fatalf("request 1 messages = %v", msgs)
+	}
+	last := msgs[2].(map[string]any)
+	block := last["content"].([]any)[0].(map[string]any)
+	if last["role"] != "user" || block["type"] != "tool_result" || block["tool_use_id"] != "toolu_01" {
+		t.Fatalf("tool result message = %v", last)
+	}
+	var content string
+	switch c := block["content"].(type) {
+	case string:
+		content = c
+	case []any:
+		for _, part := range c {
+			s, _ := part.(map[string]any)["text"].(string)
+			content += s
+		}
+	}
+	if !noticeRE.MatchString(content) {
+		t.Errorf("tool result does not end with the notice: …%q", content[max(0, len(content)-200):])
+	}
+	if m := a.Messages(); len(m) != 4 || m[3].(*AssistantMessage).Text != "done" {
+		t.Errorf("history = %v", roles(m))
+	}
+}

@@ -1,0 +1,47 @@
+package session
+
+import (
+	"slices"
+	"strings"
+
+	"agentsh/internal/tools"
+)
+
+// SystemPrompt is the system prompt of the agent loop: who it is, its tools,
+// the working directory, and how truncated output and artifact:// work.
+func SystemPrompt(cwd string, toolNames []string) string {
+	var b strings.Builder
+	b.WriteString("You are agentsh, an expert coding assistant working in the user's terminal. " +
+		"You help by running commands, reading files and explaining what you find. " +
+		"Be concise; show file paths clearly.\n\n")
+	b.WriteString("Available tools:\n")
+	if len(toolNames) == 0 {
+		b.WriteString("(none)\n")
+	}
+	for _, n := range toolNames {
+		b.WriteString("- " + n)
+		if d := toolSummary(n); d != "" {
+			b.WriteString(": " + d)
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("\nOutput truncation:\n" +
+		"- Long tool output (over 50KB or 2000 lines) is truncated to its tail: you see the last lines, then a notice such as " +
+		"`[Showing lines 9901-10000 of 10000 (50.0KB limit). Full: artifact://3]`.\n" +
+		"- `artifact://ID` is the complete, untruncated output of that command, saved by the session. It can be read in full")
+	if slices.Contains(toolNames, "read") {
+		b.WriteString(" with the read tool (pass `artifact://ID` as the path; use offset and limit for a part of it)")
+	}
+	b.WriteString(". Prefer narrowing a command (grep, the bash tool's head and tail parameters) over reading everything.\n")
+	b.WriteString("\nCurrent working directory: " + cwd + "\n")
+	return b.String()
+}
+
+func toolSummary(name string) string {
+	switch name {
+	case tools.BashName:
+		return "Run a bash command in the working directory (parameters command, timeout, cwd, head, tail); " +
+			"a non-zero exit code is reported as an error with the output."
+	}
+	return ""
+}

@@ -1,0 +1,81 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"agentsh/internal/bash"
+)
+
+// BashName is the bash tool's name.
+const BashName = "bash"
+
+const bashDescription = "Run a command in bash in the session's working directory and return its output " +
+	"(stdout and stderr combined). Output longer than 50KB or 2000 lines is truncated to its tail, " +
+	"with a notice giving the lines shown and an artifact:// link to the full output. " +
+	"A non-zero exit code is reported as an error together with the output."
+
+var bashSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"command":{"type":"string","description":"The bash command to run."},` +
+	`"timeout":{"type":"number","description":"Timeout in seconds (default 300, between 1 and 3600)."},` +
+	`"cwd":{"type":"string","description":"Working directory for this command, absolute or relative to the session's cwd (default: the session's cwd)."},` +
+	`"head":{"type":"integer","description":"Return only the first N lines of output."},` +
+	`"tail":{"type":"integer","description":"Return only the last N lines of output."}` +
+	`},"required":["command"],"additionalProperties":false}`)
+
+type bashTool struct {
+	tool *bash.Tool
+	ctx  func() bash.ToolContext
+
+	mu  sync.Mutex
+	reg *Registry
+}
+
+// NewBash adapts the bash tool to the registry. ctx is called on every call
+// for the current ToolContext (may be nil: a zero context); its ToolNames is
+// replaced by the names of the registry the tool is registered in, at call
+// time, so the interceptor only suggests tools that exist.
+func NewBash(tool *bash.Tool, ctx func() bash.ToolContext) Tool {
+	if tool == nil {
+		tool = &bash.Tool{}
+	}
+	return &bashTool{tool: tool, ctx: ctx}
+}
+
+func (b *bashTool) Name() string            { return BashName }
+func (b *bashTool) Description() string     { return bashDescription }
+func (b *bashTool) Schema() json.RawMessage { return bashSchema }
+
+func (b *bashTool) bind(r *Registry) {
+	b.mu.Lock()
+	b.reg = r
+	b.mu.Unlock()
+}
+
+func (b *bashTool) Execute(ctx context.Context, args json.RawMessage, onUpdate func(string)) Result {
+	p, err := bash.ParseToolParams(args)
+	if err != nil {
+		return fromFinal(bash.Finalize(nil, err))
+	}
+	var tc bash.ToolContext
+	if b.ctx != nil {
+		tc = b.ctx()
+	}
+	b.mu.Lock()
+	reg := b.reg
+	b.mu.Unlock()
+	if reg != nil {
+		tc.ToolNames = reg.Names()
+	}
+	res, err := b.tool.Execute(ctx, p, tc, onUpdate)
+	return fromFinal(bash.Finalize(res, err))
+}
+
+func fromFinal(f bash.FinalResult) Result {
+	r := Result{Content: f.Content, IsError: f.IsError, Aborted: f.Aborted}
+	if d, err := json.Marshal(f.Details); err == nil && string(d) != "{}" {
+		r.Details = d
+	}
+	return r
+}
