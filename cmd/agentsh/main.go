@@ -1,5 +1,6 @@
-// Command agentsh is a terminal coding-agent shell. For now it offers the
-// non-interactive surfaces of its bash runtime: `exec` and `artifact`.
+// Command agentsh is a terminal coding-agent shell. For now it offers its
+// non-interactive surfaces: print mode (`-p`), and the bash runtime's `exec`
+// and `artifact`.
 package main
 
 import (
@@ -22,6 +23,20 @@ import (
 const usage = `agentsh — a terminal coding-agent shell
 
 Usage:
+  agentsh -p [flags] "PROMPT"...
+      Run PROMPT through the agent and print its final answer (piped stdin is
+      appended to the prompt after a newline; with stdin piped, -p is implied).
+      Flags:
+        -p, --print           print mode
+        --mode text|json      text: the final answer; json: the session header,
+                              then every event, one JSON object per line
+        --model PROVIDER/MODEL  else settings "model", else $AGENTSH_MODEL
+                              (providers: openai, anthropic, ollama, openrouter;
+                              keys: OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY)
+        -c, --continue        continue the newest session of this directory
+        -r, --resume ID|PATH  resume a given session
+        --no-session          keep the session in memory only
+      Exit status: 0, or 1 on an error or an abort (message on stderr).
   agentsh exec [--cwd DIR] [--timeout SECONDS] [--head N] [--tail N] [--json] -- COMMAND
       Run COMMAND exactly as the model's bash tool would and print what the
       model would receive. COMMAND is one shell string; several words are
@@ -38,23 +53,37 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		// Until the TUI lands, the quick start's `go run ./cmd/agentsh` shows
-		// what is there; that is not an error.
-		fmt.Fprint(stdout, usage)
-		return 0
+	if len(args) > 0 {
+		switch args[0] {
+		case "exec":
+			return runExec(args[1:], stdout, stderr)
+		case "artifact":
+			return runArtifact(args[1:], stdout, stderr)
+		case "-h", "--help", "help":
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
 	}
-	switch args[0] {
-	case "exec":
-		return runExec(args[1:], stdout, stderr)
-	case "artifact":
-		return runArtifact(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return 0
+	if len(args) == 0 || !strings.HasPrefix(args[0], "-") {
+		// No flags: piped stdin switches to print mode (text), with any
+		// positional words as the prompt; otherwise this is the usage (no
+		// arguments; until the TUI lands that is not an error) or a typo.
+		data, piped, err := readPipedStdin(os.Stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentsh: reading stdin: %v\n", err)
+			return 1
+		}
+		if !piped {
+			if len(args) == 0 {
+				fmt.Fprint(stdout, usage)
+				return 0
+			}
+			fmt.Fprintf(stderr, "agentsh: unknown command %q\n\n%s", args[0], usage)
+			return 2
+		}
+		return runPrint(args, func() (string, bool, error) { return data, true, nil }, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "agentsh: unknown command %q\n\n%s", args[0], usage)
-	return 2
+	return runPrint(args, func() (string, bool, error) { return readPipedStdin(os.Stdin) }, stdout, stderr)
 }
 
 // optionalFloat is a flag that remembers whether it was set.
@@ -124,7 +153,7 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	shellPath, err := bash.ResolveShell(settings.ShellPath)
+	toolSettings, err := bashToolSettings(settings)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
@@ -134,24 +163,10 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	rules := make([]bash.InterceptorRule, 0, len(settings.InterceptorPatterns))
-	for _, p := range settings.InterceptorPatterns {
-		rules = append(rules, bash.InterceptorRule{Pattern: p.Pattern, Flags: p.Flags, Tool: p.Tool, Message: p.Message})
-	}
 	tc := bash.ToolContext{
 		Cwd:       wd,
 		Artifacts: session.NewArtifactManager(session.ExecArtifactsDir(wd)),
-		Settings: bash.ToolSettings{
-			VirtualTerminal:    settings.VirtualTerminal,
-			InterceptorEnabled: settings.InterceptorEnabled,
-			InterceptorRules:   rules,
-			Shell: bash.ShellConfig{
-				Path:         shellPath,
-				Prefix:       settings.ShellPrefix,
-				Env:          settings.ShellEnv,
-				SnapshotPath: bash.GetOrCreateSnapshot(shellPath, settings.ShellEnv),
-			},
-		},
+		Settings:  toolSettings,
 	}
 	params := bash.ToolParams{Command: command, Timeout: timeout.v, Cwd: *cwdFlag, Head: head.v, Tail: tail.v}
 	res, err := (&bash.Tool{}).Execute(ctx, params, tc, nil)
@@ -192,6 +207,30 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return code
+}
+
+// bashToolSettings turns the loaded settings into the bash tool's settings
+// (shell resolved, snapshot taken).
+func bashToolSettings(settings *session.Settings) (bash.ToolSettings, error) {
+	shellPath, err := bash.ResolveShell(settings.ShellPath)
+	if err != nil {
+		return bash.ToolSettings{}, err
+	}
+	rules := make([]bash.InterceptorRule, 0, len(settings.InterceptorPatterns))
+	for _, p := range settings.InterceptorPatterns {
+		rules = append(rules, bash.InterceptorRule{Pattern: p.Pattern, Flags: p.Flags, Tool: p.Tool, Message: p.Message})
+	}
+	return bash.ToolSettings{
+		VirtualTerminal:    settings.VirtualTerminal,
+		InterceptorEnabled: settings.InterceptorEnabled,
+		InterceptorRules:   rules,
+		Shell: bash.ShellConfig{
+			Path:         shellPath,
+			Prefix:       settings.ShellPrefix,
+			Env:          settings.ShellEnv,
+			SnapshotPath: bash.GetOrCreateSnapshot(shellPath, settings.ShellEnv),
+		},
+	}, nil
 }
 
 func runArtifact(args []string, stdout, stderr io.Writer) int {

@@ -1,0 +1,437 @@
+package main
+
+// Print mode (SPEC §7, reference §15): `agentsh -p "prompt"` runs one agent
+// prompt non-interactively and prints the final answer (text) or every
+// event as a JSON line (json). The mode dispatch also owns `--mode rpc`.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/llm"
+	"agentsh/internal/rpc"
+	"agentsh/internal/session"
+	"agentsh/internal/tools"
+)
+
+// Output modes of --mode.
+const (
+	modeText = "text"
+	modeJSON = "json"
+	modeRPC  = "rpc"
+)
+
+// noModelMessage is printed when a prompt needs a model and none is
+// configured.
+const noModelMessage = `agentsh: no model configured. Configure one with any of:
+  --model provider/model            e.g. --model openai/gpt-4.1 or --model anthropic/claude-sonnet-4-5
+  "model": "provider/model"         in ~/.config/agentsh/settings.json or .agentsh/settings.json
+  AGENTSH_MODEL=provider/model      in the environment
+Providers: %s. Credentials come from the environment:
+  OPENAI_API_KEY (and OPENAI_BASE_URL for another OpenAI-compatible server), ANTHROPIC_API_KEY
+`
+
+// printOptions are the parsed flags of the modes.
+type printOptions struct {
+	print     bool   // -p / --print
+	mode      string // "" (not given), text, json, rpc
+	model     string // --model
+	cont      bool   // --continue / -c
+	resume    string // --resume / -r
+	noSession bool   // --no-session
+	help      bool   // -h / --help
+	messages  []string
+}
+
+// parseModeArgs parses the mode flags; flags and messages may be mixed, and
+// "--" ends the flags.
+func parseModeArgs(args []string) (printOptions, error) {
+	var o printOptions
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			o.messages = append(o.messages, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			o.messages = append(o.messages, a)
+			continue
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		value := func() (string, error) {
+			if hasVal {
+				return val, nil
+			}
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("flag %s needs a value", name)
+			}
+			i++
+			return args[i], nil
+		}
+		noValue := func() error {
+			if hasVal {
+				return fmt.Errorf("flag %s takes no value", name)
+			}
+			return nil
+		}
+		var err error
+		switch name {
+		case "-p", "--print":
+			o.print = true
+			err = noValue()
+		case "-c", "--continue":
+			o.cont = true
+			err = noValue()
+		case "--no-session":
+			o.noSession = true
+			err = noValue()
+		case "-h", "--help":
+			o.help = true
+		case "--mode":
+			o.mode, err = value()
+			if err == nil && o.mode != modeText && o.mode != modeJSON && o.mode != modeRPC {
+				err = fmt.Errorf("--mode must be text, json or rpc, got %q", o.mode)
+			}
+		case "--model":
+			o.model, err = value()
+		case "-r", "--resume":
+			o.resume, err = value()
+			if err == nil && strings.TrimSpace(o.resume) == "" {
+				err = errors.New("--resume needs a session id or path")
+			}
+		default:
+			err = fmt.Errorf("unknown flag %s", name)
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	if o.noSession && (o.cont || o.resume != "") {
+		return o, errors.New("--no-session cannot be combined with --continue or --resume")
+	}
+	if o.cont && o.resume != "" {
+		return o, errors.New("--continue and --resume cannot be combined")
+	}
+	return o, nil
+}
+
+// readPipedStdin reads stdin when it is not a terminal. ok reports whether
+// it had any (non-blank) data; the text comes without its trailing newlines.
+func readPipedStdin(f *os.File) (text string, ok bool, err error) {
+	if f == nil {
+		return "", false, nil
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice != 0 {
+		return "", false, nil
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return "", false, err
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		return "", false, nil
+	}
+	return strings.TrimRight(string(data), "\r\n"), true, nil
+}
+
+// runPrint is the mode dispatch. stdin is read only by the modes that take
+// a prompt from it.
+func runPrint(args []string, stdin func() (string, bool, error), stdout, stderr io.Writer) int {
+	o, err := parseModeArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n\n%s", err, usage)
+		return 2
+	}
+	if o.help {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	mode := o.mode
+	if mode == "" {
+		mode = modeText
+	}
+	switch mode {
+	case modeRPC:
+		// stdin is the command stream here: it is never read as a prompt.
+		return rpcMode(o, os.Stdin, stdout, stderr)
+	case modeText, modeJSON:
+	}
+
+	data, piped, err := stdin()
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsh: reading stdin: %v\n", err)
+		return 1
+	}
+	messages := append([]string(nil), o.messages...)
+	if piped {
+		if len(messages) == 0 {
+			messages = []string{data}
+		} else {
+			messages[0] += "\n" + data
+		}
+	}
+	if len(messages) == 0 {
+		fmt.Fprint(stderr, "agentsh: no prompt: agentsh -p \"prompt\" (or pipe the prompt on stdin)\n")
+		return 2
+	}
+	return printMode(o, mode, messages, stdout, stderr)
+}
+
+// resolveModel picks the model: --model, else settings "model", else
+// AGENTSH_MODEL. "" means none is configured.
+func resolveModel(flagModel string, settings *session.Settings) (string, error) {
+	if m := strings.TrimSpace(flagModel); m != "" {
+		return m, nil
+	}
+	if v, ok := settings.Lookup("model"); ok && v != nil {
+		s, isStr := v.(string)
+		if !isStr {
+			return "", fmt.Errorf("settings: model: expected a string \"provider/model\", got %v", v)
+		}
+		if strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s), nil
+		}
+	}
+	return strings.TrimSpace(os.Getenv("AGENTSH_MODEL")), nil
+}
+
+// openStore creates, continues or resumes the session file; nil with
+// --no-session.
+func openStore(o printOptions, cwd string, stderr io.Writer) (*session.Store, error) {
+	if o.noSession {
+		return nil, nil
+	}
+	path := ""
+	switch {
+	case o.cont:
+		p, err := session.Newest(cwd)
+		if err != nil && !errors.Is(err, session.ErrNoSession) {
+			return nil, err
+		}
+		path = p // none yet: start a new one
+	case o.resume != "":
+		p, err := session.Find(cwd, o.resume)
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	if path == "" {
+		return session.Create(cwd)
+	}
+	store, loadErrs, err := session.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, le := range loadErrs {
+		fmt.Fprintf(stderr, "agentsh: skipped a corrupt line of the session: %v\n", le)
+	}
+	return store, nil
+}
+
+func printMode(o printOptions, mode string, messages []string, stdout, stderr io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fail(err)
+	}
+	settings, err := session.LoadSettings(cwd)
+	if err != nil {
+		return fail(err)
+	}
+	spec, err := resolveModel(o.model, settings)
+	if err != nil {
+		return fail(err)
+	}
+	if spec == "" {
+		fmt.Fprintf(stderr, noModelMessage, strings.Join(llm.Providers, ", "))
+		return 1
+	}
+	provider, model, err := llm.FromEnv(spec, os.Getenv)
+	if err != nil {
+		return fail(err)
+	}
+	toolSettings, err := bashToolSettings(settings)
+	if err != nil {
+		return fail(err)
+	}
+	defer bash.CloseAll()
+
+	store, err := openStore(o, cwd, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	if store != nil {
+		defer store.Close()
+	}
+	executor := bash.Default()
+	agent, err := session.New(cwd, store, executor, toolSettings.Shell)
+	if err != nil {
+		return fail(err)
+	}
+	reg, err := tools.NewRegistry(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
+		tc := agent.ToolContext(toolSettings)
+		tc.HasUI = false // print mode: never a PTY
+		return tc
+	}))
+	if err != nil {
+		return fail(err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var emit func(session.Event)
+	var writeErr error
+	if mode == modeJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		header := session.Header{Type: "session", Version: session.SessionVersion, ID: agent.ID(),
+			Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), Cwd: cwd}
+		if store != nil {
+			header = store.Header()
+		}
+		if err := enc.Encode(header); err != nil {
+			return fail(err)
+		}
+		emit = func(e session.Event) {
+			if writeErr == nil {
+				writeErr = enc.Encode(e)
+			}
+		}
+	}
+
+	for _, msg := range messages {
+		err := agent.Prompt(ctx, msg, provider, model, reg, emit)
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "agentsh: Request aborted")
+			return 1
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if writeErr != nil {
+		return fail(writeErr)
+	}
+	if mode == modeText {
+		if text, ok := finalText(agent.Messages()); ok {
+			if _, err := io.WriteString(stdout, text+"\n"); err != nil {
+				return 1
+			}
+		}
+	}
+	return 0
+}
+
+// finalText is the text of the last assistant message.
+func finalText(ms []session.Message) (string, bool) {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if am, ok := ms[i].(*session.AssistantMessage); ok {
+			return am.Text, am.Text != ""
+		}
+	}
+	return "", false
+}
+
+// rpcMode serves newline-delimited JSON commands (docs/rpc.md). Without a
+// model, prompts fail with a clear error while bash commands still work.
+func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fail(err)
+	}
+	settings, err := session.LoadSettings(cwd)
+	if err != nil {
+		return fail(err)
+	}
+	spec, err := resolveModel(o.model, settings)
+	if err != nil {
+		return fail(err)
+	}
+	var provider llm.Provider
+	model := ""
+	if spec != "" {
+		if provider, model, err = llm.FromEnv(spec, os.Getenv); err != nil {
+			return fail(err)
+		}
+	}
+	toolSettings, err := bashToolSettings(settings)
+	if err != nil {
+		return fail(err)
+	}
+	defer bash.CloseAll() // stdin EOF: no shell and no process of a run is left
+
+	executor := bash.Default()
+	var (
+		mu      sync.Mutex
+		current *session.AgentSession
+		stores  []*session.Store
+		first   = true
+	)
+	defer func() {
+		for _, st := range stores {
+			st.Close()
+		}
+	}()
+	newSession := func() (*session.AgentSession, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var store *session.Store
+		var err error
+		if first {
+			store, err = openStore(o, cwd, stderr) // --continue / --resume / --no-session
+		} else if !o.noSession {
+			store, err = session.Create(cwd)
+		}
+		if err != nil {
+			return nil, err
+		}
+		first = false
+		agent, err := session.New(cwd, store, executor, toolSettings.Shell)
+		if err != nil {
+			return nil, err
+		}
+		if store != nil {
+			stores = append(stores, store)
+		}
+		current = agent
+		return agent, nil
+	}
+	reg, err := tools.NewRegistry(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
+		mu.Lock()
+		agent := current
+		mu.Unlock()
+		tc := agent.ToolContext(toolSettings)
+		tc.HasUI = false // RPC: never a PTY
+		return tc
+	}))
+	if err != nil {
+		return fail(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = rpc.Serve(ctx, in, stdout, rpc.Config{NewSession: newSession, Provider: provider, Model: model, Tools: reg})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fail(err)
+	}
+	return 0
+}

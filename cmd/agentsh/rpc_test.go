@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rpcLine is one line agentsh writes in RPC mode.
+type rpcLine struct {
+	Type    string          `json:"type"`
+	ID      any             `json:"id"`
+	Command string          `json:"command"`
+	Success bool            `json:"success"`
+	Error   string          `json:"error"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// TestRPCModeEndToEnd drives a real `agentsh --mode rpc` process over its
+// stdin and stdout: ready line, ids echoed, a running bash interrupted by
+// abort_bash, errors for bad lines, and a clean exit on stdin EOF with no
+// process of the run left.
+func TestRPCModeEndToEnd(t *testing.T) {
+	s := newSandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := s.command(ctx, s.work, nil, "--mode", "rpc")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan rpcLine, 64)
+	go func() {
+		defer close(lines)
+		r := bufio.NewReader(outPipe)
+		for {
+			b, err := r.ReadBytes('\n')
+			if len(b) > 0 {
+				var l rpcLine
+				if json.Unmarshal(b, &l) != nil {
+					t.Errorf("not JSON: %q", b)
+				}
+				lines <- l
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	next := func(what string) rpcLine {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("stdout closed while waiting for %s", what)
+			}
+			return l
+		case <-ctx.Done():
+			t.Fatalf("no %s (hang guard)", what)
+		}
+		return rpcLine{}
+	}
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(in, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if l := next("ready"); l.Type != "ready" {
+		t.Fatalf("first line %+v", l)
+	}
+	send(`{"id":"b1","type":"bash","command":"echo hi"}`)
+	l := next("bash response")
+	var res struct {
+		Output    string `json:"output"`
+		ExitCode  *int   `json:"exitCode"`
+		Cancelled bool   `json:"cancelled"`
+	}
+	if json.Unmarshal(l.Data, &res) != nil || l.ID != "b1" || !l.Success || l.Command != "bash" || res.Output != "hi\n" || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("bash: %+v %+v", l, res)
+	}
+
+	send(`{"id":7,"type":"bash","command":"echo \"mark=$AGENTSH_SHELL_MARK\"; sleep 30"}`)
+	time.Sleep(300 * time.Millisecond)
+	send(`{"id":8,"type":"abort_bash"}`)
+	var bashResp rpcLine
+	for bashResp.Command != "bash" {
+		if l := next("aborted bash response"); l.Type == "response" && l.Command == "bash" {
+			bashResp = l
+		}
+	}
+	res.Output, res.Cancelled = "", false
+	if json.Unmarshal(bashResp.Data, &res) != nil || bashResp.ID != float64(7) || !res.Cancelled {
+		t.Fatalf("abort_bash did not cancel: %+v %+v", bashResp, res)
+	}
+	mark := ""
+	for _, line := range strings.Split(res.Output, "\n") {
+		if m, ok := strings.CutPrefix(line, "mark="); ok {
+			mark = m
+		}
+	}
+	assertNoMarkedProcs(t, mark)
+
+	send(`not json`)
+	for l = next("parse error"); l.Command != "parse"; l = next("parse error") {
+	}
+	if l.Success || !strings.HasPrefix(l.Error, "Failed to parse command: ") {
+		t.Fatalf("parse: %+v", l)
+	}
+	send(`{"id":9,"type":"frobnicate"}`)
+	if l = next("unknown"); l.Success || l.Error != "Unknown command: frobnicate" {
+		t.Fatalf("unknown: %+v", l)
+	}
+	send(`{"id":10,"type":"prompt","message":"hello"}`)
+	if l = next("prompt"); l.Success || l.ID != float64(10) || !strings.Contains(l.Error, "no model configured") {
+		t.Fatalf("prompt without a model: %+v", l)
+	}
+
+	// A running command, then stdin EOF: agentsh ends it and exits 0.
+	send(`{"id":11,"type":"bash","command":"echo \"mark=$AGENTSH_SHELL_MARK\" > started; sleep 30"}`)
+	time.Sleep(300 * time.Millisecond)
+	in.Close()
+	for range lines {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after stdin EOF: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(s.work, "started"))
+	if err != nil {
+		t.Fatalf("the last command never started: %v", err)
+	}
+	assertNoMarkedProcs(t, strings.TrimPrefix(strings.TrimSpace(string(b)), "mark="))
+}

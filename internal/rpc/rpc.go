@@ -1,0 +1,399 @@
+// Package rpc serves an AgentSession over newline-delimited JSON (SPEC §7,
+// docs/rpc.md): commands on one stream, responses and agent events on the
+// other, shapes compatible with the reference's RPC protocol.
+//
+// Commands are dispatched in arrival order; the quick ones are answered at
+// once, while the long-running ones (a prompt's agent run, a bash command)
+// run in their own goroutines, so a later command such as abort_bash is read
+// and handled while they run. Every output line is written whole under one
+// mutex, so lines never interleave.
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"agentsh/internal/llm"
+	"agentsh/internal/session"
+	"agentsh/internal/tools"
+)
+
+// Config is what Serve needs to run and replace sessions.
+type Config struct {
+	// NewSession makes the session Serve starts with and the fresh one
+	// new_session switches to. Required.
+	NewSession func() (*session.AgentSession, error)
+	// Provider and Model answer prompts; a nil Provider makes prompt fail
+	// with a "no model configured" error while bash still works.
+	Provider llm.Provider
+	Model    string
+	// Tools is the registry offered to the model (nil = no tools).
+	Tools *tools.Registry
+}
+
+// Command types.
+const (
+	CmdPrompt      = "prompt"
+	CmdAbort       = "abort"
+	CmdGetState    = "get_state"
+	CmdGetMessages = "get_messages"
+	CmdNewSession  = "new_session"
+	CmdBash        = "bash"
+	CmdAbortBash   = "abort_bash"
+)
+
+// ErrNoModel is the prompt error when Config.Provider is nil.
+var ErrNoModel = fmt.Errorf("no model configured: use --model provider/model (providers: %s)", strings.Join(llm.Providers, ", "))
+
+// errStreaming refuses a prompt while another one runs.
+var errStreaming = errors.New("Agent is already streaming: send abort first") //lint:ignore ST1005 user-facing text
+
+// command is one input line. ID is kept raw so it is echoed exactly.
+type command struct {
+	ID      json.RawMessage `json:"id,omitempty"`
+	Type    *string         `json:"type"`
+	Message *string         `json:"message,omitempty"`
+	Command *string         `json:"command,omitempty"`
+}
+
+// Response answers one command.
+type Response struct {
+	ID      json.RawMessage `json:"id,omitempty"`
+	Type    string          `json:"type"` // always "response"
+	Command string          `json:"command"`
+	Success bool            `json:"success"`
+	Data    any             `json:"data,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// ModelInfo is get_state's model.
+type ModelInfo struct {
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+}
+
+// State is get_state's data.
+type State struct {
+	Model              *ModelInfo `json:"model"`
+	IsStreaming        bool       `json:"isStreaming"`
+	IsCompacting       bool       `json:"isCompacting"`
+	IsBashRunning      bool       `json:"isBashRunning"`
+	SessionFile        string     `json:"sessionFile,omitempty"`
+	SessionID          string     `json:"sessionId"`
+	MessageCount       int        `json:"messageCount"`
+	QueuedMessageCount int        `json:"queuedMessageCount"`
+}
+
+// job is a running prompt or bash command.
+type job struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type server struct {
+	cfg  Config
+	base context.Context
+
+	outMu    sync.Mutex
+	out      io.Writer
+	writeErr error
+
+	mu     sync.Mutex
+	sess   *session.AgentSession
+	prompt *job
+	bashes map[*job]struct{}
+	wg     sync.WaitGroup
+}
+
+// Serve reads commands from in and writes responses and events to out until
+// in ends (EOF: nil) or ctx is cancelled (ctx.Err()). Its first line is
+// {"type":"ready"}. Before it returns, a running prompt and running bash
+// commands are cancelled and waited for, so none of their processes is left.
+// Idle cached shells belong to the session's executor (bash.CloseAll on exit).
+//
+// When ctx ends first, a Read blocked on in is left behind until in returns.
+// A failed write to out does not stop Serve; the first one is returned.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
+	if cfg.NewSession == nil {
+		return errors.New("rpc: Config.NewSession is required")
+	}
+	sess, err := cfg.NewSession()
+	if err != nil {
+		return err
+	}
+	base, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &server{cfg: cfg, base: base, out: out, sess: sess, bashes: map[*job]struct{}{}}
+	s.writeLine(map[string]string{"type": "ready"})
+
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		r := bufio.NewReaderSize(in, 64*1024)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				select {
+				case lines <- line:
+				case <-base.Done():
+					readErr <- base.Err()
+					return
+				}
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+
+	var result error
+loop:
+	for {
+		select {
+		case line := <-lines:
+			s.handleLine(line)
+		case err := <-readErr:
+			if !errors.Is(err, io.EOF) {
+				result = err
+			}
+			break loop
+		case <-ctx.Done():
+			result = ctx.Err()
+			break loop
+		}
+	}
+	cancel()
+	s.mu.Lock()
+	s.sess.AbortBash()
+	s.mu.Unlock()
+	s.wg.Wait()
+	if result == nil {
+		s.outMu.Lock()
+		result = s.writeErr
+		s.outMu.Unlock()
+	}
+	return result
+}
+
+// writeLine writes v as one JSON line.
+func (s *server) writeLine(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(Response{Type: "response", Command: "internal", Error: "encode output: " + err.Error()})
+	}
+	b = append(b, '\n')
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if _, err := s.out.Write(b); err != nil && s.writeErr == nil {
+		s.writeErr = err
+	}
+}
+
+func (s *server) ok(c *command, data any) {
+	s.writeLine(Response{ID: c.ID, Type: "response", Command: *c.Type, Success: true, Data: data})
+}
+
+func (s *server) fail(c *command, err error) {
+	s.writeLine(Response{ID: c.ID, Type: "response", Command: *c.Type, Error: err.Error()})
+}
+
+func (s *server) handleLine(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	var c command
+	err := json.Unmarshal(line, &c)
+	if err == nil && c.Type == nil {
+		err = errors.New(`missing "type"`)
+	}
+	if err != nil {
+		s.writeLine(Response{Type: "response", Command: "parse", Error: "Failed to parse command: " + err.Error()})
+		return
+	}
+	if string(c.ID) == "null" {
+		c.ID = nil
+	}
+	switch *c.Type {
+	case CmdPrompt:
+		s.startPrompt(&c)
+	case CmdAbort:
+		s.waitJobs(s.cancelPrompt())
+		s.ok(&c, nil)
+	case CmdGetState:
+		s.ok(&c, s.state())
+	case CmdGetMessages:
+		s.getMessages(&c)
+	case CmdNewSession:
+		s.newSession(&c)
+	case CmdBash:
+		s.startBash(&c)
+	case CmdAbortBash:
+		s.abortBash()
+		s.ok(&c, nil)
+	default:
+		s.writeLine(Response{Type: "response", Command: *c.Type, Error: "Unknown command: " + *c.Type})
+	}
+}
+
+func (s *server) startPrompt(c *command) {
+	if s.cfg.Provider == nil {
+		s.fail(c, ErrNoModel)
+		return
+	}
+	if c.Message == nil || strings.TrimSpace(*c.Message) == "" {
+		s.fail(c, errors.New(`prompt needs a non-empty "message"`))
+		return
+	}
+	s.mu.Lock()
+	if s.prompt != nil {
+		s.mu.Unlock()
+		s.fail(c, errStreaming)
+		return
+	}
+	ctx, cancel := context.WithCancel(s.base)
+	j := &job{cancel: cancel, done: make(chan struct{})}
+	s.prompt = j
+	sess := s.sess
+	s.wg.Add(1)
+	s.mu.Unlock()
+	// Acknowledge before the run can emit its first event.
+	s.ok(c, nil)
+	text := *c.Message
+	go func() {
+		defer s.wg.Done()
+		defer close(j.done)
+		defer cancel()
+		err := sess.Prompt(ctx, text, s.cfg.Provider, s.cfg.Model, s.cfg.Tools, func(e session.Event) { s.writeLine(e) })
+		s.mu.Lock()
+		if s.prompt == j {
+			s.prompt = nil
+		}
+		s.mu.Unlock()
+		// An abort is reported by agent_end (aborted: true), not as a failure.
+		if err != nil && ctx.Err() == nil {
+			s.fail(c, err)
+		}
+	}()
+}
+
+// cancelPrompt cancels the running prompt and returns it (nil if none).
+func (s *server) cancelPrompt() []*job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prompt == nil {
+		return nil
+	}
+	s.prompt.cancel()
+	return []*job{s.prompt}
+}
+
+// abortBash cancels every running RPC bash command (and any other bang
+// command of the session) and returns them.
+func (s *server) abortBash() []*job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	js := make([]*job, 0, len(s.bashes))
+	for j := range s.bashes {
+		j.cancel()
+		js = append(js, j)
+	}
+	s.sess.AbortBash()
+	return js
+}
+
+func (s *server) waitJobs(js []*job) {
+	for _, j := range js {
+		<-j.done
+	}
+}
+
+func (s *server) startBash(c *command) {
+	cmd := ""
+	if c.Command != nil {
+		cmd = *c.Command
+	}
+	s.mu.Lock()
+	ctx, cancel := context.WithCancel(s.base)
+	j := &job{cancel: cancel, done: make(chan struct{})}
+	s.bashes[j] = struct{}{}
+	sess := s.sess
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		defer close(j.done)
+		defer cancel()
+		res, err := sess.ExecuteBash(ctx, cmd, nil, session.BashOptions{})
+		s.mu.Lock()
+		delete(s.bashes, j)
+		s.mu.Unlock()
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.ok(c, res)
+	}()
+}
+
+func (s *server) state() State {
+	s.mu.Lock()
+	sess, streaming := s.sess, s.prompt != nil
+	s.mu.Unlock()
+	st := State{
+		IsStreaming:        streaming,
+		IsBashRunning:      sess.IsBashRunning(),
+		SessionID:          sess.ID(),
+		MessageCount:       len(sess.Messages()),
+		QueuedMessageCount: len(sess.QueuedMessages()),
+	}
+	if s.cfg.Provider != nil {
+		st.Model = &ModelInfo{Provider: s.cfg.Provider.Name(), ID: s.cfg.Model}
+	}
+	if store := sess.Store(); store != nil {
+		st.SessionFile = store.Path()
+	}
+	return st
+}
+
+func (s *server) getMessages(c *command) {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	msgs := sess.Messages()
+	raw := make([]json.RawMessage, 0, len(msgs))
+	for _, m := range msgs {
+		b, err := session.MarshalMessage(m)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		raw = append(raw, b)
+	}
+	s.ok(c, map[string]any{"messages": raw})
+}
+
+// newSession stops the running prompt and bash commands, waits for them,
+// then switches to a fresh session from the factory (the old one stays on
+// failure).
+func (s *server) newSession(c *command) {
+	js := append(s.cancelPrompt(), s.abortBash()...)
+	s.waitJobs(js)
+	sess, err := s.cfg.NewSession()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.mu.Lock()
+	s.sess = sess
+	s.mu.Unlock()
+	s.ok(c, map[string]bool{"cancelled": false})
+}
