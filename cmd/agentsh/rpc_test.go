@@ -145,3 +145,79 @@ func TestRPCModeEndToEnd(t *testing.T) {
 	}
 	assertNoMarkedProcs(t, strings.TrimPrefix(strings.TrimSpace(string(b)), "mark="))
 }
+
+// TestRPCPromptEndToEnd: a prompt over RPC against a local server speaking
+// OpenAI's streaming wire format is acknowledged at once, streams events
+// (the bash tool call included) and ends with agent_end; get_messages then
+// holds the whole turn.
+func TestRPCPromptEndToEnd(t *testing.T) {
+	s := newSandbox(t)
+	srv := newSSEServer(t, seqScript)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := s.command(ctx, s.work, srv.env(), "--mode", "rpc", "--model", "openai/test")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(outPipe)
+	next := func() map[string]any {
+		t.Helper()
+		b, err := r.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("read: %v (%q)", err, b)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("not JSON: %q", b)
+		}
+		return m
+	}
+	if l := next(); l["type"] != "ready" {
+		t.Fatalf("first line %v", l)
+	}
+	if _, err := io.WriteString(in, `{"id":"p1","type":"prompt","message":"count the lines"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if l := next(); l["type"] != "response" || l["id"] != "p1" || l["success"] != true {
+		t.Fatalf("prompt not acknowledged first: %v", l)
+	}
+	var types []string
+	for {
+		l := next()
+		types = append(types, l["type"].(string))
+		if l["type"] == "agent_end" {
+			break
+		}
+	}
+	joined := strings.Join(types, " ")
+	for _, want := range []string{"agent_start", "tool_execution_start", "tool_execution_end", "message_end"} {
+		if !strings.Contains(joined, want) {
+			t.Fatalf("no %s in %s", want, joined)
+		}
+	}
+	if _, err := io.WriteString(in, `{"id":"m","type":"get_messages"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	l := next()
+	data, _ := l["data"].(map[string]any)
+	msgs, _ := data["messages"].([]any)
+	if l["id"] != "m" || len(msgs) != 4 {
+		t.Fatalf("messages: %v", l)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 2 || !strings.Contains(strings.Join(wire(reqs[1]), "\n"), "of 200000 (50.0KB limit). Full: artifact://0]") {
+		t.Fatalf("second request lacks the tool result notice: %v", reqs)
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+}
