@@ -240,20 +240,25 @@ func openStore(o printOptions, cwd string, stderr io.Writer) (*session.Store, er
 	return store, nil
 }
 
+// modeSetup is what print and RPC mode both read before they start: the
+// cwd, the merged settings and the model spec ("" = none configured).
+func modeSetup(o printOptions) (cwd string, settings *session.Settings, spec string, err error) {
+	if cwd, err = os.Getwd(); err != nil {
+		return "", nil, "", err
+	}
+	if settings, err = session.LoadSettings(cwd); err != nil {
+		return "", nil, "", err
+	}
+	spec, err = resolveModel(o.model, settings)
+	return cwd, settings, spec, err
+}
+
 func printMode(o printOptions, mode string, messages []string, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return fail(err)
-	}
-	settings, err := session.LoadSettings(cwd)
-	if err != nil {
-		return fail(err)
-	}
-	spec, err := resolveModel(o.model, settings)
+	cwd, settings, spec, err := modeSetup(o)
 	if err != nil {
 		return fail(err)
 	}
@@ -355,15 +360,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return fail(err)
-	}
-	settings, err := session.LoadSettings(cwd)
-	if err != nil {
-		return fail(err)
-	}
-	spec, err := resolveModel(o.model, settings)
+	cwd, settings, spec, err := modeSetup(o)
 	if err != nil {
 		return fail(err)
 	}
