@@ -1,7 +1,6 @@
 package bash
 
 import (
-	"os"
 	"sort"
 	"strings"
 )
@@ -56,5 +55,3 @@ func buildEnv(base []string, layers ...map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
-
-func osEnv() []string { return os.Environ() }

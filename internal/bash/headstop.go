@@ -20,16 +20,11 @@ func init() {
 	}
 }
 
-// earlyStopSafe reports whether closing the output after N lines behaves
-// like the `| head -n N` NormalizeCommand removed: the command must be that
-// single pipeline (whose stages bash runs in subshells) or one external
-// command, so the SIGPIPE ends only what head would have ended.
-func earlyStopSafe(command string) bool {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil || len(f.Stmts) != 1 {
-		return false
-	}
-	st := f.Stmts[0]
+// stopSafeStmt reports whether closing the output after N lines behaves
+// like the `| head -n N` NormalizeCommand removed from st: st must be a
+// pipeline (whose stages bash runs in subshells) or one external command,
+// so the SIGPIPE ends only what head would have ended.
+func stopSafeStmt(st *syntax.Stmt) bool {
 	if st.Background || st.Negated || st.Coprocess || len(st.Redirs) > 0 {
 		return false
 	}
@@ -44,11 +39,4 @@ func earlyStopSafe(command string) bool {
 		return name != "" && !shellBuiltins[name]
 	}
 	return false
-}
-
-// singleStatement reports whether command is one top-level statement, so
-// the tail of its output is the tail of the whole output.
-func singleStatement(command string) bool {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	return err == nil && len(f.Stmts) == 1 && !f.Stmts[0].Background
 }

@@ -65,45 +65,59 @@ func parseBashSource(src string) (*syntax.File, error) {
 // `a | head -n 3` with TailLines 2. Trimming removes ASCII whitespace at both
 // ends only; interior whitespace, including heredoc bodies, is kept byte for byte.
 func NormalizeCommand(raw string) NormalizedCommand {
+	n, _ := normalize(raw)
+	return n
+}
+
+// cmdShape describes NormalizedCommand.Command when a limit was extracted,
+// read off the same parse: the bash tool decides from it whether dropping
+// the stage keeps the shell's semantics.
+type cmdShape struct {
+	single   bool // one top-level statement: its output tail is the whole tail
+	stopSafe bool // and closing its output early ends only what head would end
+}
+
+func normalize(raw string) (NormalizedCommand, cmdShape) {
 	trimmed := trimShellSpace(raw)
 	out := NormalizedCommand{Command: trimmed}
+	var shape cmdShape
 	if !strings.Contains(trimmed, "head") && !strings.Contains(trimmed, "tail") {
-		return out // fast path: nothing to extract, skip the parse
+		return out, shape // fast path: nothing to extract, skip the parse
 	}
 	f, err := parseBashSource(raw)
 	if err != nil || len(f.Stmts) == 0 {
-		return out
+		return out, shape
 	}
 	last := f.Stmts[len(f.Stmts)-1]
 	if last.Negated || last.Background || last.Coprocess || last.Disown || len(last.Redirs) > 0 {
-		return out
+		return out, shape
 	}
 	pipe, ok := last.Cmd.(*syntax.BinaryCmd)
 	if !ok || pipe.Op != syntax.Pipe {
-		return out
+		return out, shape
 	}
 	isHead, n, ok := headTailStage(pipe.Y)
 	if !ok {
-		return out
+		return out, shape
 	}
 	// The stage must be the very last thing in the text.
 	yEnd := int(pipe.Y.End().Offset())
 	if yEnd > len(raw) || trimShellSpace(raw[yEnd:]) != "" {
-		return out
+		return out, shape
 	}
 	// Cut at the end of the upstream statement (not at the `|`, so that a
 	// backslash-newline before the pipe does not leave a dangling `\`).
 	xEnd := int(pipe.X.End().Offset())
 	if xEnd <= 0 || xEnd > int(pipe.OpPos.Offset()) {
-		return out // e.g. a heredoc body after the stage: not a plain suffix
+		return out, shape // e.g. a heredoc body after the stage: not a plain suffix
 	}
 	cmd := trimShellSpace(raw[:xEnd])
 	if cmd == "" {
-		return out
+		return out, shape
 	}
 	// Defensive: the cut must still be a valid command on its own.
 	if _, err := parseBashSource(cmd); err != nil {
-		return out
+		return out, shape
 	}
 	out.Command = cmd
 	if isHead {
@@ -111,7 +125,9 @@ func NormalizeCommand(raw string) NormalizedCommand {
 	} else {
 		out.TailLines = n
 	}
-	return out
+	shape.single = len(f.Stmts) == 1
+	shape.stopSafe = shape.single && stopSafeStmt(pipe.X)
+	return out, shape
 }
 
 // headTailStage reports whether st is a bare `head`/`tail` call with exactly a

@@ -226,7 +226,7 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	cmd.Args[0] = filepath.Base(cfg.Path) // messages read "bash: …" as in a terminal
 	cmd.Stdin = ctlR
 	cmd.ExtraFiles = []*os.File{stW}
-	cmd.Env = buildEnv(osEnv(), cfg.Env, map[string]string{markerVar: string(s.marker[len(markerVar)+1:])})
+	cmd.Env = buildEnv(os.Environ(), cfg.Env, map[string]string{markerVar: string(s.marker[len(markerVar)+1:])})
 	_ = cwd // the first run cds itself; a missing dir must not fail the start
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -520,18 +520,19 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 			n, err := rd.Read(buf)
 			if n > 0 {
 				chunk := buf[:n]
-				if stopLines > 0 && lines+bytes.Count(chunk, []byte{'\n'}) >= stopLines {
-					// Keep exactly what `| head -n N` would have let through.
-					end := 0
-					for ; lines < stopLines; lines++ {
-						end += bytes.IndexByte(chunk[end:], '\n') + 1
-					}
-					_, _ = w.Write(chunk[:end])
-					cut.Store(true)
-					break
-				}
 				if stopLines > 0 {
-					lines += bytes.Count(chunk, []byte{'\n'})
+					nl := bytes.Count(chunk, []byte{'\n'})
+					if lines+nl >= stopLines {
+						// Keep exactly what `| head -n N` would have let through.
+						end := 0
+						for ; lines < stopLines; lines++ {
+							end += bytes.IndexByte(chunk[end:], '\n') + 1
+						}
+						_, _ = w.Write(chunk[:end])
+						cut.Store(true)
+						break
+					}
+					lines += nl
 				}
 				_, _ = w.Write(chunk)
 				if draining.Load() {

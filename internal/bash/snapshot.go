@@ -104,7 +104,7 @@ func createSnapshot(shellPath string, env map[string]string, path string) error 
 	script := fmt.Sprintf(snapshotScript, strings.Join(commonTools, " "))
 	cmd := exec.Command(shellPath, "-i", "-c", script, "agentsh-snapshot", path)
 	marker := markerVar + "=snap-" + randomHex(8)
-	cmd.Env = buildEnv(osEnv(), env, map[string]string{markerVar: marker[len(markerVar)+1:]})
+	cmd.Env = buildEnv(os.Environ(), env, map[string]string{markerVar: marker[len(markerVar)+1:]})
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("snapshot: %w", err)

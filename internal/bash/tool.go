@@ -322,17 +322,17 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	if strings.TrimSpace(p.Command) == "" {
 		return nil, &ToolError{Message: "Command must not be empty"}
 	}
-	norm := NormalizeCommand(p.Command)
+	norm, shape := normalize(p.Command)
 	command, head, tail := norm.Command, norm.HeadLines, norm.TailLines
 	stopAfter := 0
 	switch {
-	case norm.HeadLines > 0 && earlyStopSafe(norm.Command):
+	case norm.HeadLines > 0 && shape.stopSafe:
 		// The command is that one pipeline: run it without the head and
 		// close its output after N lines, which is what head would do.
 		if p.Head == nil {
 			stopAfter = norm.HeadLines
 		}
-	case norm.HeadLines > 0 || (norm.TailLines > 0 && !singleStatement(norm.Command)):
+	case norm.HeadLines > 0 || (norm.TailLines > 0 && !shape.single):
 		// (ours) `make; ls | head -5` or `for …; done | head -3`: without
 		// the pipe, head would apply to everything the command printed (or
 		// to the 50 KB tail of it), so the shell's own head/tail runs.

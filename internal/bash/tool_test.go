@@ -335,7 +335,9 @@ func TestEarlyStopSafe(t *testing.T) {
 		"echo hi": false, "for i in 1; do echo; done": false, "a; b": false,
 		"a && b": false, "a &": false, "{ a; }": false, "f=1": false, "$X": false, "'echo 'x": false,
 	} {
-		if got := earlyStopSafe(cmd); got != want {
+		f, err := parseBashSource(cmd)
+		got := err == nil && len(f.Stmts) == 1 && stopSafeStmt(f.Stmts[0])
+		if got != want {
 			t.Errorf("earlyStopSafe(%q) = %v", cmd, got)
 		}
 	}
