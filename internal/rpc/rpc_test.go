@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"agentsh/internal/proctest"
 	"bufio"
 	"bytes"
 	"context"
@@ -244,7 +245,7 @@ func TestAbortBashCancelsRunningBash(t *testing.T) {
 		t.Errorf("output %q lacks the marker", d["output"])
 	}
 	waitFor(t, "the run's processes to go", 3*time.Second, func() bool {
-		return len(markedProcs("AGENTSH_SHELL_MARK="+mark)) == 0
+		return len(proctest.Marked("AGENTSH_SHELL_MARK="+mark)) == 0
 	})
 }
 
@@ -263,7 +264,7 @@ func TestEOFKillsRunningBash(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return within 5s of stdin EOF")
 	}
-	if n := markedProcs("AGENTSH_SHELL_MARK=" + mark); len(n) != 0 {
+	if n := proctest.Marked("AGENTSH_SHELL_MARK=" + mark); len(n) != 0 {
 		t.Errorf("processes left after Serve returned: %v", n)
 	}
 }
@@ -376,7 +377,7 @@ func (c *client) waitSleep() string {
 	c.t.Helper()
 	var mark string
 	waitFor(c.t, "sleep 30 to start", 10*time.Second, func() bool {
-		for _, pid := range markedProcs("RPCTEST_TAG=" + c.tag) {
+		for _, pid := range proctest.Marked("RPCTEST_TAG=" + c.tag) {
 			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 			if !bytes.HasPrefix(cmdline, []byte("sleep\x0030")) {
 				continue
@@ -412,36 +413,6 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// markedProcs lists live processes whose environment holds kv.
-func markedProcs(kv string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
-		}
-		for _, v := range bytes.Split(env, []byte{0}) {
-			if string(v) == kv {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
 }
 
 func TestContextCancelEndsServe(t *testing.T) {

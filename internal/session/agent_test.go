@@ -1,12 +1,12 @@
 package session
 
 import (
+	"agentsh/internal/proctest"
 	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -193,36 +193,6 @@ func startSleep(t *testing.T, a *AgentSession) (mark string, done chan bash.Bash
 	return mark, done
 }
 
-// markedProcs lists live processes whose environment holds kv.
-func markedProcs(kv string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
-		}
-		for _, v := range bytes.Split(env, []byte{0}) {
-			if string(v) == kv {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
-}
-
 func TestExecuteBashConcurrentRefusedAndAbort(t *testing.T) {
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("needs /proc")
@@ -230,7 +200,7 @@ func TestExecuteBashConcurrentRefusedAndAbort(t *testing.T) {
 	a, s := newAgent(t)
 	mark, done := startSleep(t, a)
 	kv := "AGENTSH_SHELL_MARK=" + mark
-	if len(markedProcs(kv)) == 0 {
+	if len(proctest.Marked(kv)) == 0 {
 		t.Fatalf("no process carries %s while the command runs", kv)
 	}
 	if !a.IsBashRunning() {
@@ -256,7 +226,7 @@ func TestExecuteBashConcurrentRefusedAndAbort(t *testing.T) {
 	if !res.Cancelled || res.ExitCode != nil || !strings.Contains(res.Output, "[Command cancelled]") {
 		t.Errorf("result %+v", res)
 	}
-	waitFor(t, "the run's processes to go", 2*time.Second, func() bool { return len(markedProcs(kv)) == 0 })
+	waitFor(t, "the run's processes to go", 2*time.Second, func() bool { return len(proctest.Marked(kv)) == 0 })
 	if a.IsBashRunning() {
 		t.Error("IsBashRunning true after the run")
 	}

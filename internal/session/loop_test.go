@@ -1,6 +1,7 @@
 package session
 
 import (
+	"agentsh/internal/proctest"
 	"context"
 	"encoding/json"
 	"errors"
@@ -374,7 +375,7 @@ func TestPromptAbortWhileToolRuns(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the tool's output never arrived")
 	}
-	if len(markedProcs("AGENTSH_SHELL_MARK="+mark)) == 0 {
+	if len(proctest.Marked("AGENTSH_SHELL_MARK="+mark)) == 0 {
 		t.Error("no process carries the tool's marker")
 	}
 	// Bang commands while the agent streams are queued, not appended.
@@ -395,7 +396,7 @@ func TestPromptAbortWhileToolRuns(t *testing.T) {
 		t.Errorf("Prompt error = %v, want context.Canceled", err)
 	}
 	waitFor(t, "the tool's processes to exit", 5*time.Second, func() bool {
-		return len(markedProcs("AGENTSH_SHELL_MARK="+mark)) == 0
+		return len(proctest.Marked("AGENTSH_SHELL_MARK="+mark)) == 0
 	})
 
 	msgs := a.Messages()
