@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"agentsh/internal/proc"
 	"bytes"
 	"context"
 	"fmt"
@@ -222,9 +223,9 @@ func TestParallelRunsGetSeparateShells(t *testing.T) {
 // markerProcs lists live processes whose environment carries entry kv.
 func markerProcs(kv string) []int {
 	var out []int
-	for _, p := range listProcs() {
-		if p.state != 'Z' && p.pid != os.Getpid() && environHas(p.pid, []byte(kv)) {
-			out = append(out, p.pid)
+	for _, p := range proc.List() {
+		if p.State != 'Z' && p.Pid != os.Getpid() && proc.EnvironHas(p.Pid, []byte(kv)) {
+			out = append(out, p.Pid)
 		}
 	}
 	return out

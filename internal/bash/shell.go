@@ -1,6 +1,8 @@
 package bash
 
 import (
+	"agentsh/internal/proc"
+	"agentsh/internal/pty"
 	"bufio"
 	"bytes"
 	"context"
@@ -226,7 +228,7 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	cmd.Args[0] = filepath.Base(cfg.Path) // messages read "bash: …" as in a terminal
 	cmd.Stdin = ctlR
 	cmd.ExtraFiles = []*os.File{stW}
-	cmd.Env = buildEnv(os.Environ(), cfg.Env, map[string]string{markerVar: string(s.marker[len(markerVar)+1:])})
+	cmd.Env = pty.BuildEnv(os.Environ(), cfg.Env, map[string]string{markerVar: string(s.marker[len(markerVar)+1:])})
 	_ = cwd // the first run cds itself; a missing dir must not fail the start
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -239,8 +241,8 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	ctlR.Close()
 	stW.Close()
 	s.cmd, s.pid, s.ctl = cmd, cmd.Process.Pid, ctlW
-	if p, ok := readProcStat(s.pid); ok {
-		s.start = p.start
+	if p, ok := proc.Stat(s.pid); ok {
+		s.start = p.Start
 	}
 	s.next = make(chan preparedFifo, preparedAhead)
 	for i := 0; i < preparedAhead; i++ {
@@ -329,7 +331,7 @@ func (s *shellSession) close() {
 		case <-time.After(20 * time.Millisecond):
 		}
 		if !s.swept.Load() { // after a cancel nothing of the session is left to find
-			killSession(s.pid, s.marker, s.start, s.grace)
+			proc.KillSession(s.pid, s.marker, s.start, s.grace)
 		}
 		select {
 		case <-s.done:
@@ -632,7 +634,7 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 		}
 		if out.cancelled || out.timedOut {
 			s.broken.Store(true)
-			killSession(s.pid, s.marker, s.start, s.grace)
+			proc.KillSession(s.pid, s.marker, s.start, s.grace)
 			s.swept.Store(true)
 			if !readerDone {
 				// Every writer is dead now; EOF follows at once unless an

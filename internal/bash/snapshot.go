@@ -1,6 +1,8 @@
 package bash
 
 import (
+	"agentsh/internal/proc"
+	"agentsh/internal/pty"
 	"fmt"
 	"os"
 	"os/exec"
@@ -104,21 +106,21 @@ func createSnapshot(shellPath string, env map[string]string, path string) error 
 	script := fmt.Sprintf(snapshotScript, strings.Join(commonTools, " "))
 	cmd := exec.Command(shellPath, "-i", "-c", script, "agentsh-snapshot", path)
 	marker := markerVar + "=snap-" + randomHex(8)
-	cmd.Env = buildEnv(os.Environ(), env, map[string]string{markerVar: marker[len(markerVar)+1:]})
+	cmd.Env = pty.BuildEnv(os.Environ(), env, map[string]string{markerVar: marker[len(markerVar)+1:]})
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	var since uint64
-	if p, ok := readProcStat(cmd.Process.Pid); ok {
-		since = p.start
+	if p, ok := proc.Stat(cmd.Process.Pid); ok {
+		since = p.Start
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		// Whatever the rc left running in the background goes too.
-		go killSession(cmd.Process.Pid, []byte(marker), since, 0)
+		go proc.KillSession(cmd.Process.Pid, []byte(marker), since, 0)
 		if err != nil {
 			return fmt.Errorf("snapshot: %w", err)
 		}
@@ -127,7 +129,7 @@ func createSnapshot(shellPath string, env map[string]string, path string) error 
 		}
 		return nil
 	case <-time.After(SnapshotBudget):
-		killSession(cmd.Process.Pid, []byte(marker), since, 0)
+		proc.KillSession(cmd.Process.Pid, []byte(marker), since, 0)
 		<-done
 		return fmt.Errorf("snapshot: rc did not finish within %v", SnapshotBudget)
 	}

@@ -1,4 +1,4 @@
-package bash
+package pty
 
 import (
 	"sort"
@@ -29,9 +29,9 @@ var NonInteractiveEnv = map[string]string{
 var dropEnv = map[string]bool{"BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": true, "PS4": true,
 	"SHELLOPTS": true, "BASHOPTS": true, "BASH_XTRACEFD": true}
 
-// buildEnv merges the inherited environment, the hardening set, the shell
+// BuildEnv merges the inherited environment, the hardening set, the shell
 // config's env and extra entries (later wins), sorted for stable output.
-func buildEnv(base []string, layers ...map[string]string) []string {
+func BuildEnv(base []string, layers ...map[string]string) []string {
 	m := make(map[string]string, len(base)+len(NonInteractiveEnv))
 	for _, kv := range base {
 		k, v, ok := strings.Cut(kv, "=")

@@ -1,4 +1,6 @@
-package bash
+// Package proc finds and ends the processes of a shell session by reading
+// /proc: its session, process group, descendants and environment marker.
+package proc
 
 import (
 	"bytes"
@@ -8,11 +10,11 @@ import (
 	"time"
 )
 
-// procInfo is what the kill logic needs to know about one process.
-type procInfo struct {
-	pid, ppid, pgrp, sid int
-	state                byte
-	start                uint64 // start time in clock ticks after boot
+// Info is what the kill logic needs to know about one process.
+type Info struct {
+	Pid, PPid, Pgrp, Sid int
+	State                byte
+	Start                uint64 // start time in clock ticks after boot
 }
 
 // readSmall reads a small /proc file with raw syscalls into buf: a sweep
@@ -34,36 +36,36 @@ func readSmall(path string, buf []byte) []byte {
 	return buf[:n]
 }
 
-// readProcStat parses /proc/<pid>/stat. The command name may contain spaces
+// Stat parses /proc/<pid>/stat. The command name may contain spaces
 // and parentheses, so fields are taken after the last ')'.
-func readProcStat(pid int) (procInfo, bool) {
+func Stat(pid int) (Info, bool) {
 	var buf [512]byte
 	b := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return procInfo{}, false
+		return Info{}, false
 	}
 	f := bytes.Fields(b[i+2:])
 	if len(f) < 20 {
-		return procInfo{}, false
+		return Info{}, false
 	}
-	p := procInfo{pid: pid, state: f[0][0]}
-	p.ppid, _ = strconv.Atoi(string(f[1]))
-	p.pgrp, _ = strconv.Atoi(string(f[2]))
-	p.sid, _ = strconv.Atoi(string(f[3]))
-	p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	p := Info{Pid: pid, State: f[0][0]}
+	p.PPid, _ = strconv.Atoi(string(f[1]))
+	p.Pgrp, _ = strconv.Atoi(string(f[2]))
+	p.Sid, _ = strconv.Atoi(string(f[3]))
+	p.Start, _ = strconv.ParseUint(string(f[19]), 10, 64)
 	return p, true
 }
 
-// listProcs returns every process visible in /proc.
-func listProcs() []procInfo {
+// List returns every process visible in /proc.
+func List() []Info {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
 	}
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
-	out := make([]procInfo, 0, len(names))
+	out := make([]Info, 0, len(names))
 	for _, n := range names {
 		if n[0] < '0' || n[0] > '9' {
 			continue
@@ -72,17 +74,17 @@ func listProcs() []procInfo {
 		if err != nil {
 			continue
 		}
-		if p, ok := readProcStat(pid); ok {
+		if p, ok := Stat(pid); ok {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// environHas reports whether the initial environment of pid holds the exact
+// EnvironHas reports whether the initial environment of pid holds the exact
 // entry kv ("NAME=value"). Processes that setsid and double-fork away from the
 // shell keep their environment, which is how they are found.
-func environHas(pid int, kv []byte) bool {
+func EnvironHas(pid int, kv []byte) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return false
@@ -106,7 +108,7 @@ func envHas(b, kv []byte) bool {
 	return false
 }
 
-// sessionProcs finds every live process that belongs to the shell session
+// SessionProcs finds every live process that belongs to the shell session
 // rooted at root: its session, its process group, its descendants, and any
 // process carrying the session's environment marker. Only processes started
 // no earlier than since (clock ticks after boot; the shell's own start) can
@@ -116,52 +118,52 @@ func envHas(b, kv []byte) bool {
 // If root's pid now belongs to a process that started at another time, the
 // pid was reused after the shell died, and only the marker can be trusted
 // (reused reports that, so the caller does not signal the group either).
-func sessionProcs(root int, marker []byte, since uint64) (pids []int, reused bool) {
+func SessionProcs(root int, marker []byte, since uint64) (pids []int, reused bool) {
 	self := os.Getpid()
-	procs := listProcs()
+	procs := List()
 	parent := make(map[int]int, len(procs))
 	for _, p := range procs {
-		parent[p.pid] = p.ppid
-		if p.pid == root && since != 0 && p.start != since {
+		parent[p.Pid] = p.PPid
+		if p.Pid == root && since != 0 && p.Start != since {
 			reused = true
 		}
 	}
 	var out []int
 	for _, p := range procs {
-		if p.pid == self || p.state == 'Z' || p.state == 'X' {
+		if p.Pid == self || p.State == 'Z' || p.State == 'X' {
 			continue
 		}
-		match := !reused && (p.pid == root || p.sid == root || p.pgrp == root)
+		match := !reused && (p.Pid == root || p.Sid == root || p.Pgrp == root)
 		if !match && !reused {
-			for q, n := p.ppid, 0; q > 1 && n < 64; q, n = parent[q], n+1 {
+			for q, n := p.PPid, 0; q > 1 && n < 64; q, n = parent[q], n+1 {
 				if q == root {
 					match = true
 					break
 				}
 			}
 		}
-		if !match && len(marker) > 0 && p.start >= since && p.ppid != 2 && p.pid != 2 {
-			match = environHas(p.pid, marker)
+		if !match && len(marker) > 0 && p.Start >= since && p.PPid != 2 && p.Pid != 2 {
+			match = EnvironHas(p.Pid, marker)
 		}
 		if match {
-			out = append(out, p.pid)
+			out = append(out, p.Pid)
 		}
 	}
 	return out, reused
 }
 
-// alive reports whether pid still runs (a zombie counts as gone).
-func alive(pid int) bool {
-	p, ok := readProcStat(pid)
-	return ok && p.state != 'Z' && p.state != 'X'
+// Alive reports whether pid still runs (a zombie counts as gone).
+func Alive(pid int) bool {
+	p, ok := Stat(pid)
+	return ok && p.State != 'Z' && p.State != 'X'
 }
 
-// killSession terminates every process of a shell session: SIGTERM first,
+// KillSession terminates every process of a shell session: SIGTERM first,
 // SIGKILL to whatever is left after grace, and a final scan must find
 // nothing, so processes forked while handling SIGTERM are caught too. It
 // returns once no process of the session is alive (or after a hard bound).
-func killSession(root int, marker []byte, since uint64, grace time.Duration) {
-	pids, reused := sessionProcs(root, marker, since)
+func KillSession(root int, marker []byte, since uint64, grace time.Duration) {
+	pids, reused := SessionProcs(root, marker, since)
 	signalGroup := func(sig syscall.Signal) {
 		if !reused {
 			_ = syscall.Kill(-root, sig)
@@ -176,14 +178,14 @@ func killSession(root int, marker []byte, since uint64, grace time.Duration) {
 	for time.Now().Before(deadline) {
 		live := pids[:0]
 		for _, p := range pids {
-			if alive(p) {
+			if Alive(p) {
 				live = append(live, p)
 			}
 		}
 		pids = live
 		if len(pids) == 0 {
 			// All gone; one more scan catches anything forked meanwhile.
-			if pids, reused = sessionProcs(root, marker, since); len(pids) == 0 {
+			if pids, reused = SessionProcs(root, marker, since); len(pids) == 0 {
 				return
 			}
 			for _, p := range pids {
@@ -197,7 +199,7 @@ func killSession(root int, marker []byte, since uint64, grace time.Duration) {
 	}
 	for round := 0; round < 50; round++ {
 		signalGroup(syscall.SIGKILL)
-		if pids, reused = sessionProcs(root, marker, since); len(pids) == 0 {
+		if pids, reused = SessionProcs(root, marker, since); len(pids) == 0 {
 			return
 		}
 		for _, p := range pids {
@@ -207,7 +209,7 @@ func killSession(root int, marker []byte, since uint64, grace time.Duration) {
 		for i := 0; i < 100; i++ {
 			any := false
 			for _, p := range pids {
-				if alive(p) {
+				if Alive(p) {
 					any = true
 					break
 				}

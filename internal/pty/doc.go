@@ -1,0 +1,9 @@
+// Package pty runs a tool call's command in a pseudo-terminal (SPEC §3): it
+// starts `<shell> -lc <command>` on a creack/pty master, reads the program's
+// output as fast as it is written into an OutputSink (with artifact spill)
+// and into a virtual terminal (charmbracelet/x/vt) whose screen an overlay
+// can draw, forwards the user's keys normalized for a legacy terminal, and
+// kills every process of the session on esc, timeout, abort or dispose.
+//
+// The package is headless: nothing here draws; the TUI reads Screen.
+package pty
