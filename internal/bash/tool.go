@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"agentsh/internal/pty"
 	"agentsh/internal/sink"
 )
 
@@ -124,10 +125,29 @@ type ToolContext struct {
 	Cwd        string   // session working directory
 	ToolNames  []string // tools available right now (for the interceptor)
 	HasUI      bool
+	Terminal   TerminalUI        // the UI's PTY host; nil = headless (default size, no overlay)
 	Artifacts  ArtifactAllocator // nil = no artifacts
 	Settings   ToolSettings
 	SessionKey string // "" on the tool path (SPEC §2.1)
 }
+
+// TerminalUI is what a UI offers the PTY path (SPEC §1.5, §3): the size a
+// new session starts with and a place to show it while it runs.
+type TerminalUI interface {
+	// PTYSize is the terminal size for a new session (clamped later).
+	PTYSize() (cols, rows int)
+	// AttachPTY shows the running session (the overlay) and forwards the
+	// user's keys to it; it must not block. The session is over when
+	// s.Done() is closed.
+	AttachPTY(s *pty.Session, command string)
+}
+
+// DefaultPTYCols and DefaultPTYRows size a PTY session when the UI gives no
+// size.
+const (
+	DefaultPTYCols = 120
+	DefaultPTYRows = 40
+)
 
 // TruncationMeta is details.meta.truncation of a truncated result.
 type TruncationMeta struct {
@@ -159,6 +179,7 @@ type ToolDetails struct {
 	Cancelled        bool        `json:"cancelled,omitempty"`
 	TimeoutSeconds   float64     `json:"timeoutSeconds,omitempty"`
 	RequestedTimeout *float64    `json:"requestedTimeoutSeconds,omitempty"`
+	TimedOut         bool        `json:"timedOut,omitempty"` // PTY path only (SPEC §3)
 	SuggestedTool    string      `json:"suggestedTool,omitempty"`
 	HeadTailApplied  bool        `json:"headTailApplied,omitempty"`
 }
@@ -324,9 +345,10 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	}
 	norm, shape := normalize(p.Command)
 	command, head, tail := norm.Command, norm.HeadLines, norm.TailLines
+	usePTY := ShouldUsePTY(tc.Settings.VirtualTerminal, tc.HasUI, os.Getenv)
 	stopAfter := 0
 	switch {
-	case norm.HeadLines > 0 && shape.stopSafe:
+	case norm.HeadLines > 0 && shape.stopSafe && !usePTY:
 		// The command is that one pipeline: run it without the head and
 		// close its output after N lines, which is what head would do.
 		if p.Head == nil {
@@ -335,7 +357,8 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	case norm.HeadLines > 0 || (norm.TailLines > 0 && !shape.single):
 		// (ours) `make; ls | head -5` or `for …; done | head -3`: without
 		// the pipe, head would apply to everything the command printed (or
-		// to the 50 KB tail of it), so the shell's own head/tail runs.
+		// to the 50 KB tail of it), so the shell's own head/tail runs. A
+		// PTY cannot stop early either, so there head runs as written too.
 		command, head, tail = strings.TrimSpace(p.Command), 0, 0
 	}
 	if p.Head != nil {
@@ -368,28 +391,12 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		}
 	}
 
-	// When ShouldUsePTY holds, the PTY runtime (a later issue) takes the call;
-	// until it exists every call takes the non-interactive engine, which is
-	// also what print and RPC modes (no UI) always use.
-	var up *updater
-	if onUpdate != nil {
-		up = newUpdater(onUpdate)
-	}
-	opts := RunOptions{
-		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
-		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stopAfter,
-		CaptureHeadLines: max(head, 0),
-	}
-	if up != nil {
-		opts.OnChunk = up.chunk
-	}
-	ex := t.Executor
-	if ex == nil {
-		ex = Default()
-	}
-	res, err := ex.Run(ctx, command, opts)
-	if up != nil {
-		up.stop()
+	var res BashResult
+	timedOut := false
+	if usePTY {
+		res, timedOut, err = runPTY(ctx, command, cwd, timeout, artPath, artID, tc)
+	} else {
+		res, err = t.runEngine(ctx, command, cwd, timeout, artPath, artID, stopAfter, head, tc, onUpdate)
 	}
 	if artID != "" && res.ArtifactID == "" {
 		tc.Artifacts.Release(artID)
@@ -412,6 +419,10 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		}
 		return nil, &ToolError{Message: text, Details: details}
 	}
+	if timedOut {
+		details.TimedOut = true
+		return nil, &ToolError{Message: res.Output, Details: details}
+	}
 	text := res.Output
 	if head > 0 && res.Truncated && res.Head != "" {
 		// The tail buffer no longer holds the first lines; the executor
@@ -432,6 +443,65 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		return nil, &ToolError{Message: fmt.Sprintf("%s\n\nCommand exited with code %d", text, *res.ExitCode), Details: details}
 	}
 	return &ToolResult{Text: text, Details: details}, nil
+}
+
+// runEngine runs the command on the non-interactive engine (SPEC §2).
+func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.Duration, artPath, artID string,
+	stopAfter, head int, tc ToolContext, onUpdate func(string)) (BashResult, error) {
+	var up *updater
+	if onUpdate != nil {
+		up = newUpdater(onUpdate)
+	}
+	opts := RunOptions{
+		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
+		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stopAfter,
+		CaptureHeadLines: max(head, 0),
+	}
+	if up != nil {
+		opts.OnChunk = up.chunk
+	}
+	ex := t.Executor
+	if ex == nil {
+		ex = Default()
+	}
+	res, err := ex.Run(ctx, command, opts)
+	if up != nil {
+		up.stop()
+	}
+	return res, err
+}
+
+// runPTY runs the command in a pseudo-terminal shown by the UI (SPEC §3):
+// `<shell> -lc <command>` with the hardened environment. Its live view is
+// the overlay, so there are no onUpdate snapshots. The result carries an
+// explicit timeout flag.
+func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, artPath, artID string, tc ToolContext) (BashResult, bool, error) {
+	shell, err := ResolveShell(tc.Settings.Shell.Path)
+	if err != nil {
+		return BashResult{}, false, err
+	}
+	if tc.Settings.Shell.Prefix != "" {
+		command = tc.Settings.Shell.Prefix + " " + command
+	}
+	cols, rows := DefaultPTYCols, DefaultPTYRows
+	if tc.Terminal != nil {
+		cols, rows = tc.Terminal.PTYSize()
+	}
+	s := pty.Start(ctx, pty.Options{
+		Shell: shell, Command: command, Cwd: cwd,
+		Env:  pty.BuildEnv(os.Environ(), tc.Settings.Shell.Env),
+		Cols: cols, Rows: rows, Timeout: timeout,
+		ArtifactPath: artPath, ArtifactID: artID,
+	})
+	if tc.Terminal != nil {
+		tc.Terminal.AttachPTY(s, command)
+	}
+	r := s.Wait()
+	return BashResult{
+		Output: r.Output, ExitCode: r.ExitCode, Cancelled: r.Cancelled, Truncated: r.Truncated,
+		TotalLines: r.TotalLines, TotalBytes: r.TotalBytes, OutputLines: r.OutputLines,
+		OutputBytes: r.OutputBytes, ArtifactID: r.ArtifactID,
+	}, r.TimedOut, nil
 }
 
 // updater turns output chunks into onUpdate snapshots of the tail, at most

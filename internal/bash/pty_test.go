@@ -1,0 +1,169 @@
+package bash
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"agentsh/internal/pty"
+)
+
+// fakeUI stands in for the TUI: it reports a size and records the
+// sessions the tool attaches, optionally acting on them like a user.
+type fakeUI struct {
+	cols, rows int
+	onAttach   func(s *pty.Session)
+
+	mu       sync.Mutex
+	attached []string
+}
+
+func (f *fakeUI) PTYSize() (int, int) { return f.cols, f.rows }
+
+func (f *fakeUI) AttachPTY(s *pty.Session, command string) {
+	f.mu.Lock()
+	f.attached = append(f.attached, command)
+	f.mu.Unlock()
+	if f.onAttach != nil {
+		go f.onAttach(s)
+	}
+}
+
+func (f *fakeUI) commands() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.attached...)
+}
+
+// ptyToolEnv is a tool context with a UI and the virtual terminal on; HOME
+// points at an empty folder so the login shell reads no user profile.
+func ptyToolEnv(t *testing.T, ui *fakeUI) *toolEnv {
+	te := newToolEnv(t)
+	te.tc.HasUI = true
+	te.tc.Terminal = ui
+	te.tc.Settings.VirtualTerminal = "on"
+	te.tc.Settings.Shell.Env = map[string]string{"HOME": t.TempDir()}
+	return te
+}
+
+const ttyProbe = `if test -t 1; then echo "tty $(stty size)"; else echo pipe; fi`
+
+func TestToolTakesPTYPathOnlyUnderSPECConditions(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		vt     string
+		hasUI  bool
+		noPTY  string
+		piNoPT string
+		want   string
+	}{
+		{"on with UI", "on", true, "", "", "tty 30 100\n"},
+		{"off", "off", true, "", "", "pipe\n"},
+		{"no UI", "on", false, "", "", "pipe\n"},
+		{"AGENTSH_NO_PTY", "on", true, "1", "", "pipe\n"},
+		{"PI_NO_PTY", "on", true, "", "1", "pipe\n"},
+		{"AGENTSH_NO_PTY=0", "on", true, "0", "", "tty 30 100\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("AGENTSH_NO_PTY", tc.noPTY)
+			t.Setenv("PI_NO_PTY", tc.piNoPT)
+			ui := &fakeUI{cols: 100, rows: 30}
+			te := ptyToolEnv(t, ui)
+			te.tc.HasUI = tc.hasUI
+			te.tc.Settings.VirtualTerminal = tc.vt
+			r := te.exec(t, ToolParams{Command: ttyProbe})
+			if r.IsError || r.Content != tc.want {
+				t.Fatalf("result %+v, want %q", r, tc.want)
+			}
+			if got := ui.commands(); (len(got) == 1) != strings.HasPrefix(tc.want, "tty") {
+				t.Fatalf("attached sessions: %q", got)
+			}
+		})
+	}
+}
+
+func TestToolPTYResultShaping(t *testing.T) {
+	te := ptyToolEnv(t, &fakeUI{cols: 80, rows: 24})
+	r := te.exec(t, ToolParams{Command: "printf 'a\\nb\\n'; exit 4"})
+	if !r.IsError || r.Content != "a\nb\n\n\nCommand exited with code 4" {
+		t.Fatalf("non-zero exit: %+v", r)
+	}
+	r = te.exec(t, ToolParams{Command: "seq 1 10 | tail -n 3"})
+	if r.IsError || r.Content != "8\n9\n10\n" {
+		t.Fatalf("tail: %+v", r)
+	}
+	r = te.exec(t, ToolParams{Command: "seq 1 10 | head -n 2"})
+	if r.IsError || r.Content != "1\n2\n" {
+		t.Fatalf("head: %+v", r)
+	}
+	r = te.exec(t, ToolParams{Command: "true"})
+	if r.IsError || r.Content != "(no output)" {
+		t.Fatalf("empty: %+v", r)
+	}
+}
+
+func TestToolPTYTimeoutIsExplicit(t *testing.T) {
+	te := ptyToolEnv(t, &fakeUI{cols: 80, rows: 24})
+	r := te.exec(t, ToolParams{Command: "echo started; sleep 100", Timeout: fptr(1)})
+	if !r.IsError || r.Aborted || !r.Details.TimedOut || r.Details.Cancelled {
+		t.Fatalf("timeout result: %+v", r)
+	}
+	if r.Content != "[Command timed out after 1 seconds]\nstarted\n" {
+		t.Fatalf("content = %q", r.Content)
+	}
+}
+
+// TestToolPTYEscKill: the user kills the program from the overlay; the model
+// gets an error result with what was printed, not an abort.
+func TestToolPTYEscKill(t *testing.T) {
+	ui := &fakeUI{cols: 80, rows: 24}
+	ui.onAttach = func(s *pty.Session) {
+		for !strings.Contains(strings.Join(s.Screen().Text(), "\n"), "started") {
+			select {
+			case <-s.Screen().Changed():
+			case <-s.Done():
+				return
+			}
+		}
+		s.Kill()
+	}
+	te := ptyToolEnv(t, ui)
+	r := te.exec(t, ToolParams{Command: "echo started; sleep 100"})
+	if !r.IsError || r.Aborted || !r.Details.Cancelled {
+		t.Fatalf("killed result: %+v", r)
+	}
+	if r.Content != "[Command cancelled]\nstarted\n" {
+		t.Fatalf("content = %q", r.Content)
+	}
+}
+
+func TestToolPTYAbort(t *testing.T) {
+	ui := &fakeUI{cols: 80, rows: 24}
+	ctx, cancel := context.WithCancel(context.Background())
+	ui.onAttach = func(s *pty.Session) { cancel() }
+	te := ptyToolEnv(t, ui)
+	r := te.execCtx(t, ctx, ToolParams{Command: "sleep 100"}, nil)
+	if !r.IsError || !r.Aborted {
+		t.Fatalf("aborted result: %+v", r)
+	}
+}
+
+// TestToolPTYStartError: when the PTY cannot start the shell, the model
+// reads "PTY error: …" and "missing exit status" (SPEC §3, §1.6).
+func TestToolPTYStartError(t *testing.T) {
+	te := ptyToolEnv(t, &fakeUI{cols: 80, rows: 24})
+	// Executable, so the shell resolves, but no program the kernel can run.
+	bad := filepath.Join(t.TempDir(), "notashell")
+	if err := os.WriteFile(bad, []byte{0x7f, 'E', 'L', 'F', 0, 0, 0}, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	te.tc.Settings.Shell.Path = bad
+	r := te.exec(t, ToolParams{Command: "echo hi"})
+	if !r.IsError || !strings.HasPrefix(r.Content, "PTY error: ") ||
+		!strings.HasSuffix(r.Content, "\n\nCommand failed: missing exit status") {
+		t.Fatalf("result: %+v", r)
+	}
+}
