@@ -305,9 +305,10 @@ func kittyCode(code rune) rune {
 	return code
 }
 
-// letterKeys maps the final byte of CSI 1;mods X (offset from 'A') to the key.
+// letterKeys maps the final byte of CSI 1;mods X (offset from 'A', so 0 is
+// 'A') to the key.
 var letterKeys = [...]rune{
-	'A' - 'A': keyUp, 'B' - 'A': keyDown, 'C' - 'A': keyRight, 'D' - 'A': keyLeft,
+	0: keyUp, 'B' - 'A': keyDown, 'C' - 'A': keyRight, 'D' - 'A': keyLeft,
 	'E' - 'A': keyKPBegin, 'F' - 'A': keyEnd, 'H' - 'A': keyHome,
 	'P' - 'A': keyF1, 'Q' - 'A': keyF1 + 1, 'S' - 'A': keyF1 + 3,
 }

@@ -96,7 +96,6 @@ func NewScreen(cols, rows int, replies io.Writer) *Screen {
 	s := &Screen{
 		cols:    cols,
 		rows:    rows,
-		top:     0,
 		bot:     rows,
 		skipMin: skipMinBytes,
 		changed: make(chan struct{}, 1),
