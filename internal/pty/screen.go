@@ -25,9 +25,6 @@ var skipMinBytes = 64 << 10
 var screenWriteHook func(p []byte)
 
 const (
-	screenMinCols, screenMaxCols = 20, 400 // SPEC §3
-	screenMinRows, screenMaxRows = 5, 200
-
 	// screenScrollback: x/vt v0.1.0 keeps 10,000 lines by default and, once
 	// full, drops the oldest with slices.Delete, a memmove of the whole
 	// history on every scrolled line. Nothing reads it (the overlay shows the
@@ -92,7 +89,7 @@ type Screen struct {
 // answers to the child's queries (DA1/DA2, CPR, DECRQM, OSC colours) go to
 // replies, meant to be written to the PTY. replies may be nil.
 func NewScreen(cols, rows int, replies io.Writer) *Screen {
-	cols, rows = clampScreenSize(cols, rows)
+	cols, rows = ClampSize(cols, rows)
 	s := &Screen{
 		cols:    cols,
 		rows:    rows,
@@ -107,10 +104,6 @@ func NewScreen(cols, rows int, replies io.Writer) *Screen {
 	s.e = s.startEmulatorLocked()
 	s.mu.Unlock()
 	return s
-}
-
-func clampScreenSize(cols, rows int) (int, int) {
-	return min(max(cols, screenMinCols), screenMaxCols), min(max(rows, screenMinRows), screenMaxRows)
 }
 
 // startEmulatorLocked builds an emulator wired to s and starts draining its
@@ -452,7 +445,7 @@ func (s *Screen) notify() {
 
 // Resize changes the screen size, clamped to SPEC §3's bounds.
 func (s *Screen) Resize(cols, rows int) {
-	cols, rows = clampScreenSize(cols, rows)
+	cols, rows = ClampSize(cols, rows)
 	s.mu.Lock()
 	if s.closed || (cols == s.cols && rows == s.rows) {
 		s.mu.Unlock()

@@ -1,0 +1,339 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/sink"
+)
+
+// BangState is the state of a user's !command.
+type BangState int
+
+// The states are distinct on screen: running has the spinner, the others a
+// status line (none for complete).
+const (
+	BangRunning   BangState = iota // BangRunning is set until Finish.
+	BangComplete                   // BangComplete is a zero or unknown exit.
+	BangCancelled                  // BangCancelled is an esc or a hard timeout.
+	BangError                      // BangError is a defined non-zero exit.
+)
+
+// MaxLineChars caps each line of a bang block: one megabyte line from
+// `cat` of a minified file would otherwise cost a wrap of thousands of rows.
+const MaxLineChars = 4000
+
+// BangPreviewLines is how many logical, then visual, lines a collapsed
+// bang block shows.
+const BangPreviewLines = 20
+
+// The live buffer keeps only a tail: the final output replaces it anyway,
+// and `!yes` must not grow memory without bound while it runs.
+const (
+	maxLiveLines = 2000
+	maxLiveBytes = 1 << 20
+)
+
+// Bang is the BashExecutionComponent of a `!cmd` or `!!cmd` (SPEC §5). It is
+// not safe for concurrent use; the TUI feeds it from its update loop.
+type Bang struct {
+	Command  string // Command is the text after the bangs, trimmed.
+	Excluded bool   // Excluded is `!!`: shown dim and kept out of the model's context.
+	Expanded bool   // Expanded is toggled by ctrl+o.
+
+	state    BangState
+	exitCode *int
+	trunc    *bash.TruncationMeta
+
+	lines     []string // capped logical lines; lines[head:] are live
+	head      int
+	liveBytes int
+	dropped   int // lines evicted from the live tail, still counted as hidden
+
+	partial        string // the unterminated last line, capped
+	partialRunes   int
+	partialOmitted int
+
+	version uint64 // bumped by every mutation, so View can trust its cache
+	cache   bangCache
+	renders int
+}
+
+type bangKey struct {
+	version            uint64
+	width              int
+	expanded, excluded bool
+	noColor            bool
+	command, spinner   string
+}
+
+type bangCache struct {
+	valid bool
+	key   bangKey
+	out   string
+}
+
+// NewBang starts a running bang block.
+func NewBang(command string, excluded bool) *Bang {
+	return &Bang{Command: command, Excluded: excluded}
+}
+
+// State reports the run state.
+func (b *Bang) State() BangState { return b.state }
+
+// ExitCode is the exit code given to Finish, nil while running or unknown.
+func (b *Bang) ExitCode() *int { return b.exitCode }
+
+// Append streams a sanitized chunk: its first piece continues the previous
+// partial line. Chunks after Finish are late deliveries and are ignored.
+func (b *Bang) Append(chunk string) {
+	if chunk == "" || b.state != BangRunning {
+		return
+	}
+	b.version++
+	last := strings.LastIndexByte(chunk, '\n')
+	if last < 0 {
+		b.addPartial(chunk)
+		return
+	}
+	body, rest := chunk[:last], chunk[last+1:]
+	if n := strings.Count(body, "\n") + 1; n > maxLiveLines {
+		// The early lines of a huge chunk would be evicted at once; skip
+		// them without copying, which keeps `!yes` cheap.
+		skip := n - maxLiveLines
+		b.resetPartial()
+		b.dropped += skip
+		for range skip {
+			body = body[strings.IndexByte(body, '\n')+1:]
+		}
+	}
+	for {
+		i := strings.IndexByte(body, '\n')
+		if i < 0 {
+			b.addPartial(body)
+			b.pushLine(b.takePartial())
+			break
+		}
+		b.addPartial(body[:i])
+		b.pushLine(b.takePartial())
+		body = body[i+1:]
+	}
+	b.addPartial(rest)
+}
+
+// Finish ends the run. The final output replaces the streamed lines because
+// it is what the sink kept and what the session records.
+func (b *Bang) Finish(output string, exitCode *int, cancelled bool, trunc *bash.TruncationMeta) {
+	b.version++
+	switch {
+	case cancelled:
+		b.state = BangCancelled
+	case exitCode != nil && *exitCode != 0:
+		b.state = BangError
+	default:
+		b.state = BangComplete
+	}
+	if exitCode != nil {
+		v := *exitCode
+		b.exitCode = &v
+	}
+	if trunc != nil {
+		t := *trunc
+		b.trunc = &t
+	}
+	b.resetPartial()
+	b.lines, b.head, b.liveBytes, b.dropped = nil, 0, 0, 0
+	for _, l := range splitLines(sink.Sanitize(output)) {
+		b.lines = append(b.lines, capLine(l))
+	}
+}
+
+// excludedLabel titles the top border of a `!!` block.
+const excludedLabel = "not sent to the model"
+
+// omittedSuffix marks where a capped line was cut.
+func omittedSuffix(n int) string { return fmt.Sprintf("… [%d chars omitted]", n) }
+
+// capLine limits a line to MaxLineChars characters.
+func capLine(s string) string {
+	if len(s) <= MaxLineChars {
+		return s
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= MaxLineChars {
+		return s
+	}
+	return s[:runeOffset(s, MaxLineChars)] + omittedSuffix(n-MaxLineChars)
+}
+
+// runeOffset is the byte offset of the k-th rune of s.
+func runeOffset(s string, k int) int {
+	i := 0
+	for ; k > 0 && i < len(s); k-- {
+		_, sz := utf8.DecodeRuneInString(s[i:])
+		i += sz
+	}
+	return i
+}
+
+// addPartial extends the partial line, capping it as it grows so a stream
+// without newlines holds at most MaxLineChars characters.
+func (b *Bang) addPartial(p string) {
+	if p == "" {
+		return
+	}
+	if b.partialRunes >= MaxLineChars {
+		b.partialOmitted += utf8.RuneCountInString(p)
+		return
+	}
+	n := utf8.RuneCountInString(p)
+	if b.partialRunes+n <= MaxLineChars {
+		b.partial += p
+		b.partialRunes += n
+		return
+	}
+	keep := MaxLineChars - b.partialRunes
+	b.partial += p[:runeOffset(p, keep)]
+	b.partialRunes = MaxLineChars
+	b.partialOmitted += n - keep
+}
+
+// partialLine is the partial line as displayed.
+func (b *Bang) partialLine() string {
+	if b.partialOmitted > 0 {
+		return b.partial + omittedSuffix(b.partialOmitted)
+	}
+	return b.partial
+}
+
+// takePartial returns the finished line and resets the partial state. The
+// clone detaches it from the caller's chunk, which may be large.
+func (b *Bang) takePartial() string {
+	l := strings.Clone(b.partialLine())
+	b.resetPartial()
+	return l
+}
+
+func (b *Bang) resetPartial() {
+	b.partial, b.partialRunes, b.partialOmitted = "", 0, 0
+}
+
+// pushLine adds a complete line to the live tail, evicting the oldest lines
+// beyond the line and byte budgets.
+func (b *Bang) pushLine(l string) {
+	b.lines = append(b.lines, l)
+	b.liveBytes += len(l)
+	for len(b.lines)-b.head > 1 && (len(b.lines)-b.head > maxLiveLines || b.liveBytes > maxLiveBytes) {
+		b.liveBytes -= len(b.lines[b.head])
+		b.lines[b.head] = ""
+		b.head++
+		b.dropped++
+	}
+	if b.head > 1024 && b.head*2 > len(b.lines) {
+		n := copy(b.lines, b.lines[b.head:])
+		clear(b.lines[n:])
+		b.lines, b.head = b.lines[:n], 0
+	}
+}
+
+// logical returns the lines to display, including the partial line.
+func (b *Bang) logical() []string {
+	ls := b.lines[b.head:]
+	if b.partial != "" || b.partialOmitted > 0 {
+		ls = append(ls[:len(ls):len(ls)], b.partialLine())
+	}
+	return ls
+}
+
+// View renders the block at width cells. spinnerFrame is drawn only while
+// running, so a ticking spinner does not invalidate finished blocks.
+func (b *Bang) View(width int, th Theme, spinnerFrame string) string {
+	if b.state != BangRunning {
+		spinnerFrame = ""
+	}
+	k := bangKey{
+		version: b.version, width: width, expanded: b.Expanded, excluded: b.Excluded,
+		noColor: th.NoColor, command: b.Command, spinner: spinnerFrame,
+	}
+	if b.cache.valid && b.cache.key == k {
+		return b.cache.out
+	}
+	b.renders++
+	out := b.render(width, th, spinnerFrame)
+	b.cache = bangCache{valid: true, key: k, out: out}
+	return out
+}
+
+func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
+	w := max(width, 1)
+	frame := th.Bash
+	if b.Excluded {
+		frame = th.Dim
+	}
+	border := th.paint(frame, strings.Repeat("─", w))
+	top := border
+	if b.Excluded && w >= len(excludedLabel)+4 {
+		// Dim alone is invisible under NO_COLOR; the label says why the
+		// block is grey without costing a row.
+		top = th.paint(frame, "── "+excludedLabel+" "+strings.Repeat("─", w-ansi.StringWidth(excludedLabel)-4))
+	}
+	out := []string{top}
+	out = appendStyled(out, th, frame.Bold(true), "", "$ "+sink.Sanitize(b.Command), w)
+
+	lines := b.logical()
+	hidden := b.dropped
+	var vis []string
+	if b.Expanded {
+		for _, l := range lines {
+			vis = wrapLine(vis, l, w)
+		}
+	} else {
+		start := max(0, len(lines)-BangPreviewLines)
+		// Walk back from the end so only the lines that can appear are
+		// wrapped; a logical line cut by the visual limit still counts as
+		// shown.
+		var rows [][]string
+		n, i := 0, len(lines)-1
+		for ; i >= start && n < BangPreviewLines; i-- {
+			r := wrapLine(nil, lines[i], w)
+			rows = append(rows, r)
+			n += len(r)
+		}
+		hidden += i + 1
+		for j := len(rows) - 1; j >= 0; j-- {
+			vis = append(vis, rows[j]...)
+		}
+		if len(vis) > BangPreviewLines {
+			vis = vis[len(vis)-BangPreviewLines:]
+		}
+	}
+	out = append(out, vis...)
+
+	switch b.state {
+	case BangRunning:
+		text := "Running… (esc to cancel)"
+		if spinnerFrame != "" {
+			text = spinnerFrame + " " + text
+		}
+		out = appendStyled(out, th, frame, "", text, w)
+	default:
+		if !b.Expanded && hidden > 0 {
+			out = appendStyled(out, th, th.Dim, "", MoreLinesHint(hidden), w)
+		}
+		switch b.state {
+		case BangCancelled:
+			out = appendStyled(out, th, th.Warning, "", "(cancelled)", w)
+		case BangError:
+			out = appendStyled(out, th, th.Error, "", fmt.Sprintf("(exit %d)", *b.exitCode), w)
+		}
+		if b.trunc != nil {
+			out = appendStyled(out, th, th.Warning, "", TruncationWarning(b.trunc), w)
+		}
+	}
+	out = append(out, border)
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,186 @@
+package render
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/bash"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+var goldenWidths = []int{40, 100}
+
+// checkGolden compares got with testdata/<name>.golden and checks the width
+// invariant on every line first, so a golden can never bless an overflow.
+func checkGolden(t *testing.T, name, got string, width int) {
+	t.Helper()
+	checkFits(t, got, width)
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/render/ -update)", err)
+	}
+	if string(want) != got+"\n" {
+		t.Errorf("%s differs from the golden:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+func checkFits(t *testing.T, s string, width int) {
+	t.Helper()
+	w := max(width, 1)
+	for i, l := range strings.Split(s, "\n") {
+		if sw := ansi.StringWidth(l); sw > w {
+			t.Errorf("line %d is %d cells wide, limit %d: %q", i, sw, w, l)
+		}
+	}
+}
+
+func seq(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	return b.String()
+}
+
+func intp(n int) *int { return &n }
+
+func toolCases() map[string]func() *ToolCall {
+	long := seq(1, 20) + "a fairly long line that certainly needs to wrap at forty columns, and maybe more\n" +
+		"\tindented\twith tabs\n" + seq(21, 24)
+	return map[string]func() *ToolCall{
+		"running": func() *ToolCall {
+			return &ToolCall{Command: "npm test", Output: "> test\n> jest\n\nPASS src/a.test.ts", Running: true}
+		},
+		"success_short": func() *ToolCall {
+			return &ToolCall{Command: "ls", Output: "README.md\ngo.mod\ninternal\n"}
+		},
+		"success_long": func() *ToolCall {
+			return &ToolCall{Command: "seq 1 24", Output: long}
+		},
+		"expanded": func() *ToolCall {
+			return &ToolCall{Command: "seq 1 24", Output: long, Expanded: true}
+		},
+		"error": func() *ToolCall {
+			return &ToolCall{Command: "ls nope", IsError: true,
+				Output: "ls: cannot access 'nope': No such file or directory\n\nCommand exited with code 2"}
+		},
+		"timeout": func() *ToolCall {
+			return &ToolCall{Command: "sleep 1", Output: "(no output)", TimeoutSeconds: 1.5}
+		},
+		"truncated": func() *ToolCall {
+			tr := &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes", TotalLines: 100000, TotalBytes: 588895,
+				OutputLines: 8302, OutputBytes: 51200, ShownRange: bash.ShownRange{Start: 91699, End: 100000}, ArtifactID: "3"}
+			return &ToolCall{Command: "seq 1 100000", Output: seq(99990, 100000) + "\n[" + bash.TruncationNotice(tr) + "]",
+				Truncation: tr, TimeoutSeconds: 60}
+		},
+		"cwd": func() *ToolCall {
+			return &ToolCall{Command: "go test ./...", CwdRel: "internal/render", Output: "ok  \tagentsh/internal/render\t0.012s\n"}
+		},
+		"wide": func() *ToolCall {
+			return &ToolCall{Command: "cat 日本語.txt",
+				Output: strings.Repeat("日本語のテキスト", 8) + "\n" + strings.Repeat("🎉👍🏽", 30) + "\n" + strings.Repeat("x", 130)}
+		},
+	}
+}
+
+func TestToolCallGolden(t *testing.T) {
+	th := NewTheme(true)
+	for name, mk := range toolCases() {
+		for _, w := range goldenWidths {
+			t.Run(fmt.Sprintf("%s_w%d", name, w), func(t *testing.T) {
+				checkGolden(t, fmt.Sprintf("toolcall_%s_w%d", name, w), mk().View(w, th), w)
+			})
+		}
+	}
+}
+
+func bangCases() map[string]func() *Bang {
+	return map[string]func() *Bang{
+		"running": func() *Bang {
+			b := NewBang("make build", false)
+			b.Append("go build ./...\ncompil")
+			b.Append("ing agentsh")
+			return b
+		},
+		"complete": func() *Bang {
+			b := NewBang("seq 1 100", false)
+			b.Append(seq(1, 50))
+			b.Finish(seq(1, 100), intp(0), false, nil)
+			return b
+		},
+		"cancelled": func() *Bang {
+			b := NewBang("sleep 100", false)
+			b.Append("waiting\n")
+			b.Finish("waiting\n", nil, true, nil)
+			return b
+		},
+		"error": func() *Bang {
+			b := NewBang("false || ls nope", false)
+			b.Finish("ls: cannot access 'nope': No such file or directory\n", intp(2), false, nil)
+			return b
+		},
+		"excluded": func() *Bang {
+			b := NewBang("echo hi", true)
+			b.Finish("hi\n", intp(0), false, nil)
+			return b
+		},
+		"truncated": func() *Bang {
+			b := NewBang("seq 1 100000", false)
+			b.Finish(seq(99995, 100000), intp(0), false, &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes",
+				TotalLines: 100000, TotalBytes: 588895, OutputLines: 8302, OutputBytes: 51200,
+				ShownRange: bash.ShownRange{Start: 91699, End: 100000}, ArtifactID: "7"})
+			return b
+		},
+		"longline": func() *Bang {
+			b := NewBang("python -c 'print(\"x\"*10000)'", false)
+			b.Finish("before\n"+strings.Repeat("x", 10000)+"\n", intp(0), false, nil)
+			return b
+		},
+		"expanded": func() *Bang {
+			b := NewBang("seq 1 30", false)
+			b.Finish(seq(1, 30), intp(0), false, nil)
+			b.Expanded = true
+			return b
+		},
+	}
+}
+
+func TestBangGolden(t *testing.T) {
+	th := NewTheme(true)
+	for name, mk := range bangCases() {
+		for _, w := range goldenWidths {
+			t.Run(fmt.Sprintf("%s_w%d", name, w), func(t *testing.T) {
+				checkGolden(t, fmt.Sprintf("bang_%s_w%d", name, w), mk().View(w, th, "⠋"), w)
+			})
+		}
+	}
+}
+
+// TestColorGolden proves the colour theme emits SGR; the plain goldens
+// cannot, since NO_COLOR must never emit any.
+func TestColorGolden(t *testing.T) {
+	th := NewTheme(false)
+	tc := toolCases()["error"]().View(40, th)
+	b := bangCases()["error"]().View(40, th, "⠋")
+	for _, s := range []string{tc, b} {
+		if !strings.Contains(s, "\x1b[") {
+			t.Fatalf("no SGR in colour output: %q", s)
+		}
+	}
+	checkGolden(t, "color_toolcall_error_w40", tc, 40)
+	checkGolden(t, "color_bang_error_w40", b, 40)
+}

@@ -1,0 +1,316 @@
+package render
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"agentsh/internal/bash"
+)
+
+func TestHintTexts(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{CollapsedHint(15, 10, 25), "… (15 earlier lines, showing 10 of 25) (ctrl+o to expand)"},
+		{MoreLinesHint(80), "… 80 more lines (ctrl+o to expand)"},
+		{TimeoutFooter(60), "⟦Timeout: 60s⟧"},
+		{TimeoutFooter(1.5), "⟦Timeout: 1.5s⟧"},
+		{TimeoutFooter(3600), "⟦Timeout: 3600s⟧"},
+		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", OutputLines: 8302, OutputBytes: 51200, ArtifactID: "3"}),
+			"[Full output: artifact://3. Truncated: 8302 lines shown (50.0KB limit)]"},
+		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", OutputLines: 12, OutputBytes: 900}),
+			"[Truncated: 12 lines shown (900B limit)]"},
+		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 2000, TotalLines: 5000, ArtifactID: "a1"}),
+			"[Full output: artifact://a1. Truncated: showing 2000 of 5000 lines]"},
+		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 2000, TotalLines: 5000}),
+			"[Truncated: showing 2000 of 5000 lines]"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+func TestToolCallHintInView(t *testing.T) {
+	c := &ToolCall{Command: "seq 1 25", Output: seq(1, 25)}
+	v := c.View(100, NewTheme(true))
+	want := "  … (15 earlier lines, showing 10 of 25) (ctrl+o to expand)\n  16\n"
+	if !strings.Contains(v, want) {
+		t.Fatalf("missing %q in\n%s", want, v)
+	}
+	c.Expanded = true
+	if v := c.View(100, NewTheme(true)); strings.Contains(v, "earlier lines") || !strings.Contains(v, "\n  1\n") {
+		t.Fatalf("expanded view should show every line and no hint:\n%s", v)
+	}
+	short := &ToolCall{Command: "seq 1 10", Output: seq(1, 10)}
+	if v := short.View(100, NewTheme(true)); strings.Contains(v, "earlier") {
+		t.Fatalf("no hint when nothing is hidden:\n%s", v)
+	}
+}
+
+func TestStripNotice(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a\nb\n\n[Showing lines 9901-10000 of 10000 (50.0KB limit). Full: artifact://3]", "a\nb"},
+		{"a\n\n[Showing 5 of 10 lines]", "a"},
+		{"[Showing lines 1-2 of 3]", ""},
+		{"a\n\n[Showing lines 9901-10000 of 10000 (50.0KB limit). Full: artifact://3]\n", "a"},
+		// Not the notice: kept as is.
+		{"a\n[Showing lines of things]", "a\n[Showing lines of things]"},
+		{"echo [Showing lines 1-2 of 3]", "echo [Showing lines 1-2 of 3]"},
+		{"plain", "plain"},
+		{"", ""},
+	} {
+		if got := stripNotice(c.in); got != c.want {
+			t.Errorf("stripNotice(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	tr := &bash.TruncationMeta{TruncatedBy: "bytes", TotalLines: 9, OutputLines: 3, OutputBytes: 6,
+		ShownRange: bash.ShownRange{Start: 7, End: 9}, ArtifactID: "1"}
+	c := &ToolCall{Command: "x", Output: "7\n8\n9\n\n[" + bash.TruncationNotice(tr) + "]", Truncation: tr}
+	if v := c.View(100, NewTheme(true)); strings.Contains(v, "Showing") || strings.Count(v, "artifact://1") != 1 {
+		t.Fatalf("notice should show once, in the warning line:\n%s", v)
+	}
+}
+
+func TestToolCallCache(t *testing.T) {
+	th := NewTheme(true)
+	c := &ToolCall{Command: "cat big", Output: strings.Repeat("lorem ipsum dolor sit amet ", 400)}
+	a := c.View(80, th)
+	b := c.View(80, th)
+	if a != b || c.renders != 1 {
+		t.Fatalf("cached view re-rendered: renders=%d", c.renders)
+	}
+	steps := []func(){
+		func() { c.Output += "more" },
+		func() { c.Expanded = true },
+		func() { c.Running = true },
+		func() { c.IsError = true },
+		func() { c.TimeoutSeconds = 5 },
+		func() { c.CwdRel = "sub" },
+		func() { c.Command = "cat other" },
+		func() { c.Truncation = &bash.TruncationMeta{OutputLines: 1} },
+		func() { c.Truncation.OutputLines = 2 }, // same pointer, new value
+	}
+	for i, step := range steps {
+		step()
+		c.View(80, th)
+		if c.renders != i+2 {
+			t.Fatalf("step %d: renders=%d, want %d", i, c.renders, i+2)
+		}
+		c.View(80, th)
+		if c.renders != i+2 {
+			t.Fatalf("step %d: second view re-rendered", i)
+		}
+	}
+	c.View(81, th)
+	c.View(81, NewTheme(false))
+	if c.renders != len(steps)+3 {
+		t.Fatalf("width and theme must be part of the key: renders=%d", c.renders)
+	}
+}
+
+func TestBangCache(t *testing.T) {
+	th := NewTheme(true)
+	b := NewBang("yes", false)
+	b.Append("y\n")
+	b.View(80, th, "a")
+	b.View(80, th, "a")
+	if b.renders != 1 {
+		t.Fatalf("renders=%d", b.renders)
+	}
+	b.View(80, th, "b") // spinner ticks while running
+	b.Append("y\n")
+	b.View(80, th, "b")
+	if b.renders != 3 {
+		t.Fatalf("renders=%d", b.renders)
+	}
+	b.Finish("y\n", intp(0), false, nil)
+	b.View(80, th, "c")
+	b.View(80, th, "d") // finished: the spinner no longer matters
+	if b.renders != 4 {
+		t.Fatalf("renders=%d", b.renders)
+	}
+	b.Expanded = true
+	b.View(80, th, "d")
+	if b.renders != 5 {
+		t.Fatalf("renders=%d", b.renders)
+	}
+}
+
+func TestBangStreaming(t *testing.T) {
+	b := NewBang("x", false)
+	b.Append("hel")
+	b.Append("lo\nwor")
+	if got := b.logical(); strings.Join(got, "|") != "hello|wor" {
+		t.Fatalf("got %q", got)
+	}
+	b.Append("ld\n")
+	b.Append("\n")
+	if got := b.logical(); strings.Join(got, "|") != "hello|world|" {
+		t.Fatalf("got %q", got)
+	}
+	v := b.View(40, NewTheme(true), "")
+	if !strings.Contains(v, "\nhello\nworld\n\nRunning… (esc to cancel)\n") {
+		t.Fatalf("view:\n%s", v)
+	}
+	b.Finish("final\n", intp(0), false, nil)
+	b.Append("late\n")
+	if got := b.logical(); strings.Join(got, "|") != "final" {
+		t.Fatalf("final output must replace the stream, got %q", got)
+	}
+}
+
+func TestBangStates(t *testing.T) {
+	for _, c := range []struct {
+		exit      *int
+		cancelled bool
+		want      BangState
+		status    string
+	}{
+		{nil, false, BangComplete, ""},
+		{intp(0), false, BangComplete, ""},
+		{intp(2), false, BangError, "(exit 2)"},
+		{intp(130), true, BangCancelled, "(cancelled)"},
+		{nil, true, BangCancelled, "(cancelled)"},
+	} {
+		b := NewBang("x", false)
+		if b.State() != BangRunning {
+			t.Fatal("a new bang runs")
+		}
+		b.Finish("out\n", c.exit, c.cancelled, nil)
+		if b.State() != c.want {
+			t.Errorf("exit=%v cancelled=%v: state %d, want %d", c.exit, c.cancelled, b.State(), c.want)
+		}
+		v := b.View(40, NewTheme(true), "")
+		if strings.Contains(v, "Running…") {
+			t.Errorf("finished block still running:\n%s", v)
+		}
+		if c.status != "" && !strings.Contains(v, "\n"+c.status+"\n") {
+			t.Errorf("missing %q:\n%s", c.status, v)
+		}
+		if c.status == "" && (strings.Contains(v, "(exit") || strings.Contains(v, "(cancelled)")) {
+			t.Errorf("complete block shows a status:\n%s", v)
+		}
+	}
+}
+
+func TestBangLineCap(t *testing.T) {
+	want := strings.Repeat("x", MaxLineChars) + "… [6000 chars omitted]"
+	if got := capLine(strings.Repeat("x", 10000)); got != want {
+		t.Fatalf("capLine: len %d", len(got))
+	}
+	// Streamed in pieces, without a newline for a long time.
+	b := NewBang("x", false)
+	for range 30 {
+		b.Append(strings.Repeat("x", 333) + "")
+	}
+	b.Append(strings.Repeat("x", 10) + "\nnext")
+	if got := b.logical(); len(got) != 2 || got[0] != want || got[1] != "next" {
+		t.Fatalf("streamed cap: %d lines, first %d bytes", len(got), len(got[0]))
+	}
+	// Characters, not bytes.
+	wide := strings.Repeat("日", 4001)
+	if got := capLine(wide); utf8.RuneCountInString(got) != MaxLineChars+len([]rune("… [1 chars omitted]")) ||
+		!strings.HasSuffix(got, "日… [1 chars omitted]") {
+		t.Fatalf("rune cap: %q", got[len(got)-40:])
+	}
+	if capLine(strings.Repeat("日", 4000)) != strings.Repeat("日", 4000) {
+		t.Fatal("4000 characters is within the cap")
+	}
+}
+
+func TestBangHidden(t *testing.T) {
+	th := NewTheme(true)
+	b := NewBang("seq 1 100", false)
+	b.Finish(seq(1, 100), intp(0), false, nil)
+	v := b.View(80, th, "")
+	if !strings.Contains(v, "\n81\n") || strings.Contains(v, "\n80\n") || !strings.Contains(v, "\n"+MoreLinesHint(80)+"\n") {
+		t.Fatalf("view:\n%s", v)
+	}
+	b.Expanded = true
+	if v := b.View(80, th, ""); !strings.Contains(v, "\n1\n") || strings.Contains(v, "more lines") {
+		t.Fatalf("expanded:\n%s", v)
+	}
+	// 20 logical lines of 100 chars are 60 visual lines at 40: only 20 show,
+	// from 7 logical lines (the first one partly), so 13 are hidden.
+	b = NewBang("x", false)
+	var out strings.Builder
+	for i := range 20 {
+		out.WriteString(strings.Repeat(string(rune('a'+i)), 100) + "\n")
+	}
+	b.Finish(out.String(), intp(0), false, nil)
+	v = b.View(40, th, "")
+	lines := strings.Split(v, "\n")
+	// border, header, 20 rows, hint, border
+	if len(lines) != 24 || lines[len(lines)-2] != MoreLinesHint(13) {
+		t.Fatalf("%d lines:\n%s", len(lines), v)
+	}
+}
+
+func TestBangLiveBound(t *testing.T) {
+	b := NewBang("yes", false)
+	chunk := strings.Repeat("y\n", 16<<10)
+	for range 200 {
+		b.Append(chunk)
+	}
+	b.Append("partial")
+	if n := len(b.lines) - b.head; n > maxLiveLines {
+		t.Fatalf("%d live lines", n)
+	}
+	if got := b.dropped + len(b.lines) - b.head; got != 200*16<<10 {
+		t.Fatalf("dropped+kept = %d", got)
+	}
+	if len(b.lines) > 2*maxLiveLines+1024 {
+		t.Fatalf("backing slice grows: %d", len(b.lines))
+	}
+	v := b.View(40, NewTheme(true), "")
+	if !strings.Contains(v, "\ny\npartial\nRunning…") {
+		t.Fatalf("view:\n%s", v)
+	}
+	// Long lines hit the byte budget before the line budget.
+	b = NewBang("x", false)
+	line := strings.Repeat("z", 3000) + "\n"
+	for range 1000 {
+		b.Append(line)
+	}
+	if b.liveBytes > maxLiveBytes {
+		t.Fatalf("live bytes %d", b.liveBytes)
+	}
+}
+
+// TestNarrowWidths renders every case at tiny and odd widths: nothing may
+// panic or overflow, CJK and emoji included.
+func TestNarrowWidths(t *testing.T) {
+	for _, th := range []Theme{NewTheme(true), NewTheme(false)} {
+		for w := -1; w <= 13; w++ {
+			for name, mk := range toolCases() {
+				for _, exp := range []bool{false, true} {
+					c := mk()
+					c.Expanded = exp
+					c.Command += " 日本語🎉\tx"
+					v := c.View(w, th)
+					if th.NoColor && strings.Contains(v, "\x1b") {
+						t.Fatalf("%s: SGR under NO_COLOR", name)
+					}
+					checkFits(t, v, w)
+				}
+			}
+			for name, mk := range bangCases() {
+				b := mk()
+				b.Command = "日本語🎉 " + b.Command
+				v := b.View(w, th, "⠋")
+				if th.NoColor && strings.Contains(v, "\x1b") {
+					t.Fatalf("%s: SGR under NO_COLOR", name)
+				}
+				checkFits(t, v, w)
+			}
+		}
+	}
+}
+
+func TestSanitizesOutput(t *testing.T) {
+	c := &ToolCall{Command: "x", Output: "\x1b[31mred\x1b[0m\x07bell\r\nnext"}
+	v := c.View(40, NewTheme(true))
+	if strings.ContainsAny(v, "\x1b\x07\r") || !strings.Contains(v, "  redbell\n  next") {
+		t.Fatalf("%q", v)
+	}
+}
