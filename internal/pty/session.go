@@ -90,6 +90,7 @@ type endReason int
 
 const (
 	endNone endReason = iota
+	endExit // the program exited by itself
 	endKill
 	endTimeout
 	endError
@@ -319,15 +320,18 @@ func (s *Session) supervise(ctx context.Context) {
 		s.end(endTimeout, nil)
 	case <-s.killReq:
 	}
+	// A normal exit wins over a Kill that comes after it (esc during the
+	// drain): the program ended by itself and has an exit code.
 	s.mu.Lock()
-	reason := s.reason
-	s.mu.Unlock()
-	exited := false
 	select {
 	case <-waited:
-		exited = reason == endNone
+		if s.reason == endNone {
+			s.reason = endExit
+		}
 	default:
 	}
+	exited := s.reason == endExit
+	s.mu.Unlock()
 	if !exited {
 		s.kill()
 		<-waited
@@ -348,7 +352,7 @@ func (s *Session) supervise(ctx context.Context) {
 	s.mu.Unlock()
 	res := Result{}
 	switch reason {
-	case endNone:
+	case endExit:
 		res.ExitCode = exitCode(s.cmd.ProcessState)
 	case endKill:
 		res.Cancelled = true

@@ -378,3 +378,28 @@ func countFDs(t testing.TB) int {
 	}
 	return len(ents)
 }
+
+// TestKillDuringDrainKeepsExitCode: esc pressed after the program ended by
+// itself (while a leftover holder keeps the drain going) must not turn its
+// exit code into a cancel.
+func TestKillDuringDrainKeepsExitCode(t *testing.T) {
+	s, mark := startBash(t, context.Background(), `(trap '' HUP; exec sleep 1000) & echo bye; exit 7`, nil)
+	// Reaped (gone from /proc) means the session saw the exit; the drain
+	// then waits 300 ms for the holder, well after the Kill below.
+	dir := fmt.Sprintf("/proc/%d", s.Pid())
+	for deadline := time.Now().Add(hangGuard); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(dir); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the shell never exited")
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	s.Kill()
+	r := wait(t, s)
+	if r.Cancelled || r.ExitCode == nil || *r.ExitCode != 7 || r.Output != "bye\n" {
+		t.Fatalf("result: cancelled=%v exit=%v output=%q", r.Cancelled, r.ExitCode, r.Output)
+	}
+	noSurvivors(t, mark)
+}
