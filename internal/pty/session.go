@@ -90,7 +90,7 @@ type endReason int
 
 const (
 	endNone endReason = iota
-	endExit // the program exited by itself
+	endExit           // the program exited by itself
 	endKill
 	endTimeout
 	endError
