@@ -1,6 +1,6 @@
-// Command agentsh is a terminal coding-agent shell. For now it offers its
-// non-interactive surfaces: print mode (`-p`), and the bash runtime's `exec`
-// and `artifact`.
+// Command agentsh is a terminal coding-agent shell: the full-screen TUI
+// when started in a terminal, print mode (`-p`), RPC mode, and the bash
+// runtime's `exec` and `artifact`.
 package main
 
 import (
@@ -23,6 +23,10 @@ import (
 const usage = `agentsh — a terminal coding-agent shell
 
 Usage:
+  agentsh [--model PROVIDER/MODEL] [-c | -r ID|PATH | --no-session]
+      In a terminal: the full-screen TUI. Enter sends, shift+enter adds a
+      line, !cmd runs cmd in the shell (!!cmd keeps it from the model), esc
+      cancels, ctrl+o expands output, ctrl+c twice or ctrl+d quits.
   agentsh -p [flags] "PROMPT"...
       Run PROMPT through the agent and print its final answer (piped stdin is
       appended to the prompt after a newline; with stdin piped, -p is implied).
@@ -44,8 +48,6 @@ Usage:
       without one.
   agentsh artifact N
       Print artifact N (the full output behind artifact://N) of this directory.
-
-The interactive TUI is not built yet.
 `
 
 func main() {
@@ -66,8 +68,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) == 0 || !strings.HasPrefix(args[0], "-") {
 		// No flags: piped stdin switches to print mode (text), with any
-		// positional words as the prompt; otherwise this is the usage (no
-		// arguments; until the TUI lands that is not an error) or a typo.
+		// positional words as the prompt; otherwise no arguments start the
+		// TUI in a terminal and print the usage elsewhere (not an error),
+		// and a word is a typo.
+		if len(args) == 0 && interactiveTerminal() {
+			return runTUI(printOptions{}, stderr)
+		}
 		data, piped, err := readPipedStdin(os.Stdin)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentsh: reading stdin: %v\n", err)

@@ -161,6 +161,11 @@ func runPrint(args []string, stdin func() (string, bool, error), stdout, stderr 
 	if mode == "" {
 		mode = modeText
 	}
+	if o.mode == "" && !o.print && len(o.messages) == 0 && interactiveTerminal() {
+		// `agentsh --model …` (or -c, -r) in a terminal: the TUI with
+		// those options.
+		return runTUI(o, stderr)
+	}
 	switch mode {
 	case modeRPC:
 		// stdin is the command stream here: it is never read as a prompt.

@@ -1,0 +1,86 @@
+package main
+
+// Interactive mode: `agentsh` in a terminal runs the full-screen TUI
+// (internal/tui) on the same session, registry and provider setup as print
+// mode, with a UI present so tool calls may take the PTY path.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/llm"
+	"agentsh/internal/session"
+	"agentsh/internal/tui"
+)
+
+// isTerminal reports whether f is a terminal (a character device such as
+// /dev/null is not).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// interactiveTerminal reports whether both ends are a terminal, the only
+// case where a full-screen UI makes sense.
+func interactiveTerminal() bool {
+	return isTerminal(os.Stdin) && isTerminal(os.Stdout)
+}
+
+func runTUI(o printOptions, stderr io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	cwd, settings, spec, err := modeSetup(o)
+	if err != nil {
+		return fail(err)
+	}
+	var provider llm.Provider
+	model, modelErr := "", ""
+	if spec != "" {
+		// A broken model setting must not keep the user out: bang
+		// commands work without one, and the TUI says what is wrong.
+		p, name, err := llm.FromEnv(spec, os.Getenv)
+		if err != nil {
+			modelErr = err.Error()
+		} else {
+			provider, model = p, name
+		}
+	}
+	toolSettings, err := bashToolSettings(settings)
+	if err != nil {
+		return fail(err)
+	}
+	defer bash.CloseAll() // after the TUI: no shell of a bang command is left
+
+	store, err := openStore(o, cwd, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	if store != nil {
+		defer store.Close()
+	}
+	executor := bash.Default()
+	agent, err := session.New(cwd, store, executor, toolSettings.Shell)
+	if err != nil {
+		return fail(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	err = tui.Run(ctx, tui.Config{
+		Session: agent, Executor: executor, ToolSettings: toolSettings,
+		Provider: provider, Model: model, ModelLabel: spec, ModelError: modelErr,
+		NoColor: os.Getenv("NO_COLOR") != "",
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return 0
+}

@@ -1,0 +1,321 @@
+package main
+
+// End-to-end tests of the TUI: the real binary (built by TestMain) runs in a
+// private tmux server at a fixed size; keys go in with send-keys and the
+// screen is polled with capture-pane.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"agentsh/internal/proctest"
+)
+
+const tuiMarkVar = "AGENTSH_TUI_E2E_MARK"
+
+// tmuxTUI is agentsh running in its own tmux server.
+type tmuxTUI struct {
+	t    *testing.T
+	sock string
+	mark string // "NAME=value" carried by agentsh and everything it starts
+}
+
+func randomHex(t *testing.T) string {
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// startTUI runs agentsh with no arguments in the sandbox's work dir, in a
+// 100×30 tmux window.
+func startTUI(t *testing.T, s *sandbox, extraEnv ...string) *tmuxTUI {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	id := randomHex(t)
+	tt := &tmuxTUI{t: t, sock: "agentsh-e2e-" + id, mark: tuiMarkVar + "=" + id}
+	env := s.env(s.work, append(extraEnv, tt.mark, "TERM=xterm-256color")...)
+	var script strings.Builder
+	script.WriteString("#!/bin/sh\ncd " + shellQuote(s.work) + " || exit 1\nexec env -i")
+	for _, kv := range env {
+		script.WriteString(" " + shellQuote(kv))
+	}
+	script.WriteString(" " + shellQuote(agentshBin) + "\n")
+	path := filepath.Join(s.root, "run-"+id+".sh")
+	if err := os.WriteFile(path, []byte(script.String()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tt.tmux("new-session", "-d", "-x", "100", "-y", "30", path)
+	socket := strings.TrimSpace(tt.tmux("display-message", "-p", "#{socket_path}"))
+	t.Cleanup(func() {
+		_ = exec.Command("tmux", "-L", tt.sock, "kill-server").Run()
+		if strings.Contains(socket, tt.sock) {
+			os.Remove(socket) // tmux leaves its socket file behind
+		}
+		// Whatever happened, nothing of this run may survive the test.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(proctest.Marked(tt.mark)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if pids := proctest.Marked(tt.mark); len(pids) > 0 {
+			t.Errorf("processes left after the test: %v", pids)
+		}
+	})
+	tt.waitScreen("the first frame", func(s string) bool { return strings.Contains(s, "ctrl+d quits") })
+	return tt
+}
+
+func (tt *tmuxTUI) tmux(args ...string) string {
+	tt.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", tt.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		tt.t.Fatalf("tmux %q: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (tt *tmuxTUI) screen() string {
+	out, err := exec.Command("tmux", "-L", tt.sock, "capture-pane", "-p").CombinedOutput()
+	if err != nil {
+		return "(no pane: " + strings.TrimSpace(string(out)) + ")"
+	}
+	return string(out)
+}
+
+func (tt *tmuxTUI) waitScreen(what string, cond func(string) bool) string {
+	tt.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s := tt.screen()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tt.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (tt *tmuxTUI) waitText(text string) string {
+	tt.t.Helper()
+	return tt.waitScreen(fmt.Sprintf("%q", text), func(s string) bool { return strings.Contains(s, text) })
+}
+
+// typeLine types text literally and presses enter.
+func (tt *tmuxTUI) typeLine(text string) {
+	tt.t.Helper()
+	tt.tmux("send-keys", "-l", text)
+	tt.tmux("send-keys", "Enter")
+}
+
+func (tt *tmuxTUI) keys(keys ...string) {
+	tt.t.Helper()
+	tt.tmux(append([]string{"send-keys"}, keys...)...)
+}
+
+// exited reports whether agentsh has ended (the pane, and with it the
+// server, is gone).
+func (tt *tmuxTUI) exited() bool {
+	return exec.Command("tmux", "-L", tt.sock, "has-session").Run() != nil
+}
+
+func (tt *tmuxTUI) waitExit() {
+	tt.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !tt.exited() {
+		if time.Now().After(deadline) {
+			tt.t.Fatalf("agentsh did not exit; screen:\n%s", tt.screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (tt *tmuxTUI) assertNoProcesses() {
+	tt.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := proctest.Marked(tt.mark)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tt.t.Fatalf("processes left: %v", pids)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestTUIBangCommands(t *testing.T) {
+	s := newSandbox(t)
+	tt := startTUI(t, s)
+
+	tt.typeLine("!seq 1 100")
+	scr := tt.waitText("… 80 more lines")
+	for _, want := range []string{"$ seq 1 100", "\n81\n", "\n100\n"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("collapsed block lacks %q:\n%s", want, scr)
+		}
+	}
+	if strings.Contains(scr, "\n80\n") {
+		t.Errorf("collapsed block shows more than the last 20 lines:\n%s", scr)
+	}
+
+	tt.keys("C-o")
+	scr = tt.waitScreen("the expanded block", func(s string) bool { return !strings.Contains(s, "more lines") })
+	if !strings.Contains(scr, "\n80\n") {
+		t.Errorf("expanded block does not show earlier lines:\n%s", scr)
+	}
+	tt.keys("C-o")
+	tt.waitText("… 80 more lines")
+
+	tt.typeLine("!!echo hidden-from-model")
+	scr = tt.waitText("$ echo hidden-from-model")
+	if !strings.Contains(scr, "hidden-from-model\n") {
+		t.Errorf("!! output missing:\n%s", scr)
+	}
+
+	tt.typeLine("!sleep 100")
+	tt.waitText("Running… (esc to cancel)")
+	tt.typeLine("!echo too-soon")
+	tt.waitText("A bash command is already running. Press Esc to cancel it first.")
+	time.Sleep(100 * time.Millisecond) // an Esc right after another key would read as alt+key
+	tt.keys("Escape")
+	tt.waitText("(cancelled)")
+	if pids := proctest.Marked(tt.mark); len(pids) > 1 {
+		// agentsh itself and its idle shell may remain; sleep must not.
+		for _, pid := range pids {
+			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.Contains(string(cmd), "sleep") {
+				t.Errorf("sleep survived esc: pid %d", pid)
+			}
+		}
+	}
+
+	tt.keys("C-c")
+	tt.waitText("press ctrl+c again to quit")
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
+func TestTUIQuitKillsRunningCommand(t *testing.T) {
+	s := newSandbox(t)
+	tt := startTUI(t, s)
+	tt.typeLine("!sleep 300")
+	tt.waitText("Running… (esc to cancel)")
+	tt.keys("C-c")
+	tt.keys("C-c")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
+// modelScript answers the first request with a bash call of command and
+// then with a short text.
+func modelScript(command string) func(n int, w sseWriter) {
+	return func(n int, w sseWriter) {
+		if n%2 == 0 {
+			w.bash(fmt.Sprintf("call_%d", n), fmt.Sprintf(`{"command":%q}`, command))
+			return
+		}
+		w.answer("Done.")
+	}
+}
+
+func TestTUIModelToolCallStreams(t *testing.T) {
+	srv := newSSEServer(t, modelScript(`for i in $(seq 1 40); do echo "tick $i"; sleep 0.05; done`))
+	s := newSandbox(t)
+	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
+	tt.waitText("openai/test-model")
+	tt.typeLine("count for me")
+	// Live: an intermediate line appears before the command ends.
+	tt.waitScreen("live output", func(s string) bool {
+		return strings.Contains(s, "tick 5") && !strings.Contains(s, "Done.")
+	})
+	scr := tt.waitText("Done.")
+	for _, want := range []string{"count for me", "tick 40"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("screen lacks %q:\n%s", want, scr)
+		}
+	}
+	if strings.Contains(scr, "tick 20\n") {
+		t.Errorf("the finished call is not collapsed:\n%s", scr)
+	}
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
+func TestTUIPTYOverlayVim(t *testing.T) {
+	if _, err := exec.LookPath("vim"); err != nil {
+		t.Skip("vim not installed")
+	}
+	srv := newSSEServer(t, modelScript("vim -u NONE notes.txt"))
+	s := newSandbox(t)
+	writeFile(t, filepath.Join(s.config, "agentsh", "settings.json"), `{"bash":{"virtualTerminal":"on"}}`)
+	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
+	tt.typeLine("edit the notes")
+	scr := tt.waitText("esc force-kill · input forwarded to PTY")
+	if !strings.Contains(scr, "running") || !strings.Contains(scr, "vim -u NONE notes.txt") {
+		t.Errorf("overlay header wrong:\n%s", scr)
+	}
+	tt.waitText(`"notes.txt" [New`) // vim's own message line, inside the overlay
+	tt.keys("i")
+	tt.tmux("send-keys", "-l", "hello from the overlay")
+	// Typed text on vim's first line proves the keys reached it (vim -u
+	// NONE is vi-compatible: no "-- INSERT --").
+	scr = tt.waitText("│hello from the overlay")
+	if os.Getenv("AGENTSH_E2E_SHOW") != "" {
+		t.Logf("overlay:\n%s", scr)
+	}
+	time.Sleep(100 * time.Millisecond)
+	tt.keys("Escape")
+	tt.waitScreen("the overlay to close", func(s string) bool { return !strings.Contains(s, "input forwarded to PTY") })
+	scr = tt.waitText("Done.")
+	if os.Getenv("AGENTSH_E2E_SHOW") != "" {
+		t.Logf("after:\n%s", scr)
+	}
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
+func TestTUINoArgumentsWithoutTerminalPrintsUsage(t *testing.T) {
+	// stdin is /dev/null and stdout a pipe: not a terminal, so the usage.
+	s := newSandbox(t)
+	r := s.run()
+	if r.code != 0 || !strings.Contains(r.stdout, "agentsh exec") {
+		t.Errorf("%v", r)
+	}
+}
+
+func TestTUIPTYOverlayResizes(t *testing.T) {
+	srv := newSSEServer(t, modelScript(`while :; do echo "cols=$(tput cols) rows=$(tput lines)"; sleep 0.1; done`))
+	s := newSandbox(t)
+	writeFile(t, filepath.Join(s.config, "agentsh", "settings.json"), `{"bash":{"virtualTerminal":"on"}}`)
+	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
+	tt.typeLine("watch the size")
+	// 100×30: the overlay is 100 wide and 24 high, the PTY 98×20.
+	tt.waitText("cols=98 rows=20")
+	tt.tmux("resize-window", "-x", "80", "-y", "25")
+	// 80×25: overlay 80×20, PTY 78×16.
+	tt.waitText("cols=78 rows=16")
+	time.Sleep(100 * time.Millisecond)
+	tt.keys("Escape")
+	tt.waitScreen("the overlay to close", func(s string) bool { return !strings.Contains(s, "input forwarded to PTY") })
+	tt.waitText("Done.")
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}

@@ -1,0 +1,344 @@
+package tui
+
+import (
+	"strings"
+	"unicode"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// editor is the multi-line prompt editor. It is small on purpose: the
+// bubbles textarea pulls in a clipboard module this build does not carry,
+// and the TUI needs exact control of enter, up/down (history) and the
+// cursor position anyway.
+type editor struct {
+	lines   [][]rune
+	row     int // logical line of the cursor
+	col     int // rune index in lines[row]
+	width   int // content width in cells
+	maxRows int // visible rows at most; more scroll
+	top     int // first visible visual row
+	wantX   int // preferred column for up/down, -1 = none
+}
+
+func newEditor() *editor {
+	return &editor{lines: [][]rune{nil}, width: 40, maxRows: 10, wantX: -1}
+}
+
+// Value is the text typed so far.
+func (e *editor) Value() string {
+	parts := make([]string, len(e.lines))
+	for i, l := range e.lines {
+		parts[i] = string(l)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// SetValue replaces the text and puts the cursor at its end.
+func (e *editor) SetValue(s string) {
+	e.lines = nil
+	for _, l := range strings.Split(cleanInput(s), "\n") {
+		e.lines = append(e.lines, []rune(l))
+	}
+	e.row = len(e.lines) - 1
+	e.col = len(e.lines[e.row])
+	e.top, e.wantX = 0, -1
+	e.scrollToCursor()
+}
+
+// Reset empties the editor.
+func (e *editor) Reset() { e.SetValue("") }
+
+// SetWidth sets the content width in cells.
+func (e *editor) SetWidth(w int) {
+	e.width = max(w, 1)
+	e.scrollToCursor()
+}
+
+// MoveToBegin puts the cursor at the start of the text.
+func (e *editor) MoveToBegin() {
+	e.row, e.col, e.wantX = 0, 0, -1
+	e.scrollToCursor()
+}
+
+// cleanInput normalizes pasted or recalled text: CRLF and CR become LF and
+// tabs become spaces, so every rune has a known width.
+func cleanInput(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	s = strings.ReplaceAll(s, "\t", "    ")
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && (unicode.IsControl(r) || r == 0x7f) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// InsertString inserts s at the cursor.
+func (e *editor) InsertString(s string) {
+	s = cleanInput(s)
+	for i, part := range strings.Split(s, "\n") {
+		if i > 0 {
+			e.newline()
+		}
+		rs := []rune(part)
+		line := e.lines[e.row]
+		nl := make([]rune, 0, len(line)+len(rs))
+		nl = append(nl, line[:e.col]...)
+		nl = append(nl, rs...)
+		nl = append(nl, line[e.col:]...)
+		e.lines[e.row] = nl
+		e.col += len(rs)
+	}
+	e.wantX = -1
+	e.scrollToCursor()
+}
+
+func (e *editor) newline() {
+	line := e.lines[e.row]
+	head := append([]rune(nil), line[:e.col]...)
+	tail := append([]rune(nil), line[e.col:]...)
+	e.lines[e.row] = head
+	e.lines = append(e.lines[:e.row+1], append([][]rune{tail}, e.lines[e.row+1:]...)...)
+	e.row++
+	e.col = 0
+}
+
+// segment is one visual row: runes [start, end) of a logical line.
+type segment struct{ row, start, end int }
+
+func runeWidth(r rune) int {
+	if r < 0x80 {
+		return 1
+	}
+	return max(ansi.StringWidth(string(r)), 0)
+}
+
+// layout wraps every logical line to the width. A line whose width is an
+// exact multiple of it gets an empty last row, so the cursor after its last
+// rune has a cell to sit on.
+func (e *editor) layout() []segment {
+	var segs []segment
+	for row, l := range e.lines {
+		start, w := 0, 0
+		for i, r := range l {
+			rw := runeWidth(r)
+			if w+rw > e.width && i > start {
+				segs = append(segs, segment{row, start, i})
+				start, w = i, 0
+			}
+			w += rw
+		}
+		segs = append(segs, segment{row, start, len(l)})
+		if w >= e.width && len(l) > 0 {
+			segs = append(segs, segment{row, len(l), len(l)})
+		}
+	}
+	return segs
+}
+
+// cursorPos is the cursor's visual row (in the layout) and column.
+func (e *editor) cursorPos(segs []segment) (vrow, x int) {
+	for i, s := range segs {
+		if s.row != e.row {
+			continue
+		}
+		last := i+1 >= len(segs) || segs[i+1].row != e.row
+		if e.col >= s.start && (e.col < s.end || last) {
+			for _, r := range e.lines[e.row][s.start:e.col] {
+				x += runeWidth(r)
+			}
+			return i, x
+		}
+	}
+	return 0, 0
+}
+
+// OnFirstRow reports whether the cursor is on the first visual row (up
+// then recalls history).
+func (e *editor) OnFirstRow() bool {
+	v, _ := e.cursorPos(e.layout())
+	return v == 0
+}
+
+// OnLastRow reports whether the cursor is on the last visual row.
+func (e *editor) OnLastRow() bool {
+	segs := e.layout()
+	v, _ := e.cursorPos(segs)
+	return v == len(segs)-1
+}
+
+// Height is the number of rows the editor shows.
+func (e *editor) Height() int {
+	return min(max(len(e.layout()), 1), e.maxRows)
+}
+
+func (e *editor) scrollToCursor() {
+	segs := e.layout()
+	v, _ := e.cursorPos(segs)
+	h := min(len(segs), e.maxRows)
+	if v < e.top {
+		e.top = v
+	}
+	if v >= e.top+h {
+		e.top = v - h + 1
+	}
+	e.top = max(min(e.top, len(segs)-h), 0)
+}
+
+// moveVertical moves the cursor by dy visual rows, keeping the column.
+func (e *editor) moveVertical(dy int) {
+	segs := e.layout()
+	v, x := e.cursorPos(segs)
+	if e.wantX >= 0 {
+		x = e.wantX
+	}
+	nv := v + dy
+	if nv < 0 || nv >= len(segs) {
+		return
+	}
+	s := segs[nv]
+	col, w := s.start, 0
+	for col < s.end {
+		rw := runeWidth(e.lines[s.row][col])
+		if w+rw > x {
+			break
+		}
+		w += rw
+		col++
+	}
+	e.row, e.col, e.wantX = s.row, col, x
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }
+
+// Update applies an editing key; it reports whether the key was used.
+func (e *editor) Update(k tea.KeyPressMsg) bool {
+	key := k.Key()
+	keepX := false
+	switch k.String() {
+	case "shift+enter", "alt+enter", "ctrl+j":
+		e.newline()
+	case "backspace", "ctrl+h":
+		switch {
+		case e.col > 0:
+			l := e.lines[e.row]
+			e.lines[e.row] = append(l[:e.col-1:e.col-1], l[e.col:]...)
+			e.col--
+		case e.row > 0:
+			prev := e.lines[e.row-1]
+			e.col = len(prev)
+			e.lines[e.row-1] = append(prev[:len(prev):len(prev)], e.lines[e.row]...)
+			e.lines = append(e.lines[:e.row], e.lines[e.row+1:]...)
+			e.row--
+		}
+	case "delete", "ctrl+d":
+		l := e.lines[e.row]
+		switch {
+		case e.col < len(l):
+			e.lines[e.row] = append(l[:e.col:e.col], l[e.col+1:]...)
+		case e.row+1 < len(e.lines):
+			e.lines[e.row] = append(l[:len(l):len(l)], e.lines[e.row+1]...)
+			e.lines = append(e.lines[:e.row+1], e.lines[e.row+2:]...)
+		}
+	case "left", "ctrl+b":
+		switch {
+		case e.col > 0:
+			e.col--
+		case e.row > 0:
+			e.row--
+			e.col = len(e.lines[e.row])
+		}
+	case "right", "ctrl+f":
+		switch {
+		case e.col < len(e.lines[e.row]):
+			e.col++
+		case e.row+1 < len(e.lines):
+			e.row++
+			e.col = 0
+		}
+	case "up", "ctrl+p":
+		e.moveVertical(-1)
+		keepX = true
+	case "down", "ctrl+n":
+		e.moveVertical(1)
+		keepX = true
+	case "home", "ctrl+a":
+		e.col = 0
+	case "end", "ctrl+e":
+		e.col = len(e.lines[e.row])
+	case "ctrl+home":
+		e.row, e.col = 0, 0
+	case "ctrl+end":
+		e.row = len(e.lines) - 1
+		e.col = len(e.lines[e.row])
+	case "ctrl+u":
+		e.lines[e.row] = append([]rune(nil), e.lines[e.row][e.col:]...)
+		e.col = 0
+	case "ctrl+k":
+		e.lines[e.row] = e.lines[e.row][:e.col:e.col]
+	case "ctrl+w", "alt+backspace", "ctrl+backspace":
+		l := e.lines[e.row]
+		i := e.col
+		for i > 0 && !isWordRune(l[i-1]) {
+			i--
+		}
+		for i > 0 && isWordRune(l[i-1]) {
+			i--
+		}
+		e.lines[e.row] = append(l[:i:i], l[e.col:]...)
+		e.col = i
+	case "alt+left", "ctrl+left", "alt+b":
+		l := e.lines[e.row]
+		for e.col > 0 && !isWordRune(l[e.col-1]) {
+			e.col--
+		}
+		for e.col > 0 && isWordRune(l[e.col-1]) {
+			e.col--
+		}
+	case "alt+right", "ctrl+right", "alt+f":
+		l := e.lines[e.row]
+		for e.col < len(l) && !isWordRune(l[e.col]) {
+			e.col++
+		}
+		for e.col < len(l) && isWordRune(l[e.col]) {
+			e.col++
+		}
+	case "tab":
+		e.InsertString("    ")
+		return true
+	default:
+		if key.Text == "" || key.Mod&(tea.ModCtrl|tea.ModAlt|tea.ModMeta|tea.ModSuper) != 0 {
+			return false
+		}
+		e.InsertString(key.Text)
+		return true
+	}
+	if !keepX {
+		e.wantX = -1
+	}
+	e.scrollToCursor()
+	return true
+}
+
+// View renders the visible rows, each padded to the width, and the cursor
+// position within them.
+func (e *editor) View(placeholder string) (string, int, int) {
+	segs := e.layout()
+	v, x := e.cursorPos(segs)
+	h := min(len(segs), e.maxRows)
+	rows := make([]string, 0, h)
+	if len(e.lines) == 1 && len(e.lines[0]) == 0 && placeholder != "" {
+		p := ansi.Truncate(placeholder, e.width, "…")
+		rows = append(rows, p+strings.Repeat(" ", max(e.width-ansi.StringWidth(p), 0)))
+		return strings.Join(rows, "\n"), 0, 0
+	}
+	for i := e.top; i < e.top+h && i < len(segs); i++ {
+		s := segs[i]
+		text := string(e.lines[s.row][s.start:s.end])
+		rows = append(rows, text+strings.Repeat(" ", max(e.width-ansi.StringWidth(text), 0)))
+	}
+	return strings.Join(rows, "\n"), x, v - e.top
+}

@@ -1,0 +1,347 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/pty"
+)
+
+// overlayFooterText is the overlay's last line (SPEC §5).
+const overlayFooterText = "esc force-kill · input forwarded to PTY"
+
+// overlayChrome is the rows the overlay spends around the PTY screen: the
+// two border rows, the header and the footer.
+const overlayChrome = 4
+
+// overlaySize is the overlay's outer size for a window: the full width and
+// about 80% of the height, anchored at the bottom.
+func overlaySize(width, height int) (w, h int) {
+	return width, max(height*4/5, overlayChrome+1)
+}
+
+// ptyInnerSize is the PTY size that fits the overlay exactly.
+func ptyInnerSize(width, height int) (cols, rows int) {
+	w, h := overlaySize(width, height)
+	return max(w-2, 1), max(h-overlayChrome, 1)
+}
+
+// terminalHost is the bash tool's TerminalUI: it is called from the tool's
+// goroutine, so it only reads atomics and hands the session to the program
+// through messages.
+type terminalHost struct {
+	width, height atomic.Int64
+	send          func(tea.Msg)
+	closed        atomic.Bool
+
+	mu       sync.Mutex
+	sessions map[*pty.Session]struct{} // running, killed on quit
+}
+
+func newTerminalHost(send func(tea.Msg)) *terminalHost {
+	h := &terminalHost{send: send, sessions: map[*pty.Session]struct{}{}}
+	h.width.Store(80)
+	h.height.Store(24)
+	return h
+}
+
+func (h *terminalHost) setWindow(w, ht int) {
+	h.width.Store(int64(w))
+	h.height.Store(int64(ht))
+}
+
+// PTYSize implements bash.TerminalUI.
+func (h *terminalHost) PTYSize() (cols, rows int) {
+	return ptyInnerSize(int(h.width.Load()), int(h.height.Load()))
+}
+
+// AttachPTY implements bash.TerminalUI. It returns at once; a goroutine
+// tells the program about the session and then about each screen change
+// (at most one redraw per frame) until the session ends.
+func (h *terminalHost) AttachPTY(s *pty.Session, command string) {
+	h.mu.Lock()
+	if h.closed.Load() {
+		h.mu.Unlock()
+		s.Kill() // the UI is gone: nobody could see or stop the program
+		return
+	}
+	h.sessions[s] = struct{}{}
+	h.mu.Unlock()
+	go func() {
+		defer func() {
+			h.mu.Lock()
+			delete(h.sessions, s)
+			h.mu.Unlock()
+		}()
+		h.send(ptyAttachMsg{s: s, command: command})
+		changed := s.Screen().Changed()
+		for {
+			select {
+			case <-s.Done():
+				h.send(ptyDoneMsg{s: s})
+				return
+			case <-changed:
+				h.send(ptyChangedMsg{s: s})
+				select {
+				case <-s.Done():
+				case <-time.After(frameInterval):
+				}
+			}
+		}
+	}()
+}
+
+// killAll ends every PTY session still running and refuses new ones; used on
+// quit.
+func (h *terminalHost) killAll() {
+	h.mu.Lock()
+	h.closed.Store(true)
+	ss := make([]*pty.Session, 0, len(h.sessions))
+	for s := range h.sessions {
+		ss = append(ss, s)
+	}
+	h.mu.Unlock()
+	for _, s := range ss {
+		s.Kill()
+	}
+	for _, s := range ss {
+		select {
+		case <-s.Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+type (
+	ptyAttachMsg struct {
+		s       *pty.Session
+		command string
+	}
+	ptyChangedMsg struct{ s *pty.Session }
+	ptyDoneMsg    struct{ s *pty.Session }
+)
+
+// overlay is the PTY console drawn over the transcript.
+type overlay struct {
+	s       *pty.Session
+	command string
+	killed  bool
+}
+
+// badge is the status shown in the header.
+func (o *overlay) badge(st *styles) string {
+	text, style := "running", st.badgeRunning
+	select {
+	case <-o.s.Done():
+		r := o.s.Wait()
+		switch {
+		case r.TimedOut:
+			text, style = "timed out", st.badgeFailed
+		case r.Cancelled:
+			text, style = "killed", st.badgeFailed
+		case r.ExitCode != nil:
+			text, style = fmt.Sprintf("exit %d", *r.ExitCode), st.badgeDone
+			if *r.ExitCode != 0 {
+				style = st.badgeFailed
+			}
+		}
+	default:
+		if o.killed {
+			text, style = "killed", st.badgeFailed
+		}
+	}
+	return style.Render(text)
+}
+
+// view renders the overlay box at width × height (outer size) and the
+// cursor position inside it (-1 when hidden).
+func (o *overlay) view(width, height int, st *styles) (string, int, int) {
+	innerW, innerH := max(width-2, 1), max(height-overlayChrome, 1)
+	badge := o.badge(st)
+	title := "$ " + strings.ReplaceAll(o.command, "\n", " ")
+	room := innerW - lipgloss.Width(badge) - 1
+	title = ansi.Truncate(title, max(room, 0), "…")
+	header := st.overlayTitle.Render(title) + strings.Repeat(" ", max(innerW-lipgloss.Width(title)-lipgloss.Width(badge), 0)) + badge
+
+	rows := strings.Split(o.s.Screen().Render(), "\n")
+	body := make([]string, innerH)
+	for i := range body {
+		line := ""
+		if i < len(rows) {
+			line = ansi.Truncate(rows[i], innerW, "")
+		}
+		if pad := innerW - ansi.StringWidth(line); pad > 0 {
+			line += strings.Repeat(" ", pad)
+		}
+		body[i] = line
+	}
+	footer := st.overlayFooter.Render(ansi.Truncate(overlayFooterText, innerW, "…"))
+	content := header + "\n" + strings.Join(body, "\n") + "\n" + footer
+	box := st.overlay.Width(width).Height(height).Render(content)
+
+	cx, cy, visible := o.s.Screen().Cursor()
+	if !visible || cx >= innerW || cy >= innerH {
+		return box, -1, -1
+	}
+	// +1 for the border, +1 more row for the header.
+	return box, cx + 1, cy + 2
+}
+
+// encodeKey turns a key press into the bytes a terminal would send for it.
+// Printable text goes as UTF-8; special keys go as legacy xterm sequences,
+// or as Kitty CSI u where xterm has none; pty.NormalizeInput (in
+// Session.Write) rewrites both into what the program expects.
+func encodeKey(k tea.Key) []byte {
+	alt := k.Mod&tea.ModAlt != 0
+	ctrl := k.Mod&tea.ModCtrl != 0
+	shift := k.Mod&tea.ModShift != 0
+	if k.Text != "" && !ctrl {
+		if alt {
+			return append([]byte{0x1b}, k.Text...)
+		}
+		return []byte(k.Text)
+	}
+	xmod := 1
+	if shift {
+		xmod += 1
+	}
+	if alt {
+		xmod += 2
+	}
+	if ctrl {
+		xmod += 4
+	}
+	csi := func(final string) []byte {
+		if xmod > 1 {
+			return []byte(fmt.Sprintf("\x1b[1;%d%s", xmod, final))
+		}
+		return []byte("\x1b[" + final)
+	}
+	tilde := func(n int) []byte {
+		if xmod > 1 {
+			return []byte(fmt.Sprintf("\x1b[%d;%d~", n, xmod))
+		}
+		return []byte(fmt.Sprintf("\x1b[%d~", n))
+	}
+	csiu := func(code rune) []byte {
+		if xmod > 1 {
+			return []byte(fmt.Sprintf("\x1b[%d;%du", code, xmod))
+		}
+		return []byte(fmt.Sprintf("\x1b[%du", code))
+	}
+	switch k.Code {
+	case tea.KeyUp:
+		return csi("A")
+	case tea.KeyDown:
+		return csi("B")
+	case tea.KeyRight:
+		return csi("C")
+	case tea.KeyLeft:
+		return csi("D")
+	case tea.KeyHome:
+		return csi("H")
+	case tea.KeyEnd:
+		return csi("F")
+	case tea.KeyInsert:
+		return tilde(2)
+	case tea.KeyDelete:
+		return tilde(3)
+	case tea.KeyPgUp:
+		return tilde(5)
+	case tea.KeyPgDown:
+		return tilde(6)
+	case tea.KeyEnter:
+		if xmod == 1 {
+			return []byte{'\r'}
+		}
+		if xmod == 3 { // alt+enter
+			return []byte{0x1b, '\r'}
+		}
+		return csiu(13)
+	case tea.KeyTab:
+		switch xmod {
+		case 1:
+			return []byte{'\t'}
+		case 2:
+			return []byte("\x1b[Z")
+		}
+		return csiu(9)
+	case tea.KeyBackspace:
+		b := []byte{0x7f}
+		if ctrl {
+			b = []byte{0x08}
+		}
+		if alt {
+			return append([]byte{0x1b}, b...)
+		}
+		return b
+	case tea.KeyEscape:
+		return []byte{0x1b}
+	case tea.KeySpace:
+		switch {
+		case ctrl:
+			return []byte{0}
+		case alt:
+			return []byte{0x1b, ' '}
+		}
+		return []byte{' '}
+	}
+	if k.Code >= tea.KeyF1 && k.Code <= tea.KeyF12 {
+		n := int(k.Code - tea.KeyF1)
+		if n < 4 {
+			if xmod > 1 {
+				return []byte(fmt.Sprintf("\x1b[1;%d%c", xmod, 'P'+n))
+			}
+			return []byte{0x1b, 'O', byte('P' + n)}
+		}
+		return tilde([...]int{15, 17, 18, 19, 20, 21, 23, 24}[n-4])
+	}
+	if k.Code > 0 && k.Code < utf8.RuneSelf && ctrl {
+		c := k.Code
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		var b byte
+		switch {
+		case c >= 'a' && c <= 'z':
+			b = byte(c-'a') + 1
+		case c == '@' || c == '2':
+			b = 0
+		case c == '[' || c == '3':
+			b = 0x1b
+		case c == '\\' || c == '4':
+			b = 0x1c
+		case c == ']' || c == '5':
+			b = 0x1d
+		case c == '^' || c == '6':
+			b = 0x1e
+		case c == '_' || c == '/' || c == '7':
+			b = 0x1f
+		case c == '?' || c == '8':
+			b = 0x7f
+		default:
+			return csiu(k.Code)
+		}
+		if alt {
+			return []byte{0x1b, b}
+		}
+		return []byte{b}
+	}
+	if k.Code > 0 && k.Code < 0x110000 && k.Code < tea.KeyExtended {
+		// A printable key with modifiers but no text (alt+x on some
+		// terminals).
+		if alt && !ctrl {
+			return append([]byte{0x1b}, string(k.Code)...)
+		}
+		return csiu(k.Code)
+	}
+	return nil
+}

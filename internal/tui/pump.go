@@ -1,0 +1,115 @@
+package tui
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"agentsh/internal/session"
+)
+
+// frameInterval bounds how often streamed output reaches Update: a flood
+// (`yes`, a chatty build) costs one redraw per frame, not one per chunk.
+const frameInterval = 16 * time.Millisecond
+
+// maxPendingChunk caps the live output buffered between two frames. The
+// live view only shows a tail, and the final result replaces it, so under a
+// flood the middle can be dropped; this keeps memory flat.
+const maxPendingChunk = 64 << 10
+
+// pump collects what the background goroutines produce (agent events, bang
+// output) and hands it to the program in batches, at most one flushMsg per
+// frameInterval. Producers never block on the UI.
+type pump struct {
+	send func(tea.Msg)
+
+	mu        sync.Mutex
+	queue     []any // session.Event, bangChunk
+	scheduled bool
+	closed    bool
+}
+
+// bangChunk is live output of the running bang command gen.
+type bangChunk struct {
+	gen  int
+	data string
+}
+
+// flushMsg tells Update to drain the pump.
+type flushMsg struct{}
+
+func newPump(send func(tea.Msg)) *pump { return &pump{send: send} }
+
+// event queues an agent event, merging it into the previous one when only
+// the newest snapshot matters (text deltas carry the whole answer so far;
+// tool updates carry the whole live tail).
+func (p *pump) event(e session.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.queue); n > 0 {
+		if prev, ok := p.queue[n-1].(session.Event); ok && prev.Type == e.Type {
+			switch {
+			case e.Type == session.EventMessageUpdate && e.UpdateKind == session.UpdateTextDelta && prev.UpdateKind == session.UpdateTextDelta,
+				e.Type == session.EventToolExecutionUpdate && e.ToolCallID == prev.ToolCallID:
+				p.queue[n-1] = e
+				return
+			}
+		}
+	}
+	p.queue = append(p.queue, e)
+	p.scheduleLocked()
+}
+
+// chunk queues bang output, concatenated with the previous chunk.
+func (p *pump) chunk(gen int, b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.queue); n > 0 {
+		if prev, ok := p.queue[n-1].(bangChunk); ok && prev.gen == gen {
+			prev.data = trimToTail(prev.data + string(b))
+			p.queue[n-1] = prev
+			return
+		}
+	}
+	p.queue = append(p.queue, bangChunk{gen: gen, data: trimToTail(string(b))})
+	p.scheduleLocked()
+}
+
+// trimToTail keeps at most maxPendingChunk bytes, cut after a newline so the
+// live view never starts mid-line.
+func trimToTail(s string) string {
+	if len(s) <= maxPendingChunk {
+		return s
+	}
+	s = s[len(s)-maxPendingChunk:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
+
+func (p *pump) scheduleLocked() {
+	if p.scheduled || p.closed {
+		return
+	}
+	p.scheduled = true
+	time.AfterFunc(frameInterval, func() { p.send(flushMsg{}) })
+}
+
+// drain takes everything queued so far.
+func (p *pump) drain() []any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	q := p.queue
+	p.queue, p.scheduled = nil, false
+	return q
+}
+
+// close stops scheduling flushes (the program is gone).
+func (p *pump) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+}

@@ -1,0 +1,96 @@
+// Package tui is agentsh's full-screen interface (SPEC §5, §7): a
+// scrollable transcript of the conversation, the user's bang commands and
+// the model's tool calls streaming live, a multi-line editor, a status line,
+// and the PTY overlay for tool calls that run in a pseudo-terminal.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/llm"
+	"agentsh/internal/session"
+)
+
+// Config is what the TUI runs on.
+type Config struct {
+	Session      *session.AgentSession
+	Executor     *bash.Executor // nil = bash.Default()
+	ToolSettings bash.ToolSettings
+	Provider     llm.Provider // nil: no model configured; bang commands still work
+	Model        string       // the provider's model name, as the requests carry it
+	ModelLabel   string       // shown in the status line ("provider/model"); "" = Model
+	ModelError   string       // why a configured model could not be used, shown with the hint
+	NoColor      bool
+
+	// Input and Output default to the process's terminal; tests set them.
+	Input  io.Reader
+	Output io.Writer
+}
+
+// shutdownWait bounds how long quitting waits for the agent and bang
+// goroutines after cancelling them; their commands are killed by then, this
+// only guards against a stuck provider.
+const shutdownWait = 10 * time.Second
+
+// Run shows the TUI until the user quits or ctx is cancelled. Whatever is
+// still running then (agent stream, bang command, PTY program) is stopped
+// before Run returns; the caller closes the executor's shells.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Session == nil {
+		return errors.New("tui: no session")
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var p *tea.Program
+	ready := make(chan struct{})
+	send := func(msg tea.Msg) {
+		<-ready
+		p.Send(msg)
+	}
+	m, err := newModel(ctx, cfg, send)
+	if err != nil {
+		return fmt.Errorf("tui: %w", err)
+	}
+	opts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if cfg.Input != nil {
+		opts = append(opts, tea.WithInput(cfg.Input))
+	}
+	if cfg.Output != nil {
+		opts = append(opts, tea.WithOutput(cfg.Output))
+	}
+	p = tea.NewProgram(m, opts...)
+	close(ready)
+
+	_, runErr := p.Run()
+
+	// Whatever way the program ended, nothing may outlive it.
+	m.pump.close()
+	cancel()
+	m.abortAll()
+	m.host.killAll()
+	done := make(chan struct{})
+	go func() {
+		m.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(shutdownWait):
+	}
+	if runErr != nil && errors.Is(runErr, tea.ErrProgramKilled) && parent.Err() != nil {
+		return nil // cancelled from outside (a signal): a normal way to end
+	}
+	if runErr != nil {
+		return fmt.Errorf("tui: %w", runErr)
+	}
+	return nil
+}
