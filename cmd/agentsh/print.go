@@ -247,6 +247,26 @@ func openStore(o printOptions, cwd string, stderr io.Writer) (*session.Store, er
 
 // modeSetup is what print and RPC mode both read before they start: the
 // cwd, the merged settings and the model spec ("" = none configured).
+// openAgent opens the session store (none with --no-session) and the agent
+// session on the shared executor; closeStore is never nil.
+func openAgent(o printOptions, cwd string, stderr io.Writer, shell bash.ShellConfig) (*session.AgentSession, *bash.Executor, func(), error) {
+	store, err := openStore(o, cwd, stderr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	closeStore := func() {}
+	if store != nil {
+		closeStore = func() { _ = store.Close() }
+	}
+	executor := bash.Default()
+	agent, err := session.New(cwd, store, executor, shell)
+	if err != nil {
+		closeStore()
+		return nil, nil, nil, err
+	}
+	return agent, executor, closeStore, nil
+}
+
 func modeSetup(o printOptions) (cwd string, settings *session.Settings, spec string, err error) {
 	if cwd, err = os.Getwd(); err != nil {
 		return "", nil, "", err
@@ -281,18 +301,11 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	}
 	defer bash.CloseAll()
 
-	store, err := openStore(o, cwd, stderr)
+	agent, executor, closeStore, err := openAgent(o, cwd, stderr, toolSettings.Shell)
 	if err != nil {
 		return fail(err)
 	}
-	if store != nil {
-		defer store.Close()
-	}
-	executor := bash.Default()
-	agent, err := session.New(cwd, store, executor, toolSettings.Shell)
-	if err != nil {
-		return fail(err)
-	}
+	defer closeStore()
 	reg, err := tools.NewRegistry(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
 		tc := agent.ToolContext(toolSettings)
 		tc.HasUI = false // print mode: never a PTY
@@ -312,8 +325,8 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		enc.SetEscapeHTML(false)
 		header := session.Header{Type: "session", Version: session.SessionVersion, ID: agent.ID(),
 			Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), Cwd: cwd}
-		if store != nil {
-			header = store.Header()
+		if st := agent.Store(); st != nil {
+			header = st.Header()
 		}
 		if err := enc.Encode(header); err != nil {
 			return fail(err)

@@ -16,7 +16,6 @@ import (
 
 	"agentsh/internal/bash"
 	"agentsh/internal/llm"
-	"agentsh/internal/session"
 	"agentsh/internal/tui"
 )
 
@@ -60,18 +59,11 @@ func runTUI(o printOptions, stderr io.Writer) int {
 	}
 	defer bash.CloseAll() // after the TUI: no shell of a bang command is left
 
-	store, err := openStore(o, cwd, stderr)
+	agent, executor, closeStore, err := openAgent(o, cwd, stderr, toolSettings.Shell)
 	if err != nil {
 		return fail(err)
 	}
-	if store != nil {
-		defer store.Close()
-	}
-	executor := bash.Default()
-	agent, err := session.New(cwd, store, executor, toolSettings.Shell)
-	if err != nil {
-		return fail(err)
-	}
+	defer closeStore()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	err = tui.Run(ctx, tui.Config{
