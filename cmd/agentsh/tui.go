@@ -12,7 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/charmbracelet/x/term"
 
 	"agentsh/internal/bash"
 	"agentsh/internal/llm"
@@ -21,10 +21,7 @@ import (
 
 // isTerminal reports whether f is a terminal (a character device such as
 // /dev/null is not).
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+func isTerminal(f *os.File) bool { return term.IsTerminal(f.Fd()) }
 
 // interactiveTerminal reports whether both ends are a terminal, the only
 // case where a full-screen UI makes sense.
