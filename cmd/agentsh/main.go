@@ -18,6 +18,7 @@ import (
 
 	"agentsh/internal/bash"
 	"agentsh/internal/session"
+	"agentsh/internal/tools"
 )
 
 const usage = `agentsh — a terminal coding-agent shell
@@ -169,9 +170,19 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
+	arts := session.NewArtifactManager(session.ExecArtifactsDir(wd))
+	// The same tools an agent has, so the interceptor blocks exactly what
+	// it would block for a model's call.
+	reg, err := tools.Standard(tools.NewBash(&bash.Tool{}, nil),
+		tools.Env{Cwd: func() string { return wd }, ResolveArtifact: arts.Resolve})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
 	tc := bash.ToolContext{
 		Cwd:       wd,
-		Artifacts: session.NewArtifactManager(session.ExecArtifactsDir(wd)),
+		ToolNames: reg.Names(),
+		Artifacts: arts,
 		Settings:  toolSettings,
 	}
 	params := bash.ToolParams{Command: command, Timeout: timeout.v, Cwd: *cwdFlag, Head: head.v, Tail: tail.v}

@@ -997,3 +997,33 @@ func TestExecOneGigabyte(t *testing.T) {
 		t.Errorf("artifact: %d bytes sha256 %s, want %d bytes sha256 %s", n, got, gigaSize, exp)
 	}
 }
+
+// With the interceptor on, `agentsh exec` blocks what a model's call would
+// be blocked for, since exec has the agent's tools; filters and writes to
+// /dev/null still run.
+func TestExecInterceptor(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	writeFile(t, filepath.Join(s.work, ".agentsh", "settings.json"), `{"bashInterceptor": {"enabled": true}}`)
+	writeFile(t, filepath.Join(s.work, "f.txt"), "one\ntwo\n")
+	blocked := []struct{ cmd, tool string }{
+		{"cat f.txt", "read"},
+		{"grep -r one .", "grep"},
+		{"find . -name '*.go'", "find"},
+		{"sed -i s/one/1/ f.txt", "edit"},
+		{"echo x > g.txt", "write"},
+	}
+	for _, c := range blocked {
+		r := s.run("exec", "--", c.cmd)
+		if r.code != 1 || !strings.HasPrefix(r.stdout, "Blocked: Use the `"+c.tool+"` tool") ||
+			!strings.HasSuffix(r.stdout, "\n\nOriginal command: "+c.cmd+"\n") {
+			t.Errorf("%q: %v\nwant blocked, naming the %s tool", c.cmd, r, c.tool)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.work, "g.txt")); err == nil {
+		t.Errorf("a blocked write ran")
+	}
+	want(t, s.run("exec", "--", "cat f.txt | wc -l"), "2\n", "", 0)
+	want(t, s.run("exec", "--", "printf 'a\\nb\\n' | grep b"), "b\n", "", 0)
+	want(t, s.run("exec", "--", "echo x > /dev/null && echo ok"), "ok\n", "", 0)
+}

@@ -306,11 +306,11 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		return fail(err)
 	}
 	defer closeStore()
-	reg, err := tools.NewRegistry(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
+	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
 		tc := agent.ToolContext(toolSettings)
 		tc.HasUI = false // print mode: never a PTY
 		return tc
-	}))
+	}), session.FileToolEnv(agent))
 	if err != nil {
 		return fail(err)
 	}
@@ -431,14 +431,26 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		current = agent
 		return agent, nil
 	}
-	reg, err := tools.NewRegistry(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
+	currentAgent := func() *session.AgentSession {
 		mu.Lock()
-		agent := current
-		mu.Unlock()
-		tc := agent.ToolContext(toolSettings)
+		defer mu.Unlock()
+		return current
+	}
+	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
+		tc := currentAgent().ToolContext(toolSettings)
 		tc.HasUI = false // RPC: never a PTY
 		return tc
-	}))
+	}), tools.Env{
+		// new_session swaps the session: every call asks for the current one.
+		Cwd: func() string { return currentAgent().Cwd() },
+		ResolveArtifact: func(url string) (string, error) {
+			arts := currentAgent().Artifacts()
+			if arts == nil {
+				return "", errors.New("this session keeps no artifacts (started with --no-session)")
+			}
+			return arts.Resolve(url)
+		},
+	})
 	if err != nil {
 		return fail(err)
 	}

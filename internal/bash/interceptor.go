@@ -135,7 +135,7 @@ func CheckInterception(command string, rules []InterceptorRule, availableTools [
 			}
 			// A built-in check needs the syntax tree; without one (the
 			// command did not parse) only the regex decides.
-			if rule.check != checkNone && seg.call != nil && !rule.check.holds(seg.stmt, seg.call) {
+			if rule.check != checkNone && seg.call != nil && !rule.check.holds(seg) {
 				continue
 			}
 			r := *rule
@@ -189,6 +189,9 @@ type cmdSegment struct {
 	text string
 	stmt *syntax.Stmt     // nil when the command did not parse
 	call *syntax.CallExpr // nil when the command did not parse
+	// pipedTo is the command name of the next pipeline stage ("" when the
+	// output is not piped, "?" when the next stage is not a simple command).
+	pipedTo string
 }
 
 // commandSegments splits command into segments (see CheckInterception).
@@ -228,7 +231,12 @@ func appendStmtSegments(segs []cmdSegment, src string, st *syntax.Stmt) []cmdSeg
 	case *syntax.BinaryCmd:
 		switch c.Op {
 		case syntax.Pipe, syntax.PipeAll:
-			return appendStmtSegments(segs, src, c.X) // only the first stage
+			n := len(segs)
+			segs = appendStmtSegments(segs, src, c.X) // only the first stage
+			if len(segs) == n+1 {
+				segs[n].pipedTo = firstCommandName(c.Y)
+			}
+			return segs
 		default: // && and ||
 			segs = appendStmtSegments(segs, src, c.X)
 			return appendStmtSegments(segs, src, c.Y)
@@ -261,6 +269,32 @@ func appendStmtSegments(segs []cmdSegment, src string, st *syntax.Stmt) []cmdSeg
 	return segs
 }
 
+// firstCommandName is the name of the command st starts with, "?" when it
+// does not start with a simple command of a literal name.
+func firstCommandName(st *syntax.Stmt) string {
+	for st != nil {
+		switch c := st.Cmd.(type) {
+		case *syntax.CallExpr:
+			if len(c.Args) > 0 {
+				if name, ok := wordLiteral(c.Args[0]); ok {
+					return name
+				}
+			}
+			return "?"
+		case *syntax.BinaryCmd:
+			st = c.X
+		default:
+			return "?"
+		}
+	}
+	return "?"
+}
+
+// contentFilters read file content handed to them; feeding them through a
+// pipe is still reading or searching the file.
+var contentFilters = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg": true, "ripgrep": true,
+	"ag": true, "ack": true, "sed": true, "less": true, "more": true, "cat": true, "head": true, "tail": true}
+
 func appendStmtList(segs []cmdSegment, src string, stmts []*syntax.Stmt) []cmdSegment {
 	for _, st := range stmts {
 		segs = appendStmtSegments(segs, src, st)
@@ -285,11 +319,17 @@ const (
 	checkAwk
 )
 
-func (c segmentCheck) holds(st *syntax.Stmt, call *syntax.CallExpr) bool {
+func (c segmentCheck) holds(seg cmdSegment) bool {
+	st, call := seg.stmt, seg.call
 	switch c {
 	case checkWrite:
 		return writesFile(st)
 	case checkRead:
+		// `cat f | wc -l` feeds a program, not the model: only a pipe into
+		// a filter that shows the content (`cat f | grep x`) is a read.
+		if seg.pipedTo != "" && !contentFilters[seg.pipedTo] {
+			return false
+		}
 		// `cat <<EOF > f`, `cat > f <<'EOF'`, `cat <<< x`: not a file read.
 		name, _ := wordLiteral(call.Args[0])
 		return name != "cat" || (!hasHereInput(st) && !writesFile(st))

@@ -33,7 +33,11 @@ func TestDefaultInterceptorRules(t *testing.T) {
 		{"{ cat f; }", "read"},
 		{"if true; then cat f; fi", "read"},
 		{"for f in *.go; do head -5 $f; done", "read"},
-		{"cat x | grep foo", "read"},  // first stage only
+		{"cat x | grep foo", "read"}, // first stage only
+		{"cat f | wc -l", ""},        // feeds a program, not the model
+		{"head -c 100 /dev/urandom | base64", ""},
+		{"cat f | head -5", "read"},
+		{"cat a b | sort | uniq -c", ""},
 		{"cat f > /dev/null", "read"}, // not a write, but a read
 		{"cat <<< hello", ""},         // here-string: not a file read
 		{"cat <<EOF | python3\nprint(1)\nEOF", ""},

@@ -377,6 +377,13 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 				Details: ToolDetails{SuggestedTool: r.SuggestedTool}}
 		}
 	}
+	if r, ok := tc.Artifacts.(ArtifactResolver); ok {
+		expanded, err := expandArtifactURLs(command, r)
+		if err != nil {
+			return nil, &ToolError{Message: err.Error()}
+		}
+		command = expanded
+	}
 	cwd, err := ResolveCwd(tc.Cwd, p.Cwd)
 	if err != nil {
 		return nil, &ToolError{Message: err.Error()}

@@ -117,3 +117,10 @@ func (r *Registry) Specs() []llm.ToolSpec {
 	}
 	return out
 }
+
+// Standard is the registry every mode gives the model: bash first, then the
+// file tools, so `agentsh exec`, print mode, RPC and the TUI all offer (and
+// the interceptor suggests) the same set.
+func Standard(bashTool Tool, env Env) (*Registry, error) {
+	return NewRegistry(append([]Tool{bashTool}, FileTools(env)...)...)
+}
