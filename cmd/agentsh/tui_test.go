@@ -319,3 +319,44 @@ func TestTUIPTYOverlayResizes(t *testing.T) {
 	tt.waitExit()
 	tt.assertNoProcesses()
 }
+
+// A truncated result's full output opens in the pager: search finds a line
+// the collapsed block never showed, q returns to the transcript. `!!` blocks
+// are drawn dim.
+func TestTUIArtifactPager(t *testing.T) {
+	s := newSandbox(t)
+	tt := startTUI(t, s)
+	tt.typeLine("!!echo hi")
+	tt.waitText("$ echo hi")
+	colored, err := exec.Command("tmux", "-L", tt.sock, "capture-pane", "-e", "-p").CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// tmux writes only attribute changes: the colour in force at the header
+	// is the last foreground set before it.
+	before, _, found := strings.Cut(string(colored), "$ echo hi")
+	fg := before[strings.LastIndex(before, "38;5;")+len("38;5;"):]
+	if !found || !strings.HasPrefix(fg, "244m") {
+		t.Errorf("the !! header is not dim (colour 244):\n%q", colored)
+	}
+
+	tt.typeLine("!seq 1 200000")
+	tt.waitText("(ctrl+g to view)")
+	tt.keys("C-g")
+	scr := tt.waitText("of 200000")
+	if !strings.Contains(scr, "artifact://") || !strings.Contains(scr, "seq 1 200000") {
+		t.Errorf("pager header lacks the artifact or the command:\n%s", scr)
+	}
+	tt.typeLine("/123457")
+	scr = tt.waitText("123457")
+	if strings.Contains(scr, "Pattern not found") {
+		t.Fatalf("search failed:\n%s", scr)
+	}
+	tt.keys("G")
+	tt.waitText("200000")
+	tt.keys("q")
+	tt.waitText("Message the agent")
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}

@@ -85,6 +85,10 @@ func NewBang(command string, excluded bool) *Bang {
 // State reports the run state.
 func (b *Bang) State() BangState { return b.state }
 
+// Truncation is the truncation metadata of the finished command (nil when
+// its output was complete).
+func (b *Bang) Truncation() *bash.TruncationMeta { return b.trunc }
+
 // ExitCode is the exit code given to Finish, nil while running or unknown.
 func (b *Bang) ExitCode() *int { return b.exitCode }
 

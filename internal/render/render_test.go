@@ -16,11 +16,11 @@ func TestHintTexts(t *testing.T) {
 		{TimeoutFooter(1.5), "⟦Timeout: 1.5s⟧"},
 		{TimeoutFooter(3600), "⟦Timeout: 3600s⟧"},
 		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", OutputLines: 8302, OutputBytes: 51200, ArtifactID: "3"}),
-			"[Full output: artifact://3. Truncated: 8302 lines shown (50.0KB limit)]"},
+			"[Full output: artifact://3 (ctrl+g to view). Truncated: 8302 lines shown (50.0KB limit)]"},
 		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", OutputLines: 12, OutputBytes: 900}),
 			"[Truncated: 12 lines shown (900B limit)]"},
 		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 2000, TotalLines: 5000, ArtifactID: "a1"}),
-			"[Full output: artifact://a1. Truncated: showing 2000 of 5000 lines]"},
+			"[Full output: artifact://a1 (ctrl+g to view). Truncated: showing 2000 of 5000 lines]"},
 		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 2000, TotalLines: 5000}),
 			"[Truncated: showing 2000 of 5000 lines]"},
 	} {

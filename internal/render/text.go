@@ -33,12 +33,16 @@ func TimeoutFooter(seconds float64) string {
 	return "⟦Timeout: " + strconv.FormatFloat(seconds, 'f', -1, 64) + "s⟧"
 }
 
+// PagerKey opens the full output of a truncated result in the TUI's pager.
+const PagerKey = "ctrl+g"
+
 // TruncationWarning is the warning line of a truncated result, shared by
-// both components so the user learns one format.
+// both components so the user learns one format; with an artifact it names
+// the key that shows it all.
 func TruncationWarning(t *bash.TruncationMeta) string {
 	var parts []string
 	if t.ArtifactID != "" {
-		parts = append(parts, "Full output: artifact://"+t.ArtifactID)
+		parts = append(parts, "Full output: artifact://"+t.ArtifactID+" ("+PagerKey+" to view)")
 	}
 	if t.TruncatedBy == "lines" {
 		parts = append(parts, fmt.Sprintf("Truncated: showing %d of %d lines", t.OutputLines, t.TotalLines))

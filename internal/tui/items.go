@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 
@@ -21,10 +22,18 @@ type textItem struct {
 	kind textKind
 	text string
 
-	cacheW    int
-	cacheText string
-	cache     string
+	live   bool              // an assistant answer still streaming
+	blocks map[string]string // a live answer's rendered blocks
+
+	cacheW     int
+	cacheText  string
+	cache      string
+	renderedAt time.Time
 }
+
+// liveMarkdownEvery bounds how often a streaming answer is re-rendered:
+// glamour takes milliseconds on a long answer, and keys must stay quick.
+const liveMarkdownEvery = 50 * time.Millisecond
 
 type textKind int
 
@@ -47,7 +56,21 @@ func (t *textItem) view(width int, st *styles, _ string) string {
 		body := wrap(t.text, width-2)
 		out = prefixLines(body, st.userBar.Render("▌")+" ", st.user)
 	case kindAssistant:
-		out = renderMarkdownLite(t.text, width, st)
+		if !t.live {
+			t.blocks = nil
+			out = st.md.render(t.text, width)
+			break
+		}
+		if t.cache != "" && t.cacheW == width && time.Since(t.renderedAt) < liveMarkdownEvery {
+			// A streaming answer is re-rendered a few times a second, not
+			// on every chunk; the spinner tick brings the rest.
+			return t.cache
+		}
+		if t.blocks == nil || t.cacheW != width {
+			t.blocks = map[string]string{}
+		}
+		out = st.md.liveBlocks(t.text, width, t.blocks)
+		t.renderedAt = time.Now()
 	case kindInfo:
 		out = st.dim.Render(wrap(t.text, width))
 	case kindWarning:
@@ -96,72 +119,4 @@ func prefixLines(s, prefix string, style lipgloss.Style) string {
 		lines[i] = prefix + style.Render(l)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// renderMarkdownLite renders the few Markdown constructs that matter most
-// in agent answers (headings, fenced code, bullets, **bold**, `code`)
-// without a full Markdown engine: a partial answer streams in, so the
-// renderer must accept any prefix of a document.
-func renderMarkdownLite(text string, width int, st *styles) string {
-	var out []string
-	inFence := false
-	for _, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "```") {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			for _, l := range strings.Split(wrap(strings.ReplaceAll(line, "\t", "    "), width-2), "\n") {
-				out = append(out, "  "+st.code.Render(l))
-			}
-			continue
-		}
-		switch {
-		case strings.HasPrefix(trimmed, "#"):
-			h := strings.TrimSpace(strings.TrimLeft(trimmed, "#"))
-			out = append(out, st.heading.Render(wrap(h, width)))
-		case strings.HasPrefix(trimmed, "- ") || strings.HasPrefix(trimmed, "* "):
-			indent := len(line) - len(strings.TrimLeft(line, " "))
-			body := wrap(inlineMarkdown(trimmed[2:], st), max(width-indent-2, 1))
-			for i, l := range strings.Split(body, "\n") {
-				lead := strings.Repeat(" ", indent) + "• "
-				if i > 0 {
-					lead = strings.Repeat(" ", indent+2)
-				}
-				out = append(out, lead+l)
-			}
-		default:
-			out = append(out, wrap(inlineMarkdown(line, st), width))
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-// inlineMarkdown styles **bold** and `code` spans; an unclosed marker (a
-// still-streaming answer) is left as typed.
-func inlineMarkdown(s string, st *styles) string {
-	if !strings.ContainsAny(s, "*`") {
-		return s
-	}
-	var b strings.Builder
-	for len(s) > 0 {
-		switch {
-		case strings.HasPrefix(s, "**"):
-			if end := strings.Index(s[2:], "**"); end > 0 {
-				b.WriteString(st.bold.Render(s[2 : 2+end]))
-				s = s[4+end:]
-				continue
-			}
-		case s[0] == '`':
-			if end := strings.IndexByte(s[1:], '`'); end > 0 {
-				b.WriteString(st.code.Render(s[1 : 1+end]))
-				s = s[2+end:]
-				continue
-			}
-		}
-		b.WriteByte(s[0])
-		s = s[1:]
-	}
-	return b.String()
 }

@@ -57,6 +57,14 @@ type model struct {
 	items   []item
 	pending []item // bang commands started while the agent streams (SPEC §5)
 	scroll  int    // lines scrolled up from the bottom; 0 follows new output
+	// anchor pins the transcript line at the top of the screen while
+	// scrolled up, so output streaming in below does not move what is read.
+	anchor    item
+	anchorOff int
+	placed    []placed // where the last frame put each visible item
+	selected  item     // the output block ctrl+o and ctrl+g act on; nil: the latest
+	pager     *pager   // the full-output viewer, over everything
+	flash     string   // a one-key status message
 
 	editor    *editor
 	history   []string
@@ -100,12 +108,12 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 	}
 	sess := cfg.Session
 	host := m.host
-	reg, err := tools.NewRegistry(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
+	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
 		tc := sess.ToolContext(cfg.ToolSettings)
 		tc.HasUI = true
 		tc.Terminal = host
 		return tc
-	}))
+	}), session.FileToolEnv(sess))
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +128,8 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 const placeholder = "Message the agent, or !command to run it in the shell"
 
 const welcomeText = "agentsh · enter sends · shift+enter newline · !cmd runs in the shell (!!cmd keeps it from the model) · " +
-	"esc cancels · ctrl+o expands output · pgup/pgdn scroll · ctrl+c twice or ctrl+d quits"
+	"esc cancels · ctrl+o expands output · alt+↑/↓ or a click selects one · ctrl+g shows a truncated output in full · " +
+	"pgup/pgdn scroll · ctrl+c twice or ctrl+d quits"
 
 // Init implements tea.Model.
 func (m *model) Init() tea.Cmd { return nil }
@@ -132,15 +141,32 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg.Width, msg.Height)
 		return m, nil
 	case tea.KeyPressMsg:
+		if m.pager != nil {
+			m.pagerInput(msg)
+			return m, nil
+		}
 		return m.key(msg)
 	case tea.PasteMsg:
+		if m.pager != nil {
+			m.pagerInput(msg)
+			return m, nil
+		}
 		if m.overlay != nil {
 			_, _ = m.overlay.s.Write([]byte(msg.Content))
 			return m, nil
 		}
 		m.editor.InsertString(msg.Content)
 		return m, nil
+	case tea.MouseClickMsg:
+		if m.pager == nil && m.overlay == nil && msg.Mouse().Button == tea.MouseLeft {
+			m.click(msg.Mouse().Y)
+		}
+		return m, nil
 	case tea.MouseWheelMsg:
+		if m.pager != nil {
+			m.pagerInput(msg)
+			return m, nil
+		}
 		switch msg.Mouse().Button {
 		case tea.MouseWheelUp:
 			m.scrollBy(wheelLines)
@@ -209,6 +235,7 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if k != "ctrl+c" {
 		m.quitArmed = false
 	}
+	m.flash = ""
 	switch k {
 	case "ctrl+c":
 		if m.quitArmed {
@@ -223,10 +250,23 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, m.quit()
 		}
 	case "esc":
+		if !m.agentRunning && !m.bangRunning && m.selected != nil {
+			m.selected = nil
+			return m, nil
+		}
 		m.abort()
 		return m, nil
 	case "ctrl+o":
-		m.toggleLatest()
+		m.toggleOutput()
+		return m, nil
+	case render.PagerKey:
+		m.openPager()
+		return m, nil
+	case "alt+up", "ctrl+up":
+		m.selectOutput(-1)
+		return m, nil
+	case "alt+down", "ctrl+down":
+		m.selectOutput(1)
 		return m, nil
 	case "pgup":
 		m.scrollBy(max(m.transcriptHeight()-2, 1))
@@ -498,14 +538,15 @@ func (m *model) applyPump() {
 func (m *model) applyEvent(e session.Event) {
 	switch e.Type {
 	case session.EventMessageStart:
-		m.assistant = &textItem{kind: kindAssistant}
+		m.assistant = &textItem{kind: kindAssistant, live: true}
 		m.addItem(m.assistant)
 	case session.EventMessageUpdate, session.EventMessageEnd:
 		if am, ok := e.Message.(*session.AssistantMessage); ok && m.assistant != nil {
 			m.assistant.text = strings.TrimSpace(am.Text)
 		}
-		if e.Type == session.EventMessageEnd {
-			if m.assistant != nil && m.assistant.text == "" {
+		if e.Type == session.EventMessageEnd && m.assistant != nil {
+			m.assistant.live = false
+			if m.assistant.text == "" {
 				m.removeItem(m.assistant)
 			}
 			m.assistant = nil
@@ -565,25 +606,192 @@ func (m *model) newToolCall(name string, args json.RawMessage) *render.ToolCall 
 	return c
 }
 
-// toggleLatest is ctrl+o: the newest tool result or bang command switches
-// between its collapsed preview and the full output.
-func (m *model) toggleLatest() {
-	for _, list := range [][]item{m.pending, m.items} {
-		for i := len(list) - 1; i >= 0; i-- {
-			switch v := list[i].(type) {
-			case *toolItem:
-				v.call.Expanded = !v.call.Expanded
-				return
-			case *bangItem:
-				v.bang.Expanded = !v.bang.Expanded
+// outputs lists the transcript's output blocks (tool calls and bang
+// commands), oldest first.
+func (m *model) outputs() []item {
+	var out []item
+	for _, list := range [][]item{m.items, m.pending} {
+		for _, it := range list {
+			switch it.(type) {
+			case *toolItem, *bangItem:
+				out = append(out, it)
+			}
+		}
+	}
+	return out
+}
+
+// target is the block ctrl+o and ctrl+g act on: the selected one, else the
+// newest.
+func (m *model) target() item {
+	if m.selected != nil {
+		return m.selected
+	}
+	outs := m.outputs()
+	if len(outs) == 0 {
+		return nil
+	}
+	return outs[len(outs)-1]
+}
+
+// toggleOutput is ctrl+o: the target switches between its collapsed
+// preview and the full output.
+func (m *model) toggleOutput() {
+	switch v := m.target().(type) {
+	case *toolItem:
+		v.call.Expanded = !v.call.Expanded
+	case *bangItem:
+		v.bang.Expanded = !v.bang.Expanded
+	default:
+		return
+	}
+	if m.selected != nil {
+		m.reveal(m.selected)
+	}
+}
+
+// selectOutput moves the selection to the previous (dir -1) or next output
+// block and scrolls it into view; moving past the newest clears it.
+func (m *model) selectOutput(dir int) {
+	outs := m.outputs()
+	if len(outs) == 0 {
+		return
+	}
+	idx := len(outs) // none selected: as if just past the newest
+	for i, it := range outs {
+		if it == m.selected {
+			idx = i
+		}
+	}
+	idx += dir
+	switch {
+	case idx < 0:
+		idx = 0
+	case idx >= len(outs):
+		m.selected = nil
+		m.scroll, m.anchor = 0, nil
+		return
+	}
+	m.selected = outs[idx]
+	m.reveal(m.selected)
+}
+
+// click selects the output block under row y; clicking the selected block
+// again expands or collapses it.
+func (m *model) click(y int) {
+	for _, p := range m.placed {
+		if y < p.top || y >= p.bottom {
+			continue
+		}
+		switch p.it.(type) {
+		case *toolItem, *bangItem:
+			if m.selected == p.it {
+				m.toggleOutput()
+			} else {
+				m.selected = p.it
+			}
+		}
+		return
+	}
+}
+
+// reveal scrolls so that it is on screen: its bottom at the bottom of the
+// transcript, or its top at the top when it is taller than the screen.
+func (m *model) reveal(target item) {
+	all := m.all()
+	th := m.transcriptHeight()
+	below := 0 // lines after target, separators included
+	for i := len(all) - 1; i >= 0; i-- {
+		h := m.itemHeight(all[i])
+		if h == 0 {
+			continue
+		}
+		if all[i] == target {
+			s := below
+			if h > th {
+				s = below + h - th
+			}
+			m.scroll, m.anchor = max(s, 0), nil
+			return
+		}
+		below += h + 1
+	}
+}
+
+func (m *model) itemHeight(it item) int {
+	s := it.view(m.width, m.st, spinnerFrames[m.spin])
+	if s == "" {
+		return 0
+	}
+	return strings.Count(s, "\n") + 1
+}
+
+func (m *model) all() []item {
+	all := make([]item, 0, len(m.items)+len(m.pending))
+	all = append(all, m.items...)
+	return append(all, m.pending...)
+}
+
+// openPager is ctrl+g: the target's full output (its artifact) opens in the
+// pager; without a target that has one, the newest truncated block does.
+func (m *model) openPager() {
+	cand := []item{m.target()}
+	if m.selected == nil {
+		outs := m.outputs()
+		cand = cand[:0]
+		for i := len(outs) - 1; i >= 0; i-- {
+			cand = append(cand, outs[i])
+		}
+	}
+	for _, it := range cand {
+		id, title := artifactOf(it)
+		if id == "" {
+			continue
+		}
+		arts := m.cfg.Session.Artifacts()
+		if arts == nil {
+			m.flash = "No artifact folder: this session keeps no full outputs."
+			return
+		}
+		path, err := arts.Resolve(session.ArtifactScheme + id)
+		if err == nil {
+			var p *pager
+			if p, err = openPager(path, session.ArtifactScheme+id+" · "+title); err == nil {
+				m.pager = p
 				return
 			}
 		}
+		m.flash = "Cannot open artifact://" + id + ": " + err.Error()
+		return
+	}
+	m.flash = "No truncated output to view (" + render.PagerKey + " opens the full output of a truncated result)."
+}
+
+// artifactOf returns the artifact id of a truncated block and its title.
+func artifactOf(it item) (id, title string) {
+	switch v := it.(type) {
+	case *toolItem:
+		if t := v.call.Truncation; t != nil && !v.call.Running {
+			return t.ArtifactID, "$ " + oneLine(v.call.Command)
+		}
+	case *bangItem:
+		if t := v.bang.Truncation(); t != nil {
+			return t.ArtifactID, "! " + oneLine(v.bang.Command)
+		}
+	}
+	return "", ""
+}
+
+func (m *model) pagerInput(msg tea.Msg) {
+	if m.pager.Update(msg) {
+		_ = m.pager.Close()
+		m.pager = nil
 	}
 }
 
 func (m *model) scrollBy(n int) {
 	m.scroll = max(m.scroll+n, 0) // the upper bound is applied by the view
+	m.anchor = nil                // the view pins the new top line
 }
 
 // editorFrameW is the editor box's border and padding, left plus right.
@@ -603,6 +811,13 @@ func (m *model) View() tea.View {
 	if m.width <= 0 || m.height <= 0 || m.quitting {
 		v := tea.NewView("")
 		v.AltScreen = !m.quitting
+		return v
+	}
+	if m.pager != nil {
+		v := tea.NewView(m.pager.View(m.width, m.height, m.st))
+		v.AltScreen = true
+		v.MouseMode = tea.MouseModeCellMotion
+		v.WindowTitle = "agentsh"
 		return v
 	}
 	th := m.transcriptHeight()
@@ -638,41 +853,89 @@ func (m *model) View() tea.View {
 	return v
 }
 
+// highlight marks the selected block on its header: the first line with
+// text (a bang block opens with a rule).
+func (m *model) highlight(ls []string) []string {
+	ls = append([]string(nil), ls...)
+	for i, l := range ls {
+		plain := ansi.Strip(l)
+		if strings.Trim(plain, "─ ") != "" {
+			ls[i] = m.st.selected.Render(plain)
+			break
+		}
+	}
+	return ls
+}
+
+// placed is an item's rows on the last frame, [top, bottom).
+type placed struct {
+	it          item
+	top, bottom int
+}
+
 // transcriptView renders the bottom of the transcript, scrolled up by
 // m.scroll lines. Only the items that reach the screen are rendered (each
 // caches its own output), so a long session costs no more than a short one.
+// While scrolled up, the line at the top stays where it is as output grows
+// below it (m.anchor).
 func (m *model) transcriptView(width, height int) string {
 	spinner := spinnerFrames[m.spin]
-	all := make([]item, 0, len(m.items)+len(m.pending))
-	all = append(all, m.items...)
-	all = append(all, m.pending...)
-	need := height + m.scroll
-	var lines []string // bottom-up chunks, reversed below
-	var chunks [][]string
+	all := m.all()
+	type chunk struct {
+		it    item
+		lines []string
+		dist  int // lines from the bottom of the transcript to this item's top
+	}
+	var chunks []chunk // bottom-up
 	total := 0
-	for i := len(all) - 1; i >= 0 && total < need; i-- {
+	anchorSeen := m.anchor == nil
+	for i := len(all) - 1; i >= 0 && (total < height+m.scroll || !anchorSeen); i-- {
 		s := all[i].view(width, m.st, spinner)
 		if s == "" {
 			continue
 		}
 		ls := strings.Split(s, "\n")
+		if all[i] == m.selected {
+			ls = m.highlight(ls)
+		}
 		if total > 0 {
 			ls = append(ls, "") // a blank line between items
 		}
-		chunks = append(chunks, ls)
 		total += len(ls)
+		chunks = append(chunks, chunk{it: all[i], lines: ls, dist: total})
+		if all[i] == m.anchor {
+			anchorSeen = true
+			// Keep the anchored line at the top of the screen.
+			m.scroll = max(total-m.anchorOff-height, 0)
+		}
 	}
+	if m.scroll > max(total-height, 0) {
+		m.scroll = max(total-height, 0)
+	}
+	lines := make([]string, 0, total)
 	for i := len(chunks) - 1; i >= 0; i-- {
-		lines = append(lines, chunks[i]...)
-	}
-	if m.scroll > max(len(lines)-height, 0) {
-		m.scroll = max(len(lines)-height, 0)
+		lines = append(lines, chunks[i].lines...)
 	}
 	end := len(lines) - m.scroll
 	start := max(end-height, 0)
-	window := lines[start:end]
+
+	// Remember where everything went: for clicks, and for the anchor.
+	m.placed = m.placed[:0]
+	m.anchor = nil
+	for _, c := range chunks {
+		top := total - c.dist - start // screen row of the item's first line
+		bottom := top + len(c.lines)
+		if bottom <= 0 || top >= end-start {
+			continue
+		}
+		m.placed = append(m.placed, placed{it: c.it, top: top, bottom: bottom})
+		if m.scroll > 0 && top <= 0 {
+			m.anchor, m.anchorOff = c.it, -top
+		}
+	}
+
 	out := make([]string, 0, height)
-	for _, l := range window {
+	for _, l := range lines[start:end] {
 		if ansi.StringWidth(l) > width {
 			l = ansi.Truncate(l, width, "")
 		}
@@ -724,6 +987,8 @@ func (m *model) statusView() string {
 	switch {
 	case m.quitArmed:
 		right = m.st.warning.Render("press ctrl+c again to quit")
+	case m.flash != "":
+		right = m.st.warning.Render(m.flash)
 	case m.overlay != nil:
 		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(m.overlay.command) + " (esc kills)")
 	case m.agentRunning && len(m.tools) > 0:
@@ -732,6 +997,12 @@ func (m *model) statusView() string {
 		right = m.st.statusRunning.Render(spinner + " working… (esc to abort)")
 	case m.bangRunning && m.bang != nil:
 		right = m.st.statusRunning.Render(spinner + " $ " + oneLine(m.bang.bang.Command) + " (esc to cancel)")
+	case m.selected != nil:
+		hint := "selected · ctrl+o expand"
+		if id, _ := artifactOf(m.selected); id != "" {
+			hint += " · " + render.PagerKey + " full output"
+		}
+		right = m.st.status.Render(hint + " · esc deselect")
 	}
 	gap := m.width - lipgloss.Width(left) - lipgloss.Width(right)
 	if gap < 1 {

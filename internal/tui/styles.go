@@ -11,13 +11,12 @@ import (
 // and emphasis, so the screen has the same shape either way.
 type styles struct {
 	theme render.Theme
+	md    *markdown
 
 	user, userBar   lipgloss.Style
 	dim             lipgloss.Style
 	warning         lipgloss.Style
 	errorText       lipgloss.Style
-	heading, bold   lipgloss.Style
-	code            lipgloss.Style
 	editor          lipgloss.Style // border colour: normal
 	editorBang      lipgloss.Style // text starts with "!"
 	editorBangDim   lipgloss.Style // text starts with "!!"
@@ -31,6 +30,7 @@ type styles struct {
 	badgeFailed     lipgloss.Style
 	overlayFooter   lipgloss.Style
 	scrollIndicator lipgloss.Style
+	selected        lipgloss.Style // the header of the selected output block
 }
 
 func newStyles(noColor bool) *styles {
@@ -39,14 +39,15 @@ func newStyles(noColor bool) *styles {
 	editor := border.Padding(0, 1)
 	st := &styles{
 		theme:         render.NewTheme(noColor),
+		md:            newMarkdown(noColor),
 		editor:        editor,
 		editorBang:    editor,
 		editorBangDim: editor,
 		overlay:       border,
+		selected:      base.Reverse(true),
 	}
 	if noColor {
 		st.user, st.userBar, st.dim, st.warning, st.errorText = base, base, base, base, base
-		st.heading, st.bold, st.code = base, base, base
 		st.status, st.statusModel, st.statusRunning = base, base, base
 		st.overlayTitle, st.badgeRunning, st.badgeDone, st.badgeFailed = base, base, base, base
 		st.overlayFooter, st.scrollIndicator = base, base
@@ -65,9 +66,6 @@ func newStyles(noColor bool) *styles {
 	st.dim = base.Foreground(muted)
 	st.warning = base.Foreground(yellow)
 	st.errorText = base.Foreground(red)
-	st.heading = base.Bold(true).Foreground(accent)
-	st.bold = base.Bold(true)
-	st.code = base.Foreground(lipgloss.Color("180"))
 	st.editor = editor.BorderForeground(accent)
 	// The editor takes the bang blocks' colours, so `!` reads as "this
 	// goes to the shell" before enter is pressed.

@@ -31,6 +31,13 @@ type harness struct {
 
 func newHarness(t *testing.T, width, height int) *harness {
 	t.Helper()
+	return newHarnessStore(t, width, height, false)
+}
+
+// newHarnessStore is newHarness with, when stored, a session file and so an
+// artifact folder for truncated output.
+func newHarnessStore(t *testing.T, width, height int, stored bool) *harness {
+	t.Helper()
 	root := t.TempDir()
 	for _, kv := range [][2]string{{"HOME", "home"}, {"XDG_DATA_HOME", "data"}, {"XDG_CONFIG_HOME", "config"}} {
 		dir := filepath.Join(root, kv[1])
@@ -48,7 +55,14 @@ func newHarness(t *testing.T, width, height int) *harness {
 		t.Skipf("no shell: %v", err)
 	}
 	ex := bash.NewExecutor()
-	sess, err := session.New(work, nil, ex, bash.ShellConfig{Path: shell})
+	var store *session.Store
+	if stored {
+		if store, err = session.CreateIn(filepath.Join(root, "sessions"), work); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = store.Close() })
+	}
+	sess, err := session.New(work, store, ex, bash.ShellConfig{Path: shell})
 	if err != nil {
 		t.Fatal(err)
 	}

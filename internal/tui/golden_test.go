@@ -1,0 +1,136 @@
+package tui
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/session"
+	"agentsh/internal/tools"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current screens")
+
+// screenSizes are the two terminal sizes every golden screen is taken at.
+var screenSizes = [][2]int{{60, 30}, {100, 36}}
+
+// checkScreen compares a whole screen with testdata/<name>.golden, after
+// checking that it has exactly the terminal's rows, none wider than it.
+func checkScreen(t *testing.T, name, screen string, w, h int) {
+	t.Helper()
+	lines := strings.Split(screen, "\n")
+	if len(lines) != h {
+		t.Errorf("%s: %d rows, want %d", name, len(lines), h)
+	}
+	for i, l := range lines {
+		if sw := ansi.StringWidth(l); sw > w {
+			t.Errorf("%s: row %d is %d cells wide, limit %d: %q", name, i, sw, w, l)
+		}
+	}
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(screen+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/tui/ -run Golden -update)", err)
+	}
+	if string(want) != screen+"\n" {
+		t.Errorf("%s differs from the golden:\n--- got ---\n%s\n--- want ---\n%s", name, screen, want)
+	}
+}
+
+// goldenHarness is a harness whose status line is the same on every
+// machine: the session cwd shows as ~/work.
+func goldenHarness(t *testing.T, w, h int, color bool) *harness {
+	hs := newHarness(t, w, h)
+	t.Setenv("HOME", filepath.Dir(hs.m.cfg.Session.Cwd()))
+	if color {
+		hs.m.st = newStyles(false)
+	}
+	return hs
+}
+
+func truncatedCall(h *harness) {
+	args := json.RawMessage(`{"command":"go test ./...","timeout":120}`)
+	h.m.agentRunning = true
+	h.m.pump.event(session.Event{Type: session.EventToolExecutionStart, ToolCallID: "t1", ToolName: tools.BashName, Args: args})
+	var out strings.Builder
+	for i := 1; i <= 40; i++ {
+		out.WriteString("ok  \tagentsh/pkg" + strings.Repeat("x", i%7) + "\t0.01s\n")
+	}
+	details, _ := json.Marshal(bash.ToolDetails{Meta: &bash.OutputMeta{Truncation: &bash.TruncationMeta{
+		TruncatedBy: "lines", TotalLines: 5000, OutputLines: 2000, ArtifactID: "3"}}})
+	h.m.pump.event(session.Event{Type: session.EventToolExecutionEnd, ToolCallID: "t1", ToolName: tools.BashName,
+		Result: &tools.Result{Content: out.String() + "FAIL\n\nCommand exited with code 1", IsError: true, Details: details}})
+	h.update(flushMsg{})
+	h.m.agentFinished(nil)
+}
+
+func TestGoldenScreens(t *testing.T) {
+	scenes := []struct {
+		name  string
+		color bool
+		setup func(h *harness)
+	}{
+		{"welcome", false, func(h *harness) {}},
+		{"editor_bang", true, func(h *harness) { h.typeText("!make test") }},
+		{"editor_bang_excluded", true, func(h *harness) { h.typeText("!!git status") }},
+		{"no_model", false, func(h *harness) {
+			h.typeText("fix the tests")
+			h.press(tea.KeyEnter, 0)
+		}},
+		{"conversation", false, func(h *harness) {
+			h.m.addItem(&textItem{kind: kindUser, text: "why do the tests fail?"})
+			h.m.addItem(&textItem{kind: kindAssistant, text: "## Cause\n\nThe **parser** drops `\\t`:\n\n- first\n- second"})
+			truncatedCall(h)
+			b := finishedBang("sleep 100", 1, 0)
+			b.bang.Finish("", nil, true, nil)
+			h.m.addItem(b)
+		}},
+		{"conversation_color", true, func(h *harness) {
+			h.m.addItem(&textItem{kind: kindUser, text: "why do the tests fail?"})
+			h.m.addItem(&textItem{kind: kindAssistant, text: "## Cause\n\nThe **parser** drops `\\t`."})
+			truncatedCall(h)
+		}},
+		{"selected_expanded", false, func(h *harness) {
+			h.m.addItem(finishedBang("seq 1 30", 1, 30))
+			h.m.addItem(finishedBang("seq 2", 1, 2))
+			h.press(tea.KeyUp, tea.ModAlt)
+			h.press(tea.KeyUp, tea.ModAlt)
+			h.press('o', tea.ModCtrl)
+		}},
+		{"scrolled", false, func(h *harness) {
+			h.m.addItem(finishedBang("seq 1 30", 1, 30))
+			h.press('o', tea.ModCtrl)
+			h.press(tea.KeyPgUp, 0)
+		}},
+	}
+	for _, sc := range scenes {
+		for _, sz := range screenSizes {
+			h := goldenHarness(t, sz[0], sz[1], sc.color)
+			sc.setup(h)
+			screen := h.m.View().Content
+			if !sc.color {
+				screen = ansi.Strip(screen)
+			}
+			checkScreen(t, sc.name+"_"+itoa(sz[0])+"x"+itoa(sz[1]), screen, sz[0], sz[1])
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
