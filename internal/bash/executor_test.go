@@ -174,8 +174,10 @@ func TestBackgroundJobHoldingOutputDoesNotHang(t *testing.T) {
 }
 
 func TestBackgroundServerSurvivesBetweenRuns(t *testing.T) {
-	e := newTestExecutor(t)
+	// The folder first: cleanups run last-in first-out, so the executor's
+	// (which ends the server) runs before the folder is removed.
 	dir := t.TempDir()
+	e := newTestExecutor(t)
 	// A "server" that keeps logging to the first run's output after it ended.
 	r := run(t, e, fmt.Sprintf("(while :; do date > %s/beat; echo log; sleep 0.05; done) & echo $!", dir), RunOptions{})
 	pid := strings.Fields(r.Output)[0]

@@ -32,7 +32,8 @@ func SystemPrompt(cwd string, toolNames []string) string {
 	if slices.Contains(toolNames, "read") {
 		b.WriteString(" with the read tool (pass `artifact://ID` as the path; use offset and limit for a part of it)")
 	}
-	b.WriteString(". Prefer narrowing a command (grep, the bash tool's head and tail parameters) over reading everything.\n")
+	b.WriteString(". Prefer narrowing a command (grep, the bash tool's head and tail parameters) over reading everything. " +
+		"In bash commands, `artifact://ID` is replaced by the artifact's file path (e.g. `wc -l artifact://3`).\n")
 	b.WriteString("\nCurrent working directory: " + cwd + "\n")
 	return b.String()
 }
@@ -42,6 +43,17 @@ func toolSummary(name string) string {
 	case tools.BashName:
 		return "Run a bash command in the working directory (parameters command, timeout, cwd, head, tail); " +
 			"a non-zero exit code is reported as an error with the output."
+	case tools.ReadName:
+		return "Read a file (or an artifact://ID) with numbered lines; offset and limit page through long files."
+	case tools.GrepName:
+		return "Search file contents with a regular expression, respecting .gitignore; prefer it to grep in bash."
+	case tools.FindName:
+		return "Find files by glob pattern (** allowed), respecting .gitignore; prefer it to find in bash."
+	case tools.EditName:
+		return "Replace an exact text in a file (it must match once, or set replaceAll); returns a diff. " +
+			"Read the file first; prefer it to sed -i."
+	case tools.WriteName:
+		return "Create or overwrite a whole file atomically; prefer it to echo/cat redirection."
 	}
 	return ""
 }
