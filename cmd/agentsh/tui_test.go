@@ -360,3 +360,31 @@ func TestTUIArtifactPager(t *testing.T) {
 	tt.waitExit()
 	tt.assertNoProcesses()
 }
+
+// A small coding task end to end in the TUI: the fake model finds, reads and
+// edits a file and runs go vet and the program through bash; each call is
+// shown with its own compact renderer and the file is fixed on disk.
+func TestTUIModelCodingTask(t *testing.T) {
+	env := goEnv(t)
+	srv := newSSEServer(t, fixTypoScript)
+	s := newSandbox(t)
+	writeFile(t, filepath.Join(s.work, "go.mod"), "module typo\n\ngo 1.21\n")
+	writeFile(t, filepath.Join(s.work, "main.go"), typoProgram)
+	tt := startTUI(t, s, append(append(env, srv.env()...), "AGENTSH_MODEL=openai/test-model")...)
+	tt.waitText("openai/test-model")
+	tt.typeLine("fix the typo")
+	scr := tt.waitText("Fixed the typo.")
+	t.Logf("screen:\n%s", scr) // the README's capture comes from here
+	for _, want := range []string{"edit main.go", "+\tfmt.Println(\"hello\")", "$ go vet ./... && go run ."} {
+		if !strings.Contains(strings.ReplaceAll(scr, "    ", "\t"), want) && !strings.Contains(scr, want) {
+			t.Errorf("screen lacks %q:\n%s", want, scr)
+		}
+	}
+	got, _ := os.ReadFile(filepath.Join(s.work, "main.go"))
+	if !strings.Contains(string(got), `fmt.Println("hello")`) {
+		t.Errorf("main.go not fixed:\n%s", got)
+	}
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}

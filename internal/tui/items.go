@@ -82,17 +82,31 @@ func (t *textItem) view(width int, st *styles, _ string) string {
 	return out
 }
 
-// toolItem is one model tool call, rendered by render.ToolCall (which
-// caches its own output).
+// toolItem is one model tool call: bash calls are rendered by
+// render.ToolCall, the file tools by render.FileCall (both cache their own
+// output).
 type toolItem struct {
 	id    string
-	call  *render.ToolCall
-	views int // how often the transcript asked; tests check only visible items are
+	call  *render.ToolCall // bash (and any tool without a renderer of its own)
+	file  *render.FileCall // read, grep, find, edit, write
+	views int              // how often the transcript asked; tests check only visible items are
 }
 
 func (t *toolItem) view(width int, st *styles, _ string) string {
 	t.views++
+	if t.file != nil {
+		return t.file.View(width, st.theme)
+	}
 	return t.call.View(width, st.theme)
+}
+
+// toggle is ctrl+o on the call.
+func (t *toolItem) toggle() {
+	if t.file != nil {
+		t.file.Expanded = !t.file.Expanded
+		return
+	}
+	t.call.Expanded = !t.call.Expanded
 }
 
 // bangItem is one `!cmd` / `!!cmd`.

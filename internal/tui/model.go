@@ -506,7 +506,11 @@ func (m *model) agentFinished(err error) {
 	aborted := m.agentCancel != nil && errors.Is(err, context.Canceled)
 	m.agentRunning, m.agentCancel, m.assistant = false, nil, nil
 	for id, t := range m.tools {
-		t.call.Running = false
+		if t.file != nil {
+			t.file.Running = false
+		} else {
+			t.call.Running = false
+		}
 		delete(m.tools, id)
 	}
 	// Bang commands that ran meanwhile join the transcript after the turn
@@ -552,11 +556,16 @@ func (m *model) applyEvent(e session.Event) {
 			m.assistant = nil
 		}
 	case session.EventToolExecutionStart:
-		it := &toolItem{id: e.ToolCallID, call: m.newToolCall(e.ToolName, e.Args)}
+		it := &toolItem{id: e.ToolCallID}
+		if isFileTool(e.ToolName) {
+			it.file = &render.FileCall{Tool: e.ToolName, Args: e.Args, Running: true}
+		} else {
+			it.call = m.newToolCall(e.ToolName, e.Args)
+		}
 		m.tools[e.ToolCallID] = it
 		m.addItem(it)
 	case session.EventToolExecutionUpdate:
-		if it := m.tools[e.ToolCallID]; it != nil {
+		if it := m.tools[e.ToolCallID]; it != nil && it.call != nil {
 			it.call.Output = e.PartialResult
 		}
 	case session.EventToolExecutionEnd:
@@ -565,6 +574,10 @@ func (m *model) applyEvent(e session.Event) {
 			return
 		}
 		delete(m.tools, e.ToolCallID)
+		if f := it.file; f != nil {
+			f.Running, f.IsError, f.Output, f.Details = false, e.Result.IsError, e.Result.Content, e.Result.Details
+			return
+		}
 		it.call.Running = false
 		it.call.IsError = e.Result.IsError
 		it.call.Output = e.Result.Content
@@ -573,6 +586,14 @@ func (m *model) applyEvent(e session.Event) {
 			it.call.Truncation = d.Meta.Truncation
 		}
 	}
+}
+
+func isFileTool(name string) bool {
+	switch name {
+	case tools.ReadName, tools.GrepName, tools.FindName, tools.EditName, tools.WriteName:
+		return true
+	}
+	return false
 }
 
 // newToolCall describes a call for the renderer: the command, its cwd
@@ -639,7 +660,7 @@ func (m *model) target() item {
 func (m *model) toggleOutput() {
 	switch v := m.target().(type) {
 	case *toolItem:
-		v.call.Expanded = !v.call.Expanded
+		v.toggle()
 	case *bangItem:
 		v.bang.Expanded = !v.bang.Expanded
 	default:
@@ -771,6 +792,9 @@ func (m *model) openPager() {
 func artifactOf(it item) (id, title string) {
 	switch v := it.(type) {
 	case *toolItem:
+		if v.call == nil {
+			return "", ""
+		}
 		if t := v.call.Truncation; t != nil && !v.call.Running {
 			return t.ArtifactID, "$ " + oneLine(v.call.Command)
 		}

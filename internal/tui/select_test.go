@@ -205,3 +205,27 @@ func TestPagerWithoutTruncation(t *testing.T) {
 		t.Errorf("the message outlives the next key:\n%s", s)
 	}
 }
+
+// The file tools get their own compact renderer, and ctrl+o expands it.
+func TestFileToolItems(t *testing.T) {
+	h := newHarness(t, 80, 30)
+	h.m.agentRunning = true
+	args := json.RawMessage(`{"path":"main.go"}`)
+	h.m.pump.event(session.Event{Type: session.EventToolExecutionStart, ToolCallID: "r1", ToolName: tools.ReadName, Args: args})
+	h.update(flushMsg{})
+	if s := h.screen(); !strings.Contains(s, "read main.go") {
+		t.Fatalf("running read call missing:\n%s", s)
+	}
+	details, _ := json.Marshal(tools.ReadDetails{Path: "/w/main.go", StartLine: 1, EndLine: 3, TotalLines: 3})
+	h.m.pump.event(session.Event{Type: session.EventToolExecutionEnd, ToolCallID: "r1", ToolName: tools.ReadName,
+		Result: &tools.Result{Content: "     1\tpackage main\n     2\t\n     3\tfunc main() {}\n", Details: details}})
+	h.update(flushMsg{})
+	s := h.screen()
+	if !strings.Contains(s, "read main.go") || strings.Contains(s, "package main") {
+		t.Fatalf("finished read should be one header and a hint:\n%s", s)
+	}
+	h.press('o', tea.ModCtrl)
+	if s := h.screen(); !strings.Contains(s, "package main") || !strings.Contains(s, "func main() {}") {
+		t.Fatalf("ctrl+o did not expand the read:\n%s", s)
+	}
+}
