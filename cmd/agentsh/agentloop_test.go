@@ -115,3 +115,32 @@ func TestAgentLoopFileTools(t *testing.T) {
 		t.Errorf("go vet / go run failed:\n%s", res)
 	}
 }
+
+// With the interceptor on, a model's `cat file` comes back as a tool error
+// naming the read tool, and its next request carries that text.
+func TestAgentLoopInterceptorBlocks(t *testing.T) {
+	t.Parallel()
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		if n == 0 {
+			w.tool("call_cat", "bash", `{"command":"cat main.go"}`)
+			return
+		}
+		w.answer("I will use read.")
+	})
+	s := newSandbox(t)
+	writeFile(t, filepath.Join(s.work, ".agentsh", "settings.json"), `{"bashInterceptor": {"enabled": true}}`)
+	writeFile(t, filepath.Join(s.work, "main.go"), typoProgram)
+	r := s.runIn(nil, append(srv.env(), "AGENTSH_MODEL=openai/test-model"), "-p", "show main.go")
+	if r.code != 0 || r.stdout != "I will use read.\n" {
+		t.Fatalf("%v", r)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	res := lastToolResult(reqs[1])
+	want := "Blocked: Use the `read` tool instead of cat/head/tail. It provides better context and handles binary files.\n\nOriginal command: cat main.go"
+	if res != want {
+		t.Errorf("tool result %q, want %q", res, want)
+	}
+}
