@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,11 @@ type pump struct {
 	queue     []any // session.Event, bangChunk
 	scheduled bool
 	closed    bool
+	// buf collects the output of the last queued bangChunk (queue[bufAt])
+	// and is reused from frame to frame: a flood then costs one string per
+	// frame instead of one per chunk.
+	buf   []byte
+	bufAt int // -1: no chunk is collecting
 }
 
 // bangChunk is live output of the running bang command gen.
@@ -40,7 +46,7 @@ type bangChunk struct {
 // flushMsg tells Update to drain the pump.
 type flushMsg struct{}
 
-func newPump(send func(tea.Msg)) *pump { return &pump{send: send} }
+func newPump(send func(tea.Msg)) *pump { return &pump{send: send, bufAt: -1} }
 
 // event queues an agent event, merging it into the previous one when only
 // the newest snapshot matters (text deltas carry the whole answer so far;
@@ -66,15 +72,34 @@ func (p *pump) event(e session.Event) {
 func (p *pump) chunk(gen int, b []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if n := len(p.queue); n > 0 {
-		if prev, ok := p.queue[n-1].(bangChunk); ok && prev.gen == gen {
-			prev.data = trimToTail(prev.data + string(b))
-			p.queue[n-1] = prev
-			return
-		}
+	n := len(p.queue)
+	if p.bufAt < 0 || p.bufAt != n-1 || p.queue[n-1].(bangChunk).gen != gen {
+		p.sealLocked()
+		p.queue = append(p.queue, bangChunk{gen: gen})
+		p.bufAt = len(p.queue) - 1
+		p.scheduleLocked()
 	}
-	p.queue = append(p.queue, bangChunk{gen: gen, data: trimToTail(string(b))})
-	p.scheduleLocked()
+	p.buf = append(p.buf, b...)
+	if len(p.buf) > 2*maxPendingChunk {
+		// Keep the tail, from a line start; the headroom makes the copy
+		// rare.
+		tail := p.buf[len(p.buf)-maxPendingChunk:]
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:]
+		}
+		p.buf = p.buf[:copy(p.buf, tail)]
+	}
+}
+
+// sealLocked turns the collecting chunk's bytes into its data.
+func (p *pump) sealLocked() {
+	if p.bufAt < 0 {
+		return
+	}
+	c := p.queue[p.bufAt].(bangChunk)
+	c.data = trimToTail(string(p.buf))
+	p.queue[p.bufAt] = c
+	p.buf, p.bufAt = p.buf[:0], -1
 }
 
 // trimToTail keeps at most maxPendingChunk bytes, cut after a newline so the
@@ -102,6 +127,7 @@ func (p *pump) scheduleLocked() {
 func (p *pump) drain() []any {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.sealLocked()
 	q := p.queue
 	p.queue, p.scheduled = nil, false
 	return q
