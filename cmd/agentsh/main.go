@@ -229,6 +229,17 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 // bashToolSettings turns the loaded settings into the bash tool's settings
 // (shell resolved, snapshot taken).
 func bashToolSettings(settings *session.Settings) (bash.ToolSettings, error) {
+	ts, err := bashToolSettingsLazy(settings)
+	if err == nil {
+		ts.Shell.SnapshotPath = bash.GetOrCreateSnapshot(ts.Shell.Path, ts.Shell.Env)
+		ts.Shell.LazySnapshot = false
+	}
+	return ts, err
+}
+
+// bashToolSettingsLazy is bashToolSettings with the rc snapshot left to the
+// first command (ShellConfig.LazySnapshot).
+func bashToolSettingsLazy(settings *session.Settings) (bash.ToolSettings, error) {
 	shellPath, err := bash.ResolveShell(settings.ShellPath)
 	if err != nil {
 		return bash.ToolSettings{}, err
@@ -245,7 +256,7 @@ func bashToolSettings(settings *session.Settings) (bash.ToolSettings, error) {
 			Path:         shellPath,
 			Prefix:       settings.ShellPrefix,
 			Env:          settings.ShellEnv,
-			SnapshotPath: bash.GetOrCreateSnapshot(shellPath, settings.ShellEnv),
+			LazySnapshot: true,
 		},
 	}, nil
 }

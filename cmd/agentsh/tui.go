@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/charmbracelet/x/term"
@@ -50,11 +51,16 @@ func runTUI(o printOptions, stderr io.Writer) int {
 			provider, model = p, name
 		}
 	}
-	toolSettings, err := bashToolSettings(settings)
+	// The rc snapshot is taken in the background: the first frame does not
+	// wait for the user's rc files, only the first command might.
+	toolSettings, err := bashToolSettingsLazy(settings)
 	if err != nil {
 		return fail(err)
 	}
 	defer bash.CloseAll() // after the TUI: no shell of a bang command is left
+	var warm sync.WaitGroup
+	warm.Go(func() { bash.GetOrCreateSnapshot(toolSettings.Shell.Path, toolSettings.Shell.Env) })
+	defer warm.Wait() // before CloseAll removes the snapshots
 
 	agent, executor, closeStore, err := openAgent(o, cwd, stderr, toolSettings.Shell)
 	if err != nil {

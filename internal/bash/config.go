@@ -16,6 +16,10 @@ type ShellConfig struct {
 	Prefix       string            // optional command prefix: "<prefix> <command>"
 	Env          map[string]string // extra environment for the shell
 	SnapshotPath string            // rc snapshot sourced once at session start; "" = none
+	// LazySnapshot takes the rc snapshot (GetOrCreateSnapshot) on the
+	// first run instead of at start-up, when SnapshotPath is "": the TUI
+	// draws its first frame without waiting for the user's rc files.
+	LazySnapshot bool
 }
 
 // ResolveShell picks the shell binary: the configured path if given, else

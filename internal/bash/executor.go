@@ -190,6 +190,9 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 		}
 		opts.Shell.Path = p
 	}
+	if opts.Shell.LazySnapshot && opts.Shell.SnapshotPath == "" {
+		opts.Shell.SnapshotPath = GetOrCreateSnapshot(opts.Shell.Path, opts.Shell.Env)
+	}
 	if opts.Shell.Prefix != "" {
 		command = opts.Shell.Prefix + " " + command
 	}

@@ -87,3 +87,16 @@ func TestSnapshotOnlyForBash(t *testing.T) {
 		t.Fatalf("snapshot for sh: %s", p)
 	}
 }
+
+// A lazy snapshot is taken by the first run and carries the rc like an
+// eager one.
+func TestLazySnapshot(t *testing.T) {
+	withHome(t, "myfn() { echo \"MYFN $*\"; }\n")
+	sh := testShell(t)
+	sh.SnapshotPath, sh.LazySnapshot = "", true
+	e := newTestExecutor(t)
+	r := run(t, e, "myfn lazy", RunOptions{Shell: sh})
+	if r.Output != "MYFN lazy\n" {
+		t.Fatalf("got %q", r.Output)
+	}
+}
