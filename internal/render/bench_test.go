@@ -84,3 +84,39 @@ func BenchmarkBangAppendYes(b *testing.B) {
 		bg.Append(chunk)
 	}
 }
+
+// resizeOutput is a 200-line, ~43 KB tool result: most lines wrap at
+// terminal widths, as after `cat` of a log with long lines.
+func resizeOutput() string {
+	var b strings.Builder
+	words := []string{"output", "text", "value=42", "path/to/some/file.go", "-", "ERROR", "0x1f3a"}
+	for i := range 200 {
+		fmt.Fprintf(&b, "%05d", i)
+		for n := 0; n < 210; {
+			w := words[(i+n)%len(words)]
+			b.WriteString(" " + w)
+			n += len(w) + 1
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// BenchmarkToolCallCollapsedResize re-renders one collapsed 200-line
+// result at alternating widths, so every View misses the cache, which is
+// what each item costs after a terminal resize.
+func BenchmarkToolCallCollapsedResize(b *testing.B) {
+	th := NewTheme(false)
+	out := resizeOutput()
+	if len(out) < 42<<10 || len(out) > 44<<10 {
+		b.Fatalf("output is %d bytes, want ~43 KB", len(out))
+	}
+	c := &ToolCall{Command: "cat build.log", Output: out}
+	widths := []int{100, 101}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		c.View(widths[i%2], th)
+		i++
+	}
+}

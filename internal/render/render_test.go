@@ -1,11 +1,15 @@
 package render
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi/parser"
+
 	"agentsh/internal/bash"
+	"agentsh/internal/sink"
 )
 
 func TestHintTexts(t *testing.T) {
@@ -313,4 +317,215 @@ func TestSanitizesOutput(t *testing.T) {
 	if strings.ContainsAny(v, "\x1b\x07\r") || !strings.Contains(v, "  redbell\n  next") {
 		t.Fatalf("%q", v)
 	}
+}
+
+// refToolCallRender is (*ToolCall).render before collapsed calls counted
+// rows instead of wrapping everything: it wraps the whole output and keeps
+// the tail. The differential tests hold the new path to it byte for byte.
+func refToolCallRender(c *ToolCall, width int, th Theme) string {
+	w := max(width, 1)
+	ind := ""
+	if w >= indentMin {
+		ind = "  "
+	}
+	bw := w - len(ind)
+	var out []string
+
+	icon, iconStyle := "✓", th.Success
+	switch {
+	case c.Running:
+		icon, iconStyle = "○", th.Accent
+	case c.IsError:
+		icon, iconStyle = "✗", th.Error
+	}
+	cmd := c.Command
+	if strings.TrimSpace(cmd) == "" {
+		cmd = "…"
+	}
+	if c.CwdRel != "" {
+		cmd = "cd " + c.CwdRel + " && " + cmd
+	}
+	head := "$ " + sink.Sanitize(cmd)
+	if w >= 3 {
+		hl := wrapText(nil, head, w-2)
+		more := 0
+		if !c.Expanded && len(hl) > maxCommandLines {
+			more = len(hl) - (maxCommandLines - 1)
+			hl = hl[:maxCommandLines-1]
+		}
+		for i, l := range hl {
+			if i == 0 {
+				out = append(out, th.paint(iconStyle, icon)+" "+l)
+			} else {
+				out = append(out, "  "+l)
+			}
+		}
+		if more > 0 {
+			for _, l := range wrapText(nil, "… ("+itoa(more)+" more command lines)", w-2) {
+				out = append(out, "  "+th.paint(th.Dim, l))
+			}
+		}
+	} else {
+		out = append(out, th.paint(iconStyle, fit(icon, w)))
+	}
+
+	var vis []string
+	for _, l := range splitLines(stripNotice(sink.Sanitize(c.Output))) {
+		vis = wrapLine(vis, l, bw)
+	}
+	if total := len(vis); !c.Expanded && total > PreviewLines {
+		out = appendStyled(out, th, th.Dim, ind, CollapsedHint(total-PreviewLines, PreviewLines, total), bw)
+		vis = vis[total-PreviewLines:]
+	}
+	for _, l := range vis {
+		switch {
+		case l == "":
+		case c.IsError:
+			l = ind + th.paint(th.Error, l)
+		default:
+			l = ind + l
+		}
+		out = append(out, l)
+	}
+	if c.Running {
+		out = appendStyled(out, th, th.Dim, ind, "Running…", bw)
+	}
+	if c.TimeoutSeconds > 0 {
+		out = appendStyled(out, th, th.Dim, ind, TimeoutFooter(c.TimeoutSeconds), bw)
+	}
+	if c.Truncation != nil {
+		out = appendStyled(out, th, th.Warning, ind, TruncationWarning(c.Truncation), bw)
+	}
+	return strings.Join(out, "\n")
+}
+
+// collapsePieces are the contents that move row counts: wide characters,
+// emoji sequences, combining marks, tabs, escapes, C0/C1 controls, CR,
+// invalid UTF-8, hyphens, runs of spaces and words longer than any width.
+var collapsePieces = []string{
+	"word", "a", "output text", " ", "  ", "   ", "-", "--", "a-b", "x-", "\t", "\t\t",
+	"日本語", "漢", "한국어", "ｗｉｄｅ", "🎉", "👍🏽", "👨‍👩‍👧", "🇯🇵", "❤️", "e\u0301", "\u00a0", "\u200b",
+	"\u3000", "\u2028", "\u0085", "\u2003", "\x1b[31m", "\x1b[0m", "\x1b[1;32mok\x1b[0m",
+	"\x1b]8;;http://x\x07link\x1b]8;;\x07", "\x1b]0;t\x1b\\", "\x1bP1$r\x1b\\", "\x1b(B", "\x1b",
+	"\x07", "\x00", "\x08", "\x7f", "\r", "\r\n", "\x9b", "\xff", "\xe6\x97", "\xc2",
+	"[Showing lines 1-2 of 9]", "path/to/file.go:12:3:", "\\", "@@ -1,2 +1,3 @@",
+}
+
+// collapseOutput builds a random tool output: blank lines, trailing
+// newlines, lines of one long word and lines of many pieces.
+func collapseOutput(r *rand.Rand) string {
+	var b strings.Builder
+	lines := r.IntN(30)
+	if r.IntN(8) == 0 {
+		lines = r.IntN(120)
+	}
+	for i := range lines {
+		switch r.IntN(10) {
+		case 0: // blank
+		case 1:
+			b.WriteString(strings.Repeat(string(rune('a'+r.IntN(26))), 1+r.IntN(300)))
+		case 2:
+			b.WriteString(strings.Repeat(collapsePieces[r.IntN(len(collapsePieces))], 1+r.IntN(60)))
+		default:
+			for range r.IntN(30) {
+				b.WriteString(collapsePieces[r.IntN(len(collapsePieces))])
+			}
+		}
+		if i < lines-1 || r.IntN(3) > 0 {
+			b.WriteString(strings.Repeat("\n", 1+r.IntN(2)*r.IntN(3)))
+		}
+	}
+	if r.IntN(10) == 0 {
+		b.WriteString("\n\n[Showing lines 1-50 of 900. Full: artifact://7]\n")
+	}
+	return b.String()
+}
+
+// checkCollapsed compares the collapsed View and the row counter with the
+// reference at width w.
+func checkCollapsed(t *testing.T, c *ToolCall, w int, th Theme) {
+	t.Helper()
+	c.Expanded = false
+	got := c.View(w, th)
+	if want := refToolCallRender(c, w, th); got != want {
+		t.Fatalf("width %d, output %q:\ngot:\n%s\nwant:\n%s", w, c.Output, got, want)
+	}
+}
+
+// checkRows compares wrapRows with the wrap it stands for, on raw lines
+// (unsanitised, so escapes and controls reach the counter too).
+func checkRows(t *testing.T, text string, w int) {
+	t.Helper()
+	for _, l := range strings.Split(text, "\n") {
+		if got, want := wrapRows(l, w), len(wrapLine(nil, l, w)); got != want {
+			t.Fatalf("wrapRows(%q, %d) = %d, wrap gives %d", l, w, got, want)
+		}
+	}
+}
+
+func TestToolCallCollapsedMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	n := 60
+	if testing.Short() {
+		n = 20
+	}
+	themes := []Theme{NewTheme(true), NewTheme(false)}
+	for range n {
+		out := collapseOutput(r)
+		c := &ToolCall{Command: "cat x", Output: out, IsError: r.IntN(4) == 0, Running: r.IntN(6) == 0}
+		if r.IntN(4) == 0 {
+			c.TimeoutSeconds = 30
+		}
+		if r.IntN(5) == 0 {
+			c.Truncation = &bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 50, TotalLines: 900, ArtifactID: "7"}
+		}
+		th := themes[r.IntN(2)]
+		for w := 1; w <= 120; w++ {
+			checkCollapsed(t, c, w, th)
+			checkRows(t, out, w)
+		}
+	}
+}
+
+func TestWrapRowsEdges(t *testing.T) {
+	long := strings.Repeat("x", 250)
+	for _, l := range []string{
+		"", " ", "-", "a-", "-a", "--------", "a - b", long, long + " " + long, " " + long,
+		strings.Repeat("ab ", 90), strings.Repeat("a-", 90), strings.Repeat("日", 90),
+		"x" + strings.Repeat("日", 90), strings.Repeat("👨‍👩‍👧 ", 40), "\t" + long, "a\tb\tc\t" + long,
+		strings.Repeat("\x1b[31mab\x1b[0m ", 40), strings.Repeat(" ", 200) + "x", long + strings.Repeat(" ", 200),
+		strings.Repeat("a\u00a0", 90), strings.Repeat("\u3000b", 90), "a\r" + long,
+	} {
+		for w := -1; w <= 130; w++ {
+			checkRows(t, l, w)
+		}
+	}
+}
+
+// TestASCIIFastPathAssumption pins what asciiWrapRows takes for granted:
+// the parser prints every byte ' '..'~' from its ground state and stays
+// there, so the wrap never sees an escape or a cluster in such a line.
+func TestASCIIFastPathAssumption(t *testing.T) {
+	for c := byte(' '); c <= '~'; c++ {
+		state, action := parser.Table.Transition(parser.GroundState, c)
+		if state != parser.GroundState || action != parser.PrintAction {
+			t.Fatalf("byte %q: state %v action %v", c, state, action)
+		}
+	}
+}
+
+func FuzzToolCallCollapsed(f *testing.F) {
+	f.Add("hello\nworld\n", uint8(40), false)
+	f.Add(strings.Repeat("line of output text that wraps at narrow widths\n", 30), uint8(17), true)
+	f.Add("\t日本語\t🎉\x1b[31mred\x1b[0m\r\n"+strings.Repeat("y", 300), uint8(9), false)
+	themes := []Theme{NewTheme(true), NewTheme(false)}
+	f.Fuzz(func(t *testing.T, out string, width uint8, isError bool) {
+		if len(out) > 1<<16 {
+			t.Skip("large inputs add time, not coverage")
+		}
+		w := int(width) % 131
+		c := &ToolCall{Command: "x", Output: out, IsError: isError}
+		checkCollapsed(t, c, w, themes[int(width)%2])
+		checkRows(t, out, w)
+	})
 }

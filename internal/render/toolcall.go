@@ -2,6 +2,11 @@ package render
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/ansi/parser"
 
 	"agentsh/internal/bash"
 	"agentsh/internal/sink"
@@ -121,13 +126,33 @@ func (c *ToolCall) render(width int, th Theme) string {
 		out = append(out, th.paint(iconStyle, fit(icon, w)))
 	}
 
+	lines := splitLines(stripNotice(sink.Sanitize(c.Output)))
 	var vis []string
-	for _, l := range splitLines(stripNotice(sink.Sanitize(c.Output))) {
-		vis = wrapLine(vis, l, bw)
-	}
-	if total := len(vis); !c.Expanded && total > PreviewLines {
-		out = appendStyled(out, th, th.Dim, ind, CollapsedHint(total-PreviewLines, PreviewLines, total), bw)
-		vis = vis[total-PreviewLines:]
+	if c.Expanded {
+		for _, l := range lines {
+			vis = wrapLine(vis, l, bw)
+		}
+	} else {
+		// Collapsed, only the last PreviewLines rows reach the screen:
+		// count the rows of every line, which is cheap, and wrap only
+		// from the first line that shows. A resize re-renders hundreds of
+		// calls in one frame, so this is what keeps it fast.
+		total, shown, start := 0, 0, len(lines)
+		for i := len(lines) - 1; i >= 0; i-- {
+			r := wrapRows(lines[i], bw)
+			total += r
+			if shown < PreviewLines {
+				shown += r
+				start = i
+			}
+		}
+		for _, l := range lines[start:] {
+			vis = wrapLine(vis, l, bw)
+		}
+		if total > PreviewLines {
+			out = appendStyled(out, th, th.Dim, ind, CollapsedHint(total-PreviewLines, PreviewLines, total), bw)
+			vis = vis[max(0, len(vis)-PreviewLines):]
+		}
 	}
 	for _, l := range vis {
 		switch {
@@ -150,4 +175,179 @@ func (c *ToolCall) render(width int, th Theme) string {
 		out = appendStyled(out, th, th.Warning, ind, TruncationWarning(c.Truncation), bw)
 	}
 	return strings.Join(out, "\n")
+}
+
+// wrapRows is len(wrapLine(nil, line, w)) without building the rows: the
+// same gates, then a count of the breaks ansi.Wrap would insert. The
+// differential tests hold it to the real wrap, so an ansi upgrade that
+// changes the algorithm fails them rather than the screen.
+func wrapRows(line string, w int) int {
+	line = expandTabs(line)
+	if len(line) <= w {
+		return 1
+	}
+	if rows, ok := asciiWrapRows(line, w); ok {
+		// One cell per byte, so the width gate failed with the length.
+		return rows
+	}
+	if ansi.StringWidth(line) <= w {
+		return 1
+	}
+	return ansiWrapRows(line, w)
+}
+
+// asciiWrapRows is ansiWrapRows for a line of printable ASCII (' '..'~'),
+// which the ANSI parser prints one cell a byte from its ground state: no
+// escapes, no clusters, and a word's bytes are its cells. It gives up,
+// ok == false, at the first other byte.
+func asciiWrapRows(s string, limit int) (rows int, ok bool) {
+	if limit < 1 {
+		return 1, true
+	}
+	rows = 1
+	curWidth, wordLen, spaceWidth := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ':
+			if wordLen > 0 { // addWord
+				curWidth += spaceWidth + wordLen
+				spaceWidth, wordLen = 0, 0
+			}
+			spaceWidth++
+		case '-':
+			curWidth += spaceWidth // addSpace
+			spaceWidth = 0
+			if curWidth+wordLen >= limit {
+				wordLen++
+			} else {
+				curWidth += wordLen + 1 // addWord, then the hyphen
+				wordLen = 0
+			}
+		default:
+			if c < ' ' || c > '~' {
+				return 0, false
+			}
+			if curWidth == limit {
+				rows++
+				curWidth, spaceWidth = 0, 0
+			}
+			wordLen++
+			if wordLen == limit { // hard-wrap the word
+				curWidth += spaceWidth + wordLen
+				spaceWidth, wordLen = 0, 0
+			}
+			if curWidth+wordLen+spaceWidth > limit {
+				rows++
+				curWidth, spaceWidth = 0, 0
+			}
+		}
+	}
+	return rows, true
+}
+
+// ansiWrapRows counts the lines of ansi.Wrap(s, limit, ""): it replays the
+// wrap's state machine (ansi v0.11.9 wrap.go) keeping only the widths and
+// whether the word buffer holds bytes, which is all a line break depends
+// on. The trailing flush of the wrap breaks no line, so it is left out.
+func ansiWrapRows(s string, limit int) int {
+	if limit < 1 {
+		return 1
+	}
+	const nbsp = 0xA0
+	rows := 1
+	var (
+		curWidth   int  // written width of the line
+		wordLen    int  // cells in the word buffer
+		wordBytes  bool // the word buffer is not empty (escapes have no cells)
+		spaceWidth int  // cells in the space buffer
+		pstate     = parser.GroundState
+	)
+	addSpace := func() {
+		curWidth += spaceWidth
+		spaceWidth = 0
+	}
+	addWord := func() {
+		if !wordBytes {
+			return
+		}
+		addSpace()
+		curWidth += wordLen
+		wordLen, wordBytes = 0, false
+	}
+	addNewline := func() {
+		rows++
+		curWidth, spaceWidth = 0, 0
+	}
+	for i := 0; i < len(s); {
+		state, action := parser.Table.Transition(pstate, s[i])
+		if state == parser.Utf8State {
+			cluster, width := ansi.FirstGraphemeCluster(s[i:], ansi.GraphemeWidth)
+			i += len(cluster)
+			r, _ := utf8.DecodeRuneInString(cluster)
+			if r != utf8.RuneError && unicode.IsSpace(r) && r != nbsp {
+				addWord()
+				spaceWidth += width
+			} else {
+				// The breakpoints are "", so no cluster is one.
+				if wordLen+width > limit {
+					addWord()
+				}
+				wordBytes = true
+				wordLen += width
+				if curWidth+wordLen+spaceWidth > limit {
+					addNewline()
+				}
+				if wordLen == limit {
+					addWord()
+				}
+			}
+			pstate = parser.GroundState
+			continue
+		}
+		switch action {
+		case parser.PrintAction, parser.ExecuteAction:
+			switch r := rune(s[i]); {
+			case r == '\n':
+				if wordLen == 0 {
+					if curWidth+spaceWidth > limit {
+						curWidth = 0
+					}
+					spaceWidth = 0
+				}
+				addWord()
+				addNewline()
+			case unicode.IsSpace(r):
+				addWord()
+				spaceWidth++
+			case r == '-':
+				addSpace()
+				if curWidth+wordLen >= limit {
+					wordBytes = true
+					wordLen++
+				} else {
+					addWord()
+					curWidth++
+				}
+			default:
+				if curWidth == limit {
+					addNewline()
+				}
+				wordBytes = true
+				wordLen++
+				if wordLen == limit {
+					addWord()
+				}
+				if curWidth+wordLen+spaceWidth > limit {
+					addNewline()
+				}
+			}
+		default:
+			wordBytes = true
+		}
+		if pstate != parser.Utf8State {
+			pstate = state
+		}
+		i++
+	}
+	return rows
 }
