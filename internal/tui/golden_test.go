@@ -128,9 +128,8 @@ func TestGoldenScreens(t *testing.T) {
 			if !sc.color {
 				screen = ansi.Strip(screen)
 			}
-			checkScreen(t, sc.name+"_"+itoa(sz[0])+"x"+itoa(sz[1]), screen, sz[0], sz[1])
+			checkScreen(t, sc.name+"_"+strconv.Itoa(sz[0])+"x"+strconv.Itoa(sz[1]), screen, sz[0], sz[1])
 		}
 	}
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
