@@ -132,4 +132,3 @@ func TestGoldenScreens(t *testing.T) {
 		}
 	}
 }
-
