@@ -2,11 +2,8 @@ package render
 
 import (
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/ansi/parser"
 
 	"agentsh/internal/bash"
 	"agentsh/internal/sink"
@@ -178,7 +175,8 @@ func (c *ToolCall) render(width int, th Theme) string {
 }
 
 // wrapRows is len(wrapLine(nil, line, w)) without building the rows: the
-// same gates, then a count of the breaks ansi.Wrap would insert. The
+// same gates, then a count of the breaks ansi.Wrap inserts (replayed for
+// plain ASCII, the common case; the wrap itself otherwise). The
 // differential tests hold it to the real wrap, so an ansi upgrade that
 // changes the algorithm fails them rather than the screen.
 func wrapRows(line string, w int) int {
@@ -245,109 +243,8 @@ func asciiWrapRows(s string, limit int) (rows int, ok bool) {
 	return rows, true
 }
 
-// ansiWrapRows counts the lines of ansi.Wrap(s, limit, ""): it replays the
-// wrap's state machine (ansi v0.11.9 wrap.go) keeping only the widths and
-// whether the word buffer holds bytes, which is all a line break depends
-// on. The trailing flush of the wrap breaks no line, so it is left out.
+// ansiWrapRows counts the lines of ansi.Wrap(s, limit, ""), for the lines
+// the ASCII count cannot take (escapes, wide characters, clusters).
 func ansiWrapRows(s string, limit int) int {
-	if limit < 1 {
-		return 1
-	}
-	const nbsp = 0xA0
-	rows := 1
-	var (
-		curWidth   int  // written width of the line
-		wordLen    int  // cells in the word buffer
-		wordBytes  bool // the word buffer is not empty (escapes have no cells)
-		spaceWidth int  // cells in the space buffer
-		pstate     = parser.GroundState
-	)
-	addSpace := func() {
-		curWidth += spaceWidth
-		spaceWidth = 0
-	}
-	addWord := func() {
-		if !wordBytes {
-			return
-		}
-		addSpace()
-		curWidth += wordLen
-		wordLen, wordBytes = 0, false
-	}
-	addNewline := func() {
-		rows++
-		curWidth, spaceWidth = 0, 0
-	}
-	for i := 0; i < len(s); {
-		state, action := parser.Table.Transition(pstate, s[i])
-		if state == parser.Utf8State {
-			cluster, width := ansi.FirstGraphemeCluster(s[i:], ansi.GraphemeWidth)
-			i += len(cluster)
-			r, _ := utf8.DecodeRuneInString(cluster)
-			if r != utf8.RuneError && unicode.IsSpace(r) && r != nbsp {
-				addWord()
-				spaceWidth += width
-			} else {
-				// The breakpoints are "", so no cluster is one.
-				if wordLen+width > limit {
-					addWord()
-				}
-				wordBytes = true
-				wordLen += width
-				if curWidth+wordLen+spaceWidth > limit {
-					addNewline()
-				}
-				if wordLen == limit {
-					addWord()
-				}
-			}
-			pstate = parser.GroundState
-			continue
-		}
-		switch action {
-		case parser.PrintAction, parser.ExecuteAction:
-			switch r := rune(s[i]); {
-			case r == '\n':
-				if wordLen == 0 {
-					if curWidth+spaceWidth > limit {
-						curWidth = 0
-					}
-					spaceWidth = 0
-				}
-				addWord()
-				addNewline()
-			case unicode.IsSpace(r):
-				addWord()
-				spaceWidth++
-			case r == '-':
-				addSpace()
-				if curWidth+wordLen >= limit {
-					wordBytes = true
-					wordLen++
-				} else {
-					addWord()
-					curWidth++
-				}
-			default:
-				if curWidth == limit {
-					addNewline()
-				}
-				wordBytes = true
-				wordLen++
-				if wordLen == limit {
-					addWord()
-				}
-				if curWidth+wordLen+spaceWidth > limit {
-					addNewline()
-				}
-			}
-		default:
-			wordBytes = true
-		}
-		if pstate != parser.Utf8State {
-			pstate = state
-		}
-		i++
-	}
-	return rows
+	return strings.Count(ansi.Wrap(s, limit, ""), "\n") + 1
 }
