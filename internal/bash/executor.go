@@ -243,7 +243,14 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 		zero := 0
 		res.exitCode = &zero
 	}
-	r := summaryResult(out.Dump(""), res.exitCode, false)
+	notice := ""
+	switch {
+	case res.reset:
+		notice = ResetNotice
+	case res.lingering:
+		notice = LingerNotice
+	}
+	r := summaryResult(out.Dump(notice), res.exitCode, false)
 	if head != nil {
 		r.Head = string(head.buf)
 	}

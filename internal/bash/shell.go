@@ -22,27 +22,39 @@ import (
 	"time"
 )
 
-// The session protocol. bash reads its script from a control pipe on stdin,
-// one byte per read(2) (bash must not read ahead of its own input), so each
-// request is one short alias line. The command text itself travels through a
-// file (cwd NUL command) that the shell reads with one builtin read, and its
+// The session protocol. bash reads its script from a control socket on
+// stdin, one byte per read(2) (bash must not read ahead of its own input), so
+// each request is one short alias line. The command text itself travels
+// through a file of single-quoted assignments that the shell sources, and its
 // merged stdout/stderr go to a FIFO made fresh for every run: a background job
 // of an earlier run holds that run's FIFO, never the current one. Status lines
 // come back on the shell's own stdout, which the command never sees (its
 // stdout and stderr are the FIFO). Everything lives in a tmpfs folder when
 // there is one: file and FIFO creation on a disk file system cost more than
 // the whole rest of a warm run.
+//
+// Integrity (docs/decisions/0004): control and status are socketpairs, so
+// nothing can open them through /proc/<pid>/fd (sockets refuse open(2)) and
+// writing to the control end from a command reaches agentsh, not the shell's
+// input. Every status line carries a per-run nonce: the start nonce comes
+// from the command file (a stale one means the file's assignments failed),
+// the end nonce is the last word of the request line, so it exists only in
+// bash's parsed command, never in a variable a command could read. A line
+// without the run's nonce is ignored. A shell that stops answering (a
+// command broke the prologue or epilogue) is found from the kernel: blocked
+// reading its control socket, or stopped, with no status line.
 // The empty line after each request matters: after a syntax error inside the
 // eval, bash does not alias-expand the next line it reads, and that line is
 // then the harmless empty one instead of the next request.
 //
-//	R <pid>   session ready
-//	S         run started (output FIFO opened by the shell)
-//	F         the shell could not open the FIFO
-//	E <code>  command finished with exit status code
+//	R <pid>             session ready
+//	S <start nonce>     run started (output FIFO opened, eval works)
+//	F <start nonce>     the shell could not open the FIFO
+//	P                   the epilogue found builtins disabled (enable -n): replace the shell
+//	E <end nonce> <rc>  command finished with exit status rc
 const (
 	markerVar      = "AGENTSH_SHELL_MARK"
-	requestLine    = "__agentsh_r\n\n"
+	requestAlias   = "__agentsh_r"
 	startTimeout   = 10 * time.Second // shell start and snapshot sourcing
 	ackTimeout     = 5 * time.Second  // request sent → S; only a poisoned shell misses it
 	drainSilence   = 250 * time.Millisecond
@@ -50,31 +62,73 @@ const (
 	statusGrace    = 200 * time.Millisecond // for a status line still in flight when the shell died
 	readBufferSize = 1 << 20
 	fifoPipeSize   = 1 << 20
+	nonceLen       = 12
+	// idleFirst and idleEvery pace the watchdog that finds a shell which
+	// stopped answering: a run that ends normally never reaches it.
+	ackIdleEvery = 20 * time.Millisecond
+	idleFirst    = 100 * time.Millisecond
+	idleEvery    = 200 * time.Millisecond
+	// lingerPause rate-limits the discard loop of a background job that
+	// keeps writing after its run: at most one read per pause.
+	lingerPause = 20 * time.Millisecond
+	// holdCheckAfter is how long after the end line the output may take
+	// to reach EOF before the shell's own fds are examined.
+	holdCheckAfter = 3 * time.Millisecond
 )
 
-const initScript = `\exec 1>&3 3>&- 62</dev/null
+// ResetNotice is the first line of a run whose command broke the shell: the
+// output so far is kept, the exit status is unknown, and the next run gets a
+// fresh shell.
+const ResetNotice = "Shell reset: the command broke the shell's control protocol, so its exit status is unknown; the next command runs in a fresh shell"
+
+// LingerNotice is added when background processes of a run still write to
+// its output after the drain window.
+const LingerNotice = "A background process is still writing to this output; what it writes from now on is discarded (to keep it, redirect it: cmd > file 2>&1 &)"
+
+// requestAliasText is what the request alias expands to; the end nonce
+// follows it on the request line and becomes __agentsh_e's second argument.
+const requestAliasText = `\__agentsh_b&&{ \builtin eval "$__agentsh_c";}>&19 2>&1 <&62;\__agentsh_e "$?"`
+
+// initScript defines the protocol. Everything is called through \builtin
+// (aliases cannot shadow it) except exec, whose redirections persist only
+// when it is called directly; a function named exec is caught because the
+// start line is printed through fd 19 (8>&19 fails when exec did nothing).
+// Disabled builtins (enable -n eval) are listed by the epilogue's
+// `enable -n` on the status channel, and the shell is replaced after that
+// run. The fd 62 check re-arms the command's stdin. The prologue's cd is
+// skipped when the shell is already there.
+const initScript = `\exec 1>&3 3>&- 62</dev/null %s
 __agentsh_d=%s
 %s
 \builtin shopt -s expand_aliases
 __agentsh_b() {
-	\builtin source "$__agentsh_d/c"
-	\builtin export -n __agentsh_w __agentsh_o __agentsh_c # under set -a they would reach every child
-	\exec 9>"$__agentsh_o" || { \builtin printf 'F\n'; \builtin return 125; }
-	\builtin printf 'S\n'
+	\builtin source "$__agentsh_d/c" || \builtin return 125
+	\builtin export -n __agentsh_w __agentsh_o __agentsh_c __agentsh_x __agentsh_n # under set -a they would reach every child
+	\exec 19>"$__agentsh_o" || { \builtin printf 'F %%s\n' "$__agentsh_n"; \builtin return 125; }
+	[[ -z $__agentsh_x ]] || \builtin eval "\exec $__agentsh_x" 2>/dev/null
+	[[ /dev/fd/62 -ef /dev/null ]] || { \exec 62</dev/null; [[ /dev/fd/62 -ef /dev/null ]]; } || \builtin return 125
+	\builtin printf 'S %%s\n' "$__agentsh_n" 8>&19 || \builtin return 125
+	[[ -z $__agentsh_w || $__agentsh_w == "$PWD" ]] || \builtin cd -- "$__agentsh_w" 2>&19
 }
 __agentsh_e() {
-	\exec 9>&-
-	\builtin unset __agentsh_c __agentsh_w __agentsh_o
-	# Undo what a command may have done to the protocol itself.
-	\builtin read -t 0 -u 62 || \exec 62</dev/null
+	\exec 19>&-
+	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_n
 	[[ $BASHOPTS == *expand_aliases* ]] || \builtin shopt -s expand_aliases
-	[[ ${BASH_ALIASES[__agentsh_r]-} == "$__agentsh_a" ]] || \builtin alias __agentsh_r="$__agentsh_a"
-	\builtin printf 'E %%d\n' "$1"
+	[[ ${BASH_ALIASES[__agentsh_r]-} == '%s' ]] || \builtin alias __agentsh_r='%s'
+	\builtin enable -n || \builtin printf 'P\n'
+	\builtin printf 'E %%s %%d\n' "$2" "$1"
 }
-__agentsh_a='__agentsh_b&&{ [[ -z $__agentsh_w ]]||\builtin cd -- "$__agentsh_w"&&\builtin eval "$__agentsh_c" 9>&-;}>&9 2>&1 <&62;__agentsh_e "$?"'
-\builtin alias __agentsh_r="$__agentsh_a"
+\builtin alias __agentsh_r='%s'
 \builtin printf 'R %%d\n' "$$"
 `
+
+// placeholderFds keep fds 10–18 open on /dev/null in the shell, so the
+// copies bash saves of fds 0–2 around each run land above them: a command's
+// `exec 11>file` then replaces a placeholder, as in a terminal, instead of
+// bash's saved stdout (which it would silently keep).
+// One exec each: bash 5.2 drops some fds of one exec with several
+// redirections above 9.
+const placeholderFds = "\n\\exec 10</dev/null\n\\exec 11</dev/null\n\\exec 12</dev/null\n\\exec 13</dev/null\n\\exec 14</dev/null\n\\exec 15</dev/null\n\\exec 16</dev/null\n\\exec 17</dev/null\n\\exec 18</dev/null"
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, readBufferSize); return &b }}
 
@@ -91,9 +145,16 @@ type shellSession struct {
 	exit   int           // exit status of the shell, valid after done
 	dir    string
 	marker []byte
-	start  uint64 // start time of the shell (clock ticks after boot), for the kill sweep
-	grace  time.Duration
-	swept  atomic.Bool // a kill sweep already ended every process of the session
+	// ctlLink is what /proc/<pid>/fd/0 reads while bash waits for its next
+	// request on the control socket: the watchdog's sign of an idle shell.
+	ctlLink string
+	st      *os.File // agentsh's end of the status socket
+	// aliases re-points, in the next run, the fds that a command made
+	// copies of its output (`exec 3>&1`), as "3>&19 5>&19".
+	aliases string
+	start   uint64 // start time of the shell (clock ticks after boot), for the kill sweep
+	grace   time.Duration
+	swept   atomic.Bool // a kill sweep already ended every process of the session
 
 	mu        sync.Mutex
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
@@ -211,18 +272,29 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 		snap = `\builtin . ` + shellQuote(cfg.SnapshotPath) + ` >/dev/null 2>&1 </dev/null`
 	}
 	initPath := filepath.Join(dir, "init")
-	if err := os.WriteFile(initPath, fmt.Appendf(nil, initScript, shellQuote(dir), snap), 0o600); err != nil {
+	if err := os.WriteFile(initPath, fmt.Appendf(nil, initScript, placeholderFds, shellQuote(dir), snap, requestAliasText, requestAliasText, requestAliasText), 0o600); err != nil {
 		return fail(err)
 	}
-	ctlR, ctlW, err := os.Pipe()
+	// Socketpairs, not pipes: open(2) of /proc/<pid>/fd/N fails on a
+	// socket, so no process can reach either channel by path.
+	ctlW, ctlR, err := socketPair()
 	if err != nil {
 		return fail(err)
 	}
-	stR, stW, err := os.Pipe()
+	stR, stW, err := socketPair()
 	if err != nil {
 		ctlR.Close()
 		ctlW.Close()
 		return fail(err)
+	}
+	// A read of the status fd by a command sees EOF; what a command writes
+	// into its saved control fd is read and dropped (discardControl), so it
+	// neither piles up nor kills the shell with SIGPIPE.
+	_ = shutdownFile(stR, syscall.SHUT_WR)
+	if st, err := ctlR.Stat(); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			s.ctlLink = "socket:[" + strconv.FormatUint(sys.Ino, 10) + "]"
+		}
 	}
 	cmd := exec.Command(cfg.Path, "--noprofile", "--norc")
 	cmd.Args[0] = filepath.Base(cfg.Path) // messages read "bash: …" as in a terminal
@@ -263,20 +335,9 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 		}
 		close(s.done)
 	}()
-	go func() {
-		r := bufio.NewReader(stR)
-		for {
-			line, err := r.ReadString('\n')
-			if len(line) > 0 && line[len(line)-1] == '\n' {
-				s.status <- line[:len(line)-1]
-			}
-			if err != nil {
-				break
-			}
-		}
-		stR.Close()
-		close(s.status)
-	}()
+	s.st = stR
+	go s.readStatus(stR)
+	go discardControl(ctlW)
 	if _, err := io.WriteString(ctlW, `\builtin . `+shellQuote(initPath)+"\n"); err != nil {
 		s.close()
 		return nil, fmt.Errorf("start shell: %w", err)
@@ -341,6 +402,9 @@ func (s *shellSession) close() {
 	for _, f := range ling {
 		f.Close()
 	}
+	if s.st != nil {
+		s.st.Close() // a forked subshell may still hold the shell's end
+	}
 	s.prepWG.Wait()
 	for drained := false; !drained; {
 		select {
@@ -366,12 +430,132 @@ type runOutcome struct {
 	timedOut  bool
 	retry     bool // the command never started; safe to run it on a fresh session
 	cut       bool // output closed after stopLines lines, as a `| head` would
+	reset     bool // the command broke the shell: no exit status, shell replaced
+	lingering bool // something of the run still wrote to the output after the drain window
 	err       error
 }
 
-// pendingStatus waits up to wait for a status line starting with prefix
-// that the shell wrote before it died; other lines are skipped.
-func (s *shellSession) pendingStatus(prefix string, wait time.Duration) (string, bool) {
+// socketPair returns two connected stream sockets, close-on-exec in agentsh:
+// ours is non-blocking (on the netpoller, so Close ends a pending read),
+// the shell's blocking.
+func socketPair() (ours, shells *os.File, err error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "agentsh-sock"), os.NewFile(uintptr(fds[1]), "agentsh-sock"), nil
+}
+
+func shutdownFile(f *os.File, how int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = syscall.Shutdown(int(fd), how) }); err != nil {
+		return err
+	}
+	return serr
+}
+
+// maxStatusLine bounds what is kept of one status line: a command that
+// floods the shell's saved status fd costs no memory, and a real status
+// line glued to garbage is still found at the end.
+const maxStatusLine = 256
+
+// readStatus forwards the shell's status lines to s.status until EOF.
+func (s *shellSession) readStatus(r io.ReadCloser) {
+	br := bufio.NewReaderSize(r, 4096)
+	var long []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, frag...)
+			if len(long) > maxStatusLine {
+				long = append(long[:0], long[len(long)-maxStatusLine:]...)
+			}
+			continue
+		}
+		if len(frag) > 0 && frag[len(frag)-1] == '\n' {
+			line := frag[:len(frag)-1]
+			if len(long) > 0 {
+				line = append(long, line...)
+				long = long[:0]
+			}
+			if len(line) > maxStatusLine {
+				line = line[len(line)-maxStatusLine:]
+			}
+			s.status <- string(line)
+		}
+		if err != nil {
+			break
+		}
+	}
+	r.Close()
+	close(s.status)
+}
+
+// discardControl reads and drops what a command writes into the shell's
+// control socket, at a bounded pace; it ends when the session closes it.
+func discardControl(f *os.File) {
+	b := make([]byte, 4096)
+	for {
+		if _, err := f.Read(b); err != nil {
+			return
+		}
+		time.Sleep(lingerPause)
+	}
+}
+
+// newNonce returns a random token of nonceLen letters and digits (~71 bits).
+func newNonce() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var b [nonceLen]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
+}
+
+// startLine reports whether line is the start acknowledgement (or the FIFO
+// failure, fail=true) carrying nonce; garbage a command glued in front of it
+// does not hide it.
+func startLine(line, nonce string) (ok, fail bool) {
+	i := strings.LastIndex(line, nonce)
+	if i < 2 || i+len(nonce) != len(line) || line[i-1] != ' ' {
+		return false, false
+	}
+	switch line[i-2] {
+	case 'S':
+		return true, false
+	case 'F':
+		return true, true
+	}
+	return false, false
+}
+
+// endLine parses "E <nonce> <code>" at the end of line.
+func endLine(line, nonce string) (int, bool) {
+	i := strings.LastIndex(line, "E "+nonce+" ")
+	if i < 0 {
+		return 0, false
+	}
+	code, err := strconv.Atoi(line[i+len(nonce)+3:])
+	if err != nil {
+		return 0, false
+	}
+	return code, true
+}
+
+// pendingStatus waits up to wait for a status line that match accepts;
+// other lines are skipped.
+func (s *shellSession) pendingStatus(match func(string) bool, wait time.Duration) (string, bool) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
@@ -380,13 +564,27 @@ func (s *shellSession) pendingStatus(prefix string, wait time.Duration) (string,
 			if !ok {
 				return "", false
 			}
-			if strings.HasPrefix(line, prefix) {
+			if match(line) {
 				return line, true
 			}
 		case <-t.C:
 			return "", false
 		}
 	}
+}
+
+// idle reports whether the shell is blocked reading its control socket
+// (it finished the request line without reporting) or stopped (kill -STOP
+// $$): either way no status line will come.
+func (s *shellSession) idle() bool {
+	st, ok := proc.Stat(s.pid)
+	if !ok {
+		return false
+	}
+	if st.State == 'T' || st.State == 't' {
+		return true
+	}
+	return s.ctlLink != "" && proc.BlockedReading(s.pid, 0, s.ctlLink)
 }
 
 func setPipeSize(f *os.File, size int) {
@@ -420,16 +618,23 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 	}
 	rd, hold, fifo := prep.rd, prep.hold, prep.path
 	defer s.schedulePrepare() // the one after the next is made while this runs
+	startNonce, endNonce := newNonce(), newNonce()
 
 	// Single-quoted assignments: bash parses them with one buffered read
 	// of the file, and no text inside single quotes can be a syntax error.
-	req := make([]byte, 0, len(cwd)+len(command)+40)
+	// The start nonce comes last: if any assignment fails (a readonly
+	// engine variable), the shell acknowledges with a stale nonce.
+	req := make([]byte, 0, len(cwd)+len(command)+len(s.aliases)+100)
 	req = append(req, "__agentsh_w="...)
 	req = appendShellQuoted(req, cwd)
 	req = append(req, " __agentsh_o="...)
 	req = appendShellQuoted(req, fifo)
 	req = append(req, " __agentsh_c="...)
 	req = appendShellQuoted(req, command)
+	req = append(req, " __agentsh_x="...)
+	req = appendShellQuoted(req, s.aliases)
+	req = append(req, " __agentsh_n="...)
+	req = append(req, startNonce...)
 	req = append(req, '\n')
 	_, err := s.cmdFile.WriteAt(req, 0)
 	if err == nil {
@@ -447,64 +652,75 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 		defer t.Stop()
 		timeoutC = t.C
 	}
-	if _, err := io.WriteString(s.ctl, requestLine); err != nil {
+	line := make([]byte, 0, len(requestAlias)+nonceLen+3)
+	line = append(append(append(append(line, requestAlias...), ' '), endNonce...), "\n\n"...)
+	if _, err := s.ctl.Write(line); err != nil {
 		hold.Close()
 		rd.Close()
 		s.broken.Store(true)
 		return runOutcome{retry: true, err: fmt.Errorf("send request: %w", err)}
 	}
 
-	// Wait for the start acknowledgement.
-	ack := time.NewTimer(ackTimeout)
+	// Wait for the start acknowledgement. A shell that goes back to
+	// reading its control socket without one has a broken prologue; the
+	// command never ran, so it is safe to retry on a fresh shell.
+	ackDeadline := time.Now().Add(ackTimeout)
+	poll := time.NewTimer(ackIdleEvery)
 	started := false
+	notStarted := func(err error) runOutcome {
+		poll.Stop()
+		hold.Close()
+		rd.Close()
+		s.broken.Store(true)
+		return runOutcome{retry: true, err: err}
+	}
 	for !started {
 		select {
 		case line, ok := <-s.status:
-			switch {
-			case !ok:
-				hold.Close()
-				rd.Close()
-				s.broken.Store(true)
-				return runOutcome{retry: true, err: errors.New("shell exited before the command started")}
-			case line == "S":
+			if !ok {
+				return notStarted(errors.New("shell exited before the command started"))
+			}
+			if ok, fail := startLine(line, startNonce); ok {
+				if fail {
+					return notStarted(errors.New("shell could not open the output fifo"))
+				}
 				started = true
-			case line == "F":
-				hold.Close()
-				rd.Close()
-				s.broken.Store(true)
-				return runOutcome{retry: true, err: errors.New("shell could not open the output fifo")}
 			}
 		case <-s.done:
 			// It died: if it got as far as opening the output, the command
 			// ran (and must not run again); otherwise it is safe to retry.
-			if _, ok := s.pendingStatus("S", statusGrace); ok {
+			if _, ok := s.pendingStatus(func(l string) bool { ok, fail := startLine(l, startNonce); return ok && !fail }, statusGrace); ok {
 				started = true
 				continue
 			}
-			hold.Close()
-			rd.Close()
-			s.broken.Store(true)
-			return runOutcome{retry: true, err: errors.New("shell exited before the command started")}
-		case <-ack.C:
-			hold.Close()
-			rd.Close()
-			s.broken.Store(true)
-			return runOutcome{retry: true, err: errors.New("shell did not acknowledge the command")}
+			return notStarted(errors.New("shell exited before the command started"))
+		case <-poll.C:
+			if s.idle() || time.Now().After(ackDeadline) {
+				if _, ok := s.pendingStatus(func(l string) bool { ok, fail := startLine(l, startNonce); return ok && !fail }, statusGrace); ok {
+					started = true
+					continue
+				}
+				return notStarted(errors.New("shell did not acknowledge the command"))
+			}
+			poll.Reset(ackIdleEvery)
 		case <-ctx.Done():
+			poll.Stop()
 			hold.Close()
 			rd.Close()
 			s.broken.Store(true)
 			return runOutcome{cancelled: true}
 		case <-timeoutC:
+			poll.Stop()
 			hold.Close()
 			rd.Close()
 			s.broken.Store(true)
 			return runOutcome{timedOut: true}
 		}
 	}
-	ack.Stop()
+	poll.Stop()
 	hold.Close()
 	_ = os.Remove(fifo)
+	s.aliases = ""
 
 	// Reader: the only goroutine that writes to w.
 	var (
@@ -512,6 +728,7 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 		drainEnd  atomic.Int64
 		readerEnd = make(chan bool, 1) // true = reached EOF, false = stopped by the drain bound
 		cut       atomic.Bool
+		late      atomic.Bool // the drain hit its total bound: output kept coming
 	)
 	go func() {
 		bp := bufPool.Get().(*[]byte)
@@ -547,6 +764,9 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 			}
 			if err != nil {
 				eof = !errors.Is(err, os.ErrDeadlineExceeded)
+				if !eof && time.Now().UnixNano() >= drainEnd.Load() {
+					late.Store(true)
+				}
 				break
 			}
 		}
@@ -558,75 +778,118 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 		}
 		// Something of this run (a background job) still holds the output
 		// open. Keep draining into nothing so it never blocks or dies of
-		// SIGPIPE; the session closes it on eviction.
+		// SIGPIPE, at a bounded pace so a chatty job costs agentsh almost
+		// nothing; the session closes it on eviction.
 		if !s.linger(rd) {
 			rd.Close()
 			return
 		}
 		_ = rd.SetReadDeadline(time.Time{})
-		small := make([]byte, 32<<10)
+		small := make([]byte, 64<<10)
 		for {
 			if _, err := rd.Read(small); err != nil {
 				break
 			}
+			time.Sleep(lingerPause)
 		}
 		s.unlinger(rd)
 		rd.Close()
 	}()
-	startDrain := func() {
+	startDrain := func(d time.Duration) {
 		now := time.Now()
 		drainEnd.Store(now.Add(drainTotal).UnixNano())
 		draining.Store(true)
-		_ = rd.SetReadDeadline(now.Add(drainSilence))
+		_ = rd.SetReadDeadline(now.Add(d))
 	}
 
 	var out runOutcome
-	readerDone, haveExit := false, false
+	readerDone, haveExit, quiet := false, false, false
+	var holdCheck *time.Timer
+	var holdC <-chan time.Time
+	defer func() {
+		if holdCheck != nil {
+			holdCheck.Stop()
+		}
+	}()
 	statusC, doneC := s.status, s.done
+	watch := time.NewTimer(idleFirst)
+	defer watch.Stop()
+	watchC := watch.C
 	for {
 		select {
 		case line, ok := <-statusC:
 			if !ok {
-				// The status pipe closed: the shell exited or exec'd another
-				// program (`exec sleep 100` keeps running as the session).
-				// The exit status comes with doneC; ctx and the timeout stay
-				// in force meanwhile.
-				statusC = nil
+				// The status channel closed: the shell exited or exec'd
+				// another program (`exec sleep 100` keeps running as the
+				// session). The exit status comes with doneC; ctx and the
+				// timeout stay in force meanwhile.
+				statusC, watchC = nil, nil
 				s.broken.Store(true)
-			} else if rest, found := strings.CutPrefix(line, "E "); found {
-				code, err := strconv.Atoi(rest)
-				if err != nil {
-					s.broken.Store(true)
-				} else {
-					out.exitCode = &code
-				}
-				statusC, doneC, haveExit = nil, nil, true
+			} else if line == "P" || strings.HasPrefix(line, "enable -n ") {
+				// Builtins the protocol needs may be disabled: this run
+				// reports normally, the next one gets a fresh shell.
+				s.broken.Store(true)
+			} else if code, found := endLine(line, endNonce); found {
+				out.exitCode = &code
+				statusC, doneC, watchC, haveExit = nil, nil, nil, true
 				if !readerDone {
-					startDrain()
+					// EOF usually follows within microseconds; only
+					// when it does not, look at who holds the output.
+					startDrain(drainSilence)
+					holdCheck = time.NewTimer(holdCheckAfter)
+					holdC = holdCheck.C
 				}
+			}
+		case <-holdC:
+			holdC = nil
+			if !readerDone {
+				d, q := s.afterExitDrain(rd)
+				quiet = q
+				startDrain(d)
 			}
 		case <-doneC:
 			// The shell is gone (exit, exec, kill -9 $$, set -e). A
-			// background subshell may still hold the status pipe open, so
-			// this, not the pipe's EOF, is what ends the wait.
-			doneC = nil
+			// background subshell may still hold the status socket open,
+			// so this, not its EOF, is what ends the wait.
+			doneC, watchC = nil, nil
 			s.broken.Store(true)
 			code := s.exit
 			if statusC != nil {
-				if line, ok := s.pendingStatus("E ", statusGrace); ok {
-					if c, err := strconv.Atoi(strings.TrimPrefix(line, "E ")); err == nil {
-						code = c
-					}
+				if line, ok := s.pendingStatus(func(l string) bool { _, ok := endLine(l, endNonce); return ok }, statusGrace); ok {
+					code, _ = endLine(line, endNonce)
 				}
 			}
 			out.exitCode = &code
 			statusC, haveExit = nil, true
 			if !readerDone {
-				startDrain()
+				startDrain(drainSilence)
 			}
-		case <-readerEnd:
+		case <-watchC:
+			if !s.idle() {
+				watch.Reset(idleEvery)
+				continue
+			}
+			// Back at its control socket without an end line: the
+			// epilogue did not run. Take a status line still in flight,
+			// else report the output with the reset notice.
+			watchC = nil
+			if line, ok := s.pendingStatus(func(l string) bool { _, ok := endLine(l, endNonce); return ok }, statusGrace); ok {
+				code, _ := endLine(line, endNonce)
+				out.exitCode = &code
+			} else {
+				out.reset = true
+			}
+			s.broken.Store(true)
+			statusC, doneC, haveExit = nil, nil, true
+			if !readerDone {
+				startDrain(drainSilence)
+			}
+		case eof := <-readerEnd:
 			readerDone = true
 			readerEnd = nil
+			// Only a holder that kept writing after the end is worth a
+			// word: bash's own forks often hold the output without writing.
+			out.lingering = !eof && !quiet && late.Load()
 		case <-ctx.Done():
 			out.cancelled = true
 		case <-timeoutC:
@@ -639,17 +902,57 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 			if !readerDone {
 				// Every writer is dead now; EOF follows at once unless an
 				// escaped process holds the FIFO.
-				startDrain()
+				startDrain(drainSilence)
 				<-readerEnd
 			}
 			out.exitCode = nil
+			out.lingering = false
 			return out
 		}
 		if haveExit && readerDone {
 			out.cut = cut.Load()
+			if out.cut {
+				out.lingering = false
+			}
+			if out.reset {
+				// Nothing of the broken shell may run on.
+				proc.KillSession(s.pid, s.marker, s.start, s.grace)
+				s.swept.Store(true)
+			}
 			return out
 		}
 	}
+}
+
+// afterExitDrain is called when the end line arrived but the output has not
+// reached EOF. If the only holders of the run's FIFO are the shell's own
+// fds (a command ran `exec 3>&1`), those fds are re-pointed at the next
+// run's output, as a terminal would keep them, and nothing is waited for;
+// otherwise background processes hold it and the usual drain applies.
+func (s *shellSession) afterExitDrain(rd *os.File) (time.Duration, bool) {
+	fds := proc.FileHolders(s.pid, rd)
+	if len(fds) == 0 {
+		return drainSilence, false
+	}
+	var b strings.Builder
+	for _, fd := range fds {
+		if fd == 19 { // the epilogue could not close it: exec is shadowed
+			s.broken.Store(true)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d>&19", fd)
+	}
+	s.aliases = b.String()
+	pids, _ := proc.SessionProcs(s.pid, s.marker, s.start)
+	for _, p := range pids {
+		if p != s.pid {
+			return drainSilence, false
+		}
+	}
+	return time.Millisecond, true
 }
 
 func (s *shellSession) linger(f *os.File) bool {

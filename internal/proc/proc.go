@@ -221,3 +221,43 @@ func KillSession(root int, marker []byte, since uint64, grace time.Duration) {
 		}
 	}
 }
+
+// BlockedReading reports whether pid sleeps in read(2) on fd and that fd is
+// link (what /proc/<pid>/fd/<fd> reads, e.g. "socket:[123]"). It is how an
+// idle shell, back at its control socket, is told from a busy one.
+func BlockedReading(pid, fd int, link string) bool {
+	var buf [256]byte
+	b := readSmall("/proc/"+strconv.Itoa(pid)+"/syscall", buf[:])
+	f := bytes.Fields(b)
+	if len(f) < 2 || string(f[0]) != strconv.Itoa(syscall.SYS_READ) || string(f[1]) != "0x"+strconv.FormatInt(int64(fd), 16) {
+		return false
+	}
+	l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd))
+	return err == nil && l == link
+}
+
+// FileHolders returns the fds of pid that refer to the same file as f.
+func FileHolders(pid int, f *os.File) []int {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	var out []int
+	for _, n := range names {
+		fd, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if st, err := os.Stat(dir + n); err == nil && os.SameFile(st, fi) {
+			out = append(out, fd)
+		}
+	}
+	return out
+}
