@@ -20,6 +20,9 @@ type ShellConfig struct {
 	// first run instead of at start-up, when SnapshotPath is "": the TUI
 	// draws its first frame without waiting for the user's rc files.
 	LazySnapshot bool
+	// ScrubEnv are glob patterns of variable names kept from this shell
+	// (the model's): provider keys and secrets.
+	ScrubEnv []string
 }
 
 // ResolveShell picks the shell binary: the configured path if given, else

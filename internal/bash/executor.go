@@ -36,6 +36,12 @@ type RunOptions struct {
 	// StopAfterLines > 0 stops reading after that many lines, as the
 	// `| head -n N` stripped by NormalizeCommand would have.
 	StopAfterLines int
+	// State is the session's shell state (cwd, exports, functions, aliases,
+	// options): applied to the shell before the run when it is behind.
+	State *SessionState
+	// Capture records the state after the run (when the command may have
+	// changed it).
+	Capture CaptureMode
 	// CaptureHeadLines > 0 keeps the first that many lines of sanitized
 	// output (at most sink.DefaultMaxBytes) in BashResult.Head, because the
 	// in-memory tail loses them once the output overflows.
@@ -220,7 +226,8 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 			res = runOutcome{timedOut: true}
 			break
 		}
-		res = s.run(ctx, opts.Cwd, command, left, opts.StopAfterLines, out)
+		res = s.run(ctx, runSpec{cwd: opts.Cwd, command: command, timeout: left, stopLines: opts.StopAfterLines,
+			state: opts.State, capture: opts.Capture, scrub: opts.Shell.ScrubEnv}, out)
 		e.release(s)
 		if res.retry && attempt == 0 {
 			continue

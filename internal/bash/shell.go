@@ -103,16 +103,34 @@ __agentsh_d=%s
 \builtin shopt -s expand_aliases
 __agentsh_b() {
 	\builtin source "$__agentsh_d/c" || \builtin return 125
-	\builtin export -n __agentsh_w __agentsh_o __agentsh_c __agentsh_x __agentsh_n # under set -a they would reach every child
+	\builtin export -n __agentsh_w __agentsh_o __agentsh_c __agentsh_x __agentsh_p __agentsh_s __agentsh_n # under set -a they would reach every child
 	\exec 19>"$__agentsh_o" || { \builtin printf 'F %%s\n' "$__agentsh_n"; \builtin return 125; }
 	[[ -z $__agentsh_x ]] || \builtin eval "\exec $__agentsh_x" 2>/dev/null
 	[[ /dev/fd/62 -ef /dev/null ]] || { \exec 62</dev/null; [[ /dev/fd/62 -ef /dev/null ]]; } || \builtin return 125
 	\builtin printf 'S %%s\n' "$__agentsh_n" 8>&19 || \builtin return 125
+	[[ -z $__agentsh_p ]] || \builtin source "$__agentsh_p" >/dev/null 2>&1
 	[[ -z $__agentsh_w || $__agentsh_w == "$PWD" ]] || \builtin cd -- "$__agentsh_w" 2>&19
+}
+__agentsh_dump() {
+	\builtin local -a __agentsh_v; \builtin local __agentsh_i
+	\builtin compgen -e >|"$__agentsh_d/n" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_d/n"
+	{
+		\builtin printf 'P\0%%s\0' "$PWD"
+		for __agentsh_i in "${__agentsh_v[@]}"; do \builtin printf 'X\0%%s\0%%s\0' "$__agentsh_i" "${!__agentsh_i}"; done
+		\builtin compgen -A function >|"$__agentsh_d/n" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_d/n"
+		\builtin printf 'F\0'
+		for __agentsh_i in "${__agentsh_v[@]}"; do [[ $__agentsh_i == @(__agentsh*|builtin|exec) ]] || \builtin declare -f -- "$__agentsh_i"; done
+		\builtin printf '\0A\0'
+		for __agentsh_i in "${!BASH_ALIASES[@]}"; do [[ $__agentsh_i == __agentsh_r ]] || \builtin printf '\\builtin alias -- %%q=%%q\n' "$__agentsh_i" "${BASH_ALIASES[$__agentsh_i]}"; done
+		\builtin printf '\0O\0'
+		\builtin shopt -p; \builtin set +o
+		\builtin printf '\0Z\0'
+	} >|"$__agentsh_d/st" 2>/dev/null
 }
 __agentsh_e() {
 	\exec 19>&-
-	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_n
+	[[ -z $__agentsh_s ]] || \__agentsh_dump
+	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n
 	[[ $BASHOPTS == *expand_aliases* ]] || \builtin shopt -s expand_aliases
 	[[ ${BASH_ALIASES[__agentsh_r]-} == '%s' ]] || \builtin alias __agentsh_r='%s'
 	\builtin enable -n || \builtin printf 'P\n'
@@ -152,6 +170,10 @@ type shellSession struct {
 	// aliases re-points, in the next run, the fds that a command made
 	// copies of its output (`exec 3>&1`), as "3>&19 5>&19".
 	aliases string
+	// state and stateVer: the session state this shell holds, as of which
+	// capture (so a shell that is behind gets it applied first).
+	state    *SessionState
+	stateVer uint64
 	start   uint64 // start time of the shell (clock ticks after boot), for the kill sweep
 	grace   time.Duration
 	swept   atomic.Bool // a kill sweep already ended every process of the session
@@ -423,6 +445,16 @@ func (s *shellSession) close() {
 	os.RemoveAll(s.dir)
 }
 
+// runSpec is one run's request to a shell.
+type runSpec struct {
+	cwd, command string
+	timeout      time.Duration
+	stopLines    int
+	state        *SessionState // nil = the shell keeps its own state
+	capture      CaptureMode
+	scrub        []string // names kept from this shell when the state is applied
+}
+
 // runOutcome is the engine-level result of one run on one session.
 type runOutcome struct {
 	exitCode  *int
@@ -601,7 +633,8 @@ func setPipeSize(f *os.File, size int) {
 // stopLines > 0 closes the output after that many newlines have arrived, so
 // the writers get SIGPIPE exactly as they would from the `| head -n N` that
 // NormalizeCommand removed (an endless producer must not run to the timeout).
-func (s *shellSession) run(ctx context.Context, cwd, command string, timeout time.Duration, stopLines int, w io.Writer) runOutcome {
+func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOutcome {
+	cwd, command, timeout, stopLines := spec.cwd, spec.command, spec.timeout, spec.stopLines
 	if strings.IndexByte(cwd, 0) >= 0 {
 		return runOutcome{err: errors.New("working directory contains a NUL byte")}
 	}
@@ -633,6 +666,24 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 	req = appendShellQuoted(req, command)
 	req = append(req, " __agentsh_x="...)
 	req = appendShellQuoted(req, s.aliases)
+	// The session state: applied before the command when this shell is
+	// behind, captured after it when the command may have changed it.
+	applied := uint64(0)
+	req = append(req, " __agentsh_p="...)
+	if st := spec.state; st != nil {
+		if v := st.Version(); v > 0 && (s.state != st || s.stateVer != v) {
+			applyPath := filepath.Join(s.dir, "a")
+			if err := os.WriteFile(applyPath, st.applyScript(spec.scrub, cwd == ""), 0o600); err == nil {
+				req = appendShellQuoted(req, applyPath)
+				applied = v
+			}
+		}
+	}
+	req = append(req, " __agentsh_s="...)
+	if spec.state != nil && spec.capture != CaptureNone {
+		req = append(req, '1')
+		_ = os.Remove(filepath.Join(s.dir, "st"))
+	}
 	req = append(req, " __agentsh_n="...)
 	req = append(req, startNonce...)
 	req = append(req, '\n')
@@ -910,6 +961,14 @@ func (s *shellSession) run(ctx context.Context, cwd, command string, timeout tim
 			return out
 		}
 		if haveExit && readerDone {
+			if applied > 0 {
+				s.state, s.stateVer = spec.state, applied
+			}
+			if spec.state != nil && spec.capture != CaptureNone && !out.reset {
+				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil && spec.state.update(dump, spec.capture) {
+					s.state, s.stateVer = spec.state, spec.state.Version()
+				}
+			}
 			out.cut = cut.Load()
 			if out.cut {
 				out.lingering = false

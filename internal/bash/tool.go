@@ -129,6 +129,9 @@ type ToolContext struct {
 	Artifacts  ArtifactAllocator // nil = no artifacts
 	Settings   ToolSettings
 	SessionKey string // "" on the tool path (SPEC §2.1)
+	// State is the agent session's shell state: applied to the model's
+	// shell before a call, and updated after a call that may change it.
+	State *SessionState
 }
 
 // TerminalUI is what a UI offers the PTY path (SPEC §1.5, §3): the size a
@@ -463,6 +466,10 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
 		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stopAfter,
 		CaptureHeadLines: max(head, 0),
+		State:            tc.State,
+	}
+	if tc.State != nil && MayChangeState(command, tc.State.Functions()) {
+		opts.Capture = CaptureShell
 	}
 	if up != nil {
 		opts.OnChunk = up.chunk

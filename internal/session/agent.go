@@ -31,6 +31,7 @@ type AgentSession struct {
 	artifacts *ArtifactManager // nil = no artifact folder (SPEC §6)
 	exec      *bash.Executor
 	shell     bash.ShellConfig
+	state     *bash.SessionState // cwd, exports, functions, aliases, options of every shell of the session
 	now       func() time.Time
 
 	mu          sync.Mutex
@@ -49,7 +50,7 @@ func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) 
 	if exec == nil {
 		exec = bash.Default()
 	}
-	a := &AgentSession{cwd: cwd, store: store, exec: exec, shell: shell, now: time.Now}
+	a := &AgentSession{cwd: cwd, store: store, exec: exec, shell: shell, now: time.Now, state: bash.NewSessionState(cwd)}
 	if store != nil {
 		a.id = store.ID()
 		a.messages = store.LoadedMessages()
@@ -67,8 +68,16 @@ func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) 
 // ID returns the session id (also the bang commands' shell session key).
 func (a *AgentSession) ID() string { return a.id }
 
-// Cwd returns the working directory the session was started in.
-func (a *AgentSession) Cwd() string { return a.cwd }
+// Cwd returns the session's working directory: where it started, moved by
+// the user's `!cd` (SPEC §2.1, session state).
+func (a *AgentSession) Cwd() string { return a.state.Cwd() }
+
+// StartDir returns the directory the session was started in (its store's
+// folder is named after it).
+func (a *AgentSession) StartDir() string { return a.cwd }
+
+// ShellState is the session's shell state, shared by all of its shells.
+func (a *AgentSession) ShellState() *bash.SessionState { return a.state }
 
 // Store returns the session's store, nil when not persisted.
 func (a *AgentSession) Store() *Store { return a.store }
@@ -205,6 +214,7 @@ func (a *AgentSession) ExecuteBash(ctx context.Context, command string, onChunk 
 	}
 	res, err := a.exec.Run(ctx, command, bash.RunOptions{
 		Shell: a.shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
+		State: a.state, Capture: bash.CaptureAll,
 		ArtifactPath: artPath, ArtifactID: artID, OnChunk: onChunk,
 	})
 	if artID != "" && res.ArtifactID == "" {

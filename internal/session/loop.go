@@ -104,7 +104,7 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 		names := reg.Names()
 		req := llm.Request{
 			Model:    model,
-			System:   SystemPrompt(r.a.cwd, names),
+			System:   SystemPrompt(r.a.Cwd(), names),
 			Messages: toLLM(r.a.ContextMessages()),
 			Tools:    reg.Specs(),
 		}
@@ -240,7 +240,7 @@ func toLLM(ms []Message) []llm.Message {
 // artifact folder (none without a store), settings as given. ToolNames is
 // left empty: the tools registry fills it in at call time.
 func (a *AgentSession) ToolContext(settings bash.ToolSettings) bash.ToolContext {
-	tc := bash.ToolContext{Cwd: a.cwd, Settings: settings}
+	tc := bash.ToolContext{Cwd: a.Cwd(), Settings: settings, State: a.state}
 	if a.artifacts != nil {
 		tc.Artifacts = a.artifacts
 	}

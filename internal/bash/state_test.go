@@ -1,0 +1,129 @@
+package bash
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// One session state (issue 11 §3): cwd, exports, functions, aliases and
+// options survive a cancel, a timeout and a replaced shell, and reach the
+// model's shells.
+
+func userRun(t *testing.T, e *Executor, st *SessionState, cmd string) BashResult {
+	t.Helper()
+	return run(t, e, cmd, RunOptions{SessionKey: "user", State: st, Capture: CaptureAll, Timeout: 60 * time.Second})
+}
+
+func modelRun(t *testing.T, e *Executor, st *SessionState, cmd string, scrub ...string) BashResult {
+	t.Helper()
+	sh := testShell(t)
+	sh.ScrubEnv = scrub
+	return run(t, e, cmd, RunOptions{Shell: sh, State: st, Cwd: st.Cwd(), Capture: CaptureShell, Timeout: 60 * time.Second})
+}
+
+const stateSetup = `cd %s && export AGENTSH_T_FOO=bar && greet() { echo "hi $1"; } && alias ll='echo listed' && shopt -s extglob && set -o noclobber`
+const stateProbe = `echo "$PWD|$AGENTSH_T_FOO"; greet you; ll; shopt -q extglob && echo extglob; [[ -o noclobber ]] && echo noclobber`
+
+func TestStateSurvivesCancelAndTimeout(t *testing.T) {
+	dir := t.TempDir()
+	e := newTestExecutor(t)
+	st := NewSessionState(t.TempDir())
+	expect(t, userRun(t, e, st, strings.ReplaceAll(stateSetup, "%s", shellQuote(dir))), "", "0")
+	if st.Cwd() != dir {
+		t.Fatalf("session cwd %q, want %q", st.Cwd(), dir)
+	}
+	want := dir + "|bar\nhi you\nlisted\nextglob\nnoclobber\n"
+	expect(t, userRun(t, e, st, stateProbe), want, "0")
+
+	// esc on a running command: the shell is killed and replaced.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan BashResult, 1)
+	go func() {
+		r, _ := e.Run(ctx, "sleep 30", RunOptions{Shell: testShell(t), SessionKey: "user", State: st, Capture: CaptureAll})
+		done <- r
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case r := <-done:
+		if !r.Cancelled {
+			t.Fatalf("%+v", r)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("cancel hung")
+	}
+	expect(t, userRun(t, e, st, stateProbe), want, "0")
+
+	// A timeout, likewise.
+	r := run(t, e, "export AGENTSH_T_FOO=changed; sleep 30", RunOptions{SessionKey: "user", State: st, Capture: CaptureAll, Timeout: time.Second})
+	if !r.Cancelled {
+		t.Fatalf("%+v", r)
+	}
+	// The change made by the timed-out command is lost with its shell (it
+	// never finished); what was captured before is all there.
+	expect(t, userRun(t, e, st, stateProbe), want, "0")
+
+	// A command that breaks the shell, likewise.
+	r = userRun(t, e, st, "kill -STOP $$")
+	if r.ExitCode != nil {
+		t.Fatalf("%+v", r)
+	}
+	expect(t, userRun(t, e, st, stateProbe), want, "0")
+}
+
+func TestUserStateReachesTheModel(t *testing.T) {
+	dir := t.TempDir()
+	e := newTestExecutor(t)
+	st := NewSessionState(t.TempDir())
+	t.Setenv("AGENTSH_T_GONE", "present")
+	t.Setenv("AGENTSH_T_API_KEY", "sk-secret")
+	// A model shell that already ran before the user's changes.
+	expect(t, modelRun(t, e, st, "echo ${AGENTSH_T_GONE-unset}", "*_API_KEY"), "present\n", "0")
+	expect(t, userRun(t, e, st, strings.ReplaceAll(stateSetup, "%s", shellQuote(dir))+" && unset AGENTSH_T_GONE && echo $AGENTSH_T_API_KEY"), "sk-secret\n", "0")
+	// The model's call runs in the session's directory with the user's
+	// exports, functions, aliases and options, but not the secret.
+	want := dir + "|bar\nhi you\nlisted\nextglob\nnoclobber\n"
+	expect(t, modelRun(t, e, st, stateProbe+"; echo ${AGENTSH_T_GONE-unset} ${AGENTSH_T_API_KEY-scrubbed}", "*_API_KEY"), want+"unset scrubbed\n", "0")
+	// The model's own cd ends with its call; its export joins the state.
+	expect(t, modelRun(t, e, st, "cd / && export AGENTSH_T_MODEL=1 && pwd", "*_API_KEY"), "/\n", "0")
+	if st.Cwd() != dir {
+		t.Fatalf("a model's cd moved the session to %q", st.Cwd())
+	}
+	expect(t, userRun(t, e, st, `echo "$PWD $AGENTSH_T_MODEL"`), dir+" 1\n", "0")
+	// A parallel (fresh) model shell gets it all too.
+	e2 := newTestExecutor(t)
+	expect(t, modelRun(t, e2, st, stateProbe, "*_API_KEY"), want, "0")
+}
+
+func TestStateCarriesNoPoison(t *testing.T) {
+	e := newTestExecutor(t)
+	st := NewSessionState(t.TempDir())
+	// A function that shadows exec would break every shell it reached.
+	userRun(t, e, st, "exec() { :; }; export AGENTSH_T_OK=1")
+	// Whether or not that shell survived, a fresh one gets the state
+	// without the poison and works.
+	e2 := newTestExecutor(t)
+	expect(t, modelRun(t, e2, st, "echo ${AGENTSH_T_OK-missing}"), "1\n", "0")
+}
+
+func TestStateSourceVenv(t *testing.T) {
+	dir := t.TempDir()
+	act := filepath.Join(dir, "activate")
+	if err := os.WriteFile(act, []byte(`export VIRTUAL_ENV=`+shellQuote(dir)+`
+export PATH="$VIRTUAL_ENV/bin:$PATH"
+deactivate() { export PATH="${PATH#$VIRTUAL_ENV/bin:}"; unset VIRTUAL_ENV; unset -f deactivate; }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestExecutor(t)
+	st := NewSessionState(dir)
+	expect(t, userRun(t, e, st, "source "+shellQuote(act)), "", "0")
+	want := dir + "/bin\n" + dir + "\n"
+	expect(t, modelRun(t, e, st, `echo "${PATH%%:*}"; echo "$VIRTUAL_ENV"`), want, "0")
+	expect(t, userRun(t, e, st, `deactivate; echo "${VIRTUAL_ENV-none}"`), "none\n", "0")
+	expect(t, modelRun(t, e, st, `echo "${VIRTUAL_ENV-none}"; declare -F deactivate || echo nofunc`), "none\nnofunc\n", "0")
+}
