@@ -174,9 +174,9 @@ type shellSession struct {
 	// capture (so a shell that is behind gets it applied first).
 	state    *SessionState
 	stateVer uint64
-	start   uint64 // start time of the shell (clock ticks after boot), for the kill sweep
-	grace   time.Duration
-	swept   atomic.Bool // a kill sweep already ended every process of the session
+	start    uint64 // start time of the shell (clock ticks after boot), for the kill sweep
+	grace    time.Duration
+	swept    atomic.Bool // a kill sweep already ended every process of the session
 
 	mu        sync.Mutex
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
