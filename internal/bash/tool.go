@@ -496,7 +496,7 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 	}
 	s := pty.Start(ctx, pty.Options{
 		Shell: shell, Command: command, Cwd: cwd,
-		Env:  pty.BuildEnv(os.Environ(), tc.Settings.Shell.Env),
+		Env:  pty.BuildEnv(tc.Settings.Shell.inheritedEnv(), tc.Settings.Shell.Env),
 		Cols: cols, Rows: rows, Timeout: timeout,
 		ArtifactPath: artPath, ArtifactID: artID,
 	})

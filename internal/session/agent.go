@@ -45,10 +45,13 @@ type AgentSession struct {
 // in the file and the artifact folder come from it and every message is
 // persisted; without one (nil) the session lives in memory under a fresh id
 // and truncated output gets no artifact. A nil exec means bash.Default().
+// shell is the bang commands' shell; its ScrubEnv is ignored, because the
+// user's own commands keep agentsh's whole environment.
 func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) (*AgentSession, error) {
 	if exec == nil {
 		exec = bash.Default()
 	}
+	shell.ScrubEnv = nil
 	a := &AgentSession{cwd: cwd, store: store, exec: exec, shell: shell, now: time.Now}
 	if store != nil {
 		a.id = store.ID()
