@@ -52,8 +52,8 @@ func ValidScrubPattern(p string) error {
 	return nil
 }
 
-// Scrubbed reports whether the variable name matches one of c.ScrubEnv.
-func (c ShellConfig) Scrubbed(name string) bool {
+// scrubbed reports whether the variable name matches one of c.ScrubEnv.
+func (c ShellConfig) scrubbed(name string) bool {
 	for _, p := range c.ScrubEnv {
 		if ok, _ := path.Match(p, name); ok {
 			return true
@@ -71,7 +71,7 @@ func (c ShellConfig) inheritedEnv() []string {
 	}
 	out := env[:0]
 	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); !c.Scrubbed(k) {
+		if k, _, _ := strings.Cut(kv, "="); !c.scrubbed(k) {
 			out = append(out, kv)
 		}
 	}

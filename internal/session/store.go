@@ -148,8 +148,7 @@ type Store struct {
 
 	mu     sync.Mutex
 	f      *os.File
-	size   int64 // where the next line starts; -1 = unknown (a failed append could not be undone)
-	needNL bool  // the file ends in a partial line: the next append starts with '\n'
+	needNL bool // the file ends in a partial line: the next append starts with '\n'
 	closed bool
 }
 
@@ -211,15 +210,9 @@ func Open(path string) (*Store, []LoadError, error) {
 		return nil, nil, fmt.Errorf("session: %w", err)
 	}
 	s := &Store{path: path, header: sess.Header, loaded: sess.Messages, f: f}
-	st, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return nil, nil, fmt.Errorf("session: %w", err)
-	}
-	s.size = st.Size()
-	if s.size > 0 {
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, s.size-1); err != nil && err != io.EOF {
+		if _, err := f.ReadAt(last, st.Size()-1); err != nil && err != io.EOF {
 			_ = f.Close()
 			return nil, nil, fmt.Errorf("session: %w", err)
 		}
@@ -270,37 +263,34 @@ func (s *Store) Append(m Message) error {
 }
 
 func (s *Store) writeLine(line []byte) error {
-	if s.size < 0 {
-		// An earlier failure left a fragment that could not be cut off:
-		// start after it, on a line of its own.
-		st, err := s.f.Stat()
-		if err != nil {
-			return err
-		}
-		s.size, s.needNL = st.Size(), true
+	st, err := s.f.Stat()
+	if err != nil {
+		return err
 	}
+	start := st.Size()
 	buf := make([]byte, 0, len(line)+2)
 	if s.needNL {
 		buf = append(buf, '\n')
 	}
 	buf = append(append(buf, line...), '\n')
-	_, err := s.f.Write(buf)
+	n, err := s.f.Write(buf)
 	if err == nil {
 		err = s.f.Sync()
 	}
-	if err != nil {
-		// A short write leaves a fragment, and after a failed fsync the
-		// line may not be on disk: either way the caller hears "not
-		// saved", so the file must not keep it.
-		if terr := s.f.Truncate(s.size); terr != nil {
-			s.size = -1
-			return errors.Join(err, fmt.Errorf("undo partial line: %w", terr))
-		}
-		return err
+	if err == nil {
+		s.needNL = false
+		return nil
 	}
-	s.size += int64(len(buf))
-	s.needNL = false
-	return nil
+	// A short write leaves a fragment, and after a failed fsync the line
+	// may not be on disk: either way the caller hears "not saved", so the
+	// file must not keep it. Only our own bytes are cut: if the file grew
+	// past them, another agentsh appended to it meanwhile.
+	if n > 0 {
+		if now, serr := s.f.Stat(); serr != nil || now.Size() != start+int64(n) || s.f.Truncate(start) != nil {
+			s.needNL = true // the fragment stays; the next line must not continue it
+		}
+	}
+	return err
 }
 
 // Close closes the file; later Appends fail.
