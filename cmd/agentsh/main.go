@@ -256,6 +256,7 @@ func bashToolSettingsLazy(settings *session.Settings) (bash.ToolSettings, error)
 			Path:         shellPath,
 			Prefix:       settings.ShellPrefix,
 			Env:          settings.ShellEnv,
+			ScrubEnv:     settings.ShellScrubEnv,
 			LazySnapshot: true,
 		},
 	}, nil

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -20,9 +22,55 @@ type ShellConfig struct {
 	// first run instead of at start-up, when SnapshotPath is "": the TUI
 	// draws its first frame without waiting for the user's rc files.
 	LazySnapshot bool
-	// ScrubEnv are glob patterns of variable names kept from this shell
-	// (the model's): provider keys and secrets.
+	// ScrubEnv holds glob patterns (path.Match syntax, case-sensitive like
+	// the names themselves): inherited variables whose names match one are
+	// not passed to the shell. The model's shells get DefaultScrubEnv (or
+	// the shell.scrubEnv setting); the user's own `!` commands get none.
+	// Entries of Env are explicit configuration and are always kept.
 	ScrubEnv []string
+}
+
+// DefaultScrubEnv is what a model's shells do not inherit unless the
+// shell.scrubEnv setting says otherwise: the provider keys agentsh itself
+// reads (named although the patterns cover them, so they stay listed if the
+// patterns change) and names that usually carry credentials. The provider
+// endpoints (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST) are kept: they
+// are addresses, and a command may need them to reach a local model server.
+func DefaultScrubEnv() []string {
+	return []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY",
+		"*_API_KEY", "*_TOKEN", "*SECRET*", "*PASSWORD*"}
+}
+
+// ValidScrubPattern reports whether p is a usable ScrubEnv pattern.
+func ValidScrubPattern(p string) error {
+	if p == "" {
+		return fmt.Errorf("empty pattern")
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return fmt.Errorf("bad pattern %q: %w", p, err)
+	}
+	return nil
+}
+
+// scrubbed reports whether the variable name matches one of c.ScrubEnv.
+func (c ShellConfig) scrubbed(name string) bool {
+	return Scrubbed(name, c.ScrubEnv)
+}
+
+// inheritedEnv is agentsh's own environment minus the scrubbed names: the
+// base every shell of this config starts from.
+func (c ShellConfig) inheritedEnv() []string {
+	env := os.Environ()
+	if len(c.ScrubEnv) == 0 {
+		return env
+	}
+	out := env[:0]
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !c.scrubbed(k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // ResolveShell picks the shell binary: the configured path if given, else
@@ -62,6 +110,12 @@ func (c ShellConfig) cacheKey(sessionKey string) string {
 	b.WriteString(c.Prefix)
 	b.WriteByte('\n')
 	b.WriteString(c.SnapshotPath)
+	// Scrubbed and unscrubbed shells are never shared: the difference is
+	// the point. Quoting keeps the list unambiguous.
+	b.WriteString("\nscrub:")
+	for _, p := range c.ScrubEnv {
+		b.WriteString(strconv.Quote(p))
+	}
 	keys := make([]string, 0, len(c.Env))
 	for k := range c.Env {
 		keys = append(keys, k)

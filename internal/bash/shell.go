@@ -322,7 +322,7 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	cmd.Args[0] = filepath.Base(cfg.Path) // messages read "bash: …" as in a terminal
 	cmd.Stdin = ctlR
 	cmd.ExtraFiles = []*os.File{stW}
-	cmd.Env = pty.BuildEnv(os.Environ(), cfg.Env, map[string]string{markerVar: string(s.marker[len(markerVar)+1:])})
+	cmd.Env = pty.BuildEnv(cfg.inheritedEnv(), cfg.Env, map[string]string{markerVar: string(s.marker[len(markerVar)+1:])})
 	_ = cwd // the first run cds itself; a missing dir must not fail the start
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -965,7 +965,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 				s.state, s.stateVer = spec.state, applied
 			}
 			if spec.state != nil && spec.capture != CaptureNone && !out.reset {
-				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil && spec.state.update(dump, spec.capture) {
+				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil && spec.state.update(dump, spec.capture, spec.scrub) {
 					s.state, s.stateVer = spec.state, spec.state.Version()
 				}
 			}

@@ -23,6 +23,10 @@ type SessionState struct {
 	aliases  string // alias lines
 	options  string // shopt -p and set -o lines that may be replayed
 	funcList []string
+	// blind are the scrub patterns of the shell that made the last capture:
+	// it could not see those names, so applying the state leaves them as
+	// the target shell has them.
+	blind []string
 }
 
 // NewSessionState starts a state in dir; nothing else is known until the
@@ -102,7 +106,7 @@ var unsafeOptions = map[string]bool{
 // update applies a dump written by __agentsh_dump (see the init script):
 // NUL-separated records P cwd, X name value…, F functions, A aliases, O
 // options. It returns false when the dump is malformed.
-func (st *SessionState) update(dump []byte, mode CaptureMode) bool {
+func (st *SessionState) update(dump []byte, mode CaptureMode, scrub []string) bool {
 	fields := bytes.Split(dump, []byte{0})
 	var cwd, funcs, aliases, opts string
 	env := map[string]string{}
@@ -150,6 +154,14 @@ func (st *SessionState) update(dump []byte, mode CaptureMode) bool {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	// A scrubbed (model's) shell did not see the secrets: keep what the
+	// state knew of them.
+	for k, v := range st.env {
+		if _, ok := env[k]; !ok && Scrubbed(k, scrub) {
+			env[k] = v
+		}
+	}
+	st.blind = append([]string(nil), scrub...)
 	st.version++
 	if mode == CaptureAll && cwd != "" {
 		st.cwd = cwd
@@ -227,7 +239,14 @@ func (st *SessionState) applyScript(scrub []string, withCwd bool) []byte {
 		// Unexport what the state does not have (a `!unset FOO`), then
 		// export what it has.
 		b = append(b, `\builtin compgen -e >|"$__agentsh_d/n" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_d/n"
-for __agentsh_i in "${__agentsh_v[@]}"; do [[ -n ${__agentsh_k[$__agentsh_i]-} || $__agentsh_i == @(__agentsh*|AGENTSH_SHELL_MARK|_|PWD|OLDPWD|SHLVL|BASHOPTS|SHELLOPTS) ]] || \builtin unset -v -- "$__agentsh_i" 2>/dev/null; done
+for __agentsh_i in "${__agentsh_v[@]}"; do [[ -n ${__agentsh_k[$__agentsh_i]-} || $__agentsh_i == @(__agentsh*|AGENTSH_SHELL_MARK|_|PWD|OLDPWD|SHLVL|BASHOPTS|SHELLOPTS`...)
+		for _, p := range st.blind {
+			if !strings.ContainsAny(p, "|()'\"\\ \t\n$`") {
+				b = append(b, '|')
+				b = append(b, p...)
+			}
+		}
+		b = append(b, `) ]] || \builtin unset -v -- "$__agentsh_i" 2>/dev/null; done
 `...)
 		for _, k := range names {
 			if !validName(k) {

@@ -162,6 +162,9 @@ type TruncationMeta struct {
 	OutputBytes int        `json:"outputBytes"`
 	ShownRange  ShownRange `json:"shownRange"`
 	ArtifactID  string     `json:"artifactId,omitempty"`
+	// ArtifactError says why the full output was not saved (e.g. "no
+	// space left on device") when there is no ArtifactID.
+	ArtifactError string `json:"artifactError,omitempty"`
 }
 
 // ShownRange is the 1-based inclusive line range kept in the result.
@@ -248,7 +251,9 @@ func Finalize(res *ToolResult, err error) FinalResult {
 }
 
 // TruncationNotice formats the notice body, e.g.
-// "Showing lines 9901-10000 of 10000 (50.0KB limit). Full: artifact://3".
+// "Showing lines 9901-10000 of 10000 (50.0KB limit). Full: artifact://3", or
+// "… (50.0KB limit). Full output not saved: no space left on device" when
+// the artifact could not be written.
 func TruncationNotice(t *TruncationMeta) string {
 	var b strings.Builder
 	if t.ShownRange.Start >= 1 && t.ShownRange.End >= t.ShownRange.Start {
@@ -261,8 +266,41 @@ func TruncationNotice(t *TruncationMeta) string {
 	}
 	if t.ArtifactID != "" {
 		b.WriteString(". Full: artifact://" + t.ArtifactID)
+	} else if t.ArtifactError != "" {
+		b.WriteString(". Full output not saved: " + t.ArtifactError)
 	}
 	return b.String()
+}
+
+// ArtifactFailure is the reason a notice gives for an artifact that could not
+// be reserved or written: the system's word for it ("no space left on
+// device", "permission denied") when there is one, since the path in the
+// full error says nothing the user can act on that the notice's context
+// does not.
+func ArtifactFailure(err error) string {
+	if err == nil {
+		return ""
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	return err.Error()
+}
+
+// NoteArtifactFailure records in meta why a truncated run has no artifact:
+// the reservation's error, or what the sink writing artPath met (taken from
+// sink.TakeArtifactError, which it also clears). Without truncation or with
+// an artifact there is nothing to say.
+func NoteArtifactFailure(meta *OutputMeta, allocErr error, artPath string) {
+	why := allocErr
+	if err := sink.TakeArtifactError(artPath); err != nil {
+		why = err
+	}
+	if meta == nil || meta.Truncation == nil || meta.Truncation.ArtifactID != "" || why == nil {
+		return
+	}
+	meta.Truncation.ArtifactError = ArtifactFailure(why)
 }
 
 // FormatSize renders a byte count as B/KB/MB/GB with one decimal.
@@ -395,9 +433,12 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	details := ToolDetails{TimeoutSeconds: secs, RequestedTimeout: p.Timeout}
 
 	var artID, artPath string
+	var allocErr error
 	if tc.Artifacts != nil {
 		if id, path, err := tc.Artifacts.Allocate("bash"); err == nil {
 			artID, artPath = id, path
+		} else {
+			allocErr = err
 		}
 	}
 
@@ -412,9 +453,11 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		tc.Artifacts.Release(artID)
 	}
 	if err != nil {
+		sink.TakeArtifactError(artPath)
 		return nil, &ToolError{Message: err.Error(), Details: details}
 	}
 	details.Meta = ResultMeta(res)
+	NoteArtifactFailure(details.Meta, allocErr, artPath)
 	details.ExitCode = res.ExitCode
 
 	// SPEC §1.6, in order.
@@ -503,7 +546,7 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 	}
 	s := pty.Start(ctx, pty.Options{
 		Shell: shell, Command: command, Cwd: cwd,
-		Env:  pty.BuildEnv(os.Environ(), tc.Settings.Shell.Env),
+		Env:  pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
 		Cols: cols, Rows: rows, Timeout: timeout,
 		ArtifactPath: artPath, ArtifactID: artID,
 	})
@@ -516,6 +559,24 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 		TotalLines: r.TotalLines, TotalBytes: r.TotalBytes, OutputLines: r.OutputLines,
 		OutputBytes: r.OutputBytes, ArtifactID: r.ArtifactID,
 	}, r.TimedOut, nil
+}
+
+// ptyBaseEnv is the environment a PTY run starts from: the session's
+// exported variables once the state has been captured (so the user's
+// `!export` reaches it), else agentsh's own; secrets scrubbed either way.
+func ptyBaseEnv(tc ToolContext) []string {
+	if tc.State != nil {
+		if env := tc.State.Env(); env != nil {
+			out := make([]string, 0, len(env))
+			for k, v := range env {
+				if !tc.Settings.Shell.scrubbed(k) {
+					out = append(out, k+"="+v)
+				}
+			}
+			return out
+		}
+	}
+	return tc.Settings.Shell.inheritedEnv()
 }
 
 // updater turns output chunks into onUpdate snapshots of the tail, at most

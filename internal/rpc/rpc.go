@@ -332,16 +332,30 @@ func (s *server) startBash(c *command) {
 		defer s.wg.Done()
 		defer close(j.done)
 		defer cancel()
-		res, err := sess.ExecuteBash(ctx, cmd, nil, session.BashOptions{})
+		run, err := sess.ExecuteBashRun(ctx, cmd, nil, session.BashOptions{})
 		s.mu.Lock()
 		delete(s.bashes, j)
 		s.mu.Unlock()
-		if err != nil {
+		var save *session.SaveError
+		switch {
+		case errors.As(err, &save):
+			// The command ran: its output must not be lost because the
+			// session file could not take it.
+			s.ok(c, BashData{BashRun: run, SaveError: err.Error()})
+		case err != nil:
 			s.fail(c, err)
-			return
+		default:
+			s.ok(c, BashData{BashRun: run})
 		}
-		s.ok(c, res)
 	}()
+}
+
+// BashData is the bash command's data: the BashResult's fields, plus
+// artifactError when a truncated output could not be saved in full and
+// saveError when the run could not be written to the session file.
+type BashData struct {
+	session.BashRun
+	SaveError string `json:"saveError,omitempty"`
 }
 
 func (s *server) state() State {

@@ -51,6 +51,12 @@ func start(t *testing.T, provider llm.Provider) *client {
 		Provider: provider,
 		Model:    "fake-model",
 	}
+	return serve(t, cfg, tag)
+}
+
+// serve runs Serve with cfg behind a client; tag is the client's tag.
+func serve(t *testing.T, cfg Config, tag string) *client {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &client{t: t, in: inW, lines: make(chan map[string]any, 1000), done: make(chan error, 1), tag: tag}

@@ -15,6 +15,24 @@ import (
 // shown to the user verbatim.
 var ErrBashRunning = errors.New("A bash command is already running. Press Esc to cancel it first.") //lint:ignore ST1005 user-facing text from the reference
 
+// SaveError is a failure to write a message to the session file (a full
+// disk, an I/O error) after the message was recorded in memory and used:
+// the caller still has its result.
+type SaveError struct{ Err error }
+
+func (e *SaveError) Error() string { return e.Err.Error() }
+func (e *SaveError) Unwrap() error { return e.Err }
+
+// BashRun is a bang command's result together with what the session noted
+// about it.
+type BashRun struct {
+	bash.BashResult
+	// ArtifactError says why the full output of a truncated run was not
+	// saved (e.g. "no space left on device"); "" when it was, or when
+	// nothing was cut.
+	ArtifactError string `json:"artifactError,omitempty"`
+}
+
 // BashOptions configures one ExecuteBash.
 type BashOptions struct {
 	// ExcludeFromContext marks a `!!` command: recorded and shown, never
@@ -46,10 +64,13 @@ type AgentSession struct {
 // in the file and the artifact folder come from it and every message is
 // persisted; without one (nil) the session lives in memory under a fresh id
 // and truncated output gets no artifact. A nil exec means bash.Default().
+// shell is the bang commands' shell; its ScrubEnv is ignored, because the
+// user's own commands keep agentsh's whole environment.
 func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) (*AgentSession, error) {
 	if exec == nil {
 		exec = bash.Default()
 	}
+	shell.ScrubEnv = nil
 	a := &AgentSession{cwd: cwd, store: store, exec: exec, shell: shell, now: time.Now, state: bash.NewSessionState(cwd)}
 	if store != nil {
 		a.id = store.ID()
@@ -186,17 +207,23 @@ func (a *AgentSession) AbortBash() {
 // a time: a concurrent call gets ErrBashRunning.
 //
 // An error from the executor means nothing was recorded. If only persisting
-// fails, the result is returned together with the error.
+// fails, the result is returned together with a *SaveError.
 func (a *AgentSession) ExecuteBash(ctx context.Context, command string, onChunk func([]byte), opts BashOptions) (bash.BashResult, error) {
+	run, err := a.ExecuteBashRun(ctx, command, onChunk, opts)
+	return run.BashResult, err
+}
+
+// ExecuteBashRun is ExecuteBash with the session's notes on the result.
+func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChunk func([]byte), opts BashOptions) (BashRun, error) {
 	if strings.TrimSpace(command) == "" {
-		return bash.BashResult{}, errors.New("Command must not be empty") //lint:ignore ST1005 user-facing text
+		return BashRun{}, errors.New("Command must not be empty") //lint:ignore ST1005 user-facing text
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.mu.Lock()
 	if a.bashRunning {
 		a.mu.Unlock()
-		return bash.BashResult{}, ErrBashRunning
+		return BashRun{}, ErrBashRunning
 	}
 	a.bashRunning, a.bashCancel = true, cancel
 	a.mu.Unlock()
@@ -207,9 +234,12 @@ func (a *AgentSession) ExecuteBash(ctx context.Context, command string, onChunk 
 	}()
 
 	var artID, artPath string
+	var allocErr error
 	if a.artifacts != nil {
 		if id, p, err := a.artifacts.Allocate("bash"); err == nil {
 			artID, artPath = id, p
+		} else {
+			allocErr = err
 		}
 	}
 	res, err := a.exec.Run(ctx, command, bash.RunOptions{
@@ -220,22 +250,28 @@ func (a *AgentSession) ExecuteBash(ctx context.Context, command string, onChunk 
 	if artID != "" && res.ArtifactID == "" {
 		a.artifacts.Release(artID)
 	}
+	meta := bash.ResultMeta(res)
+	bash.NoteArtifactFailure(meta, allocErr, artPath)
+	run := BashRun{BashResult: res}
+	if meta != nil && meta.Truncation != nil {
+		run.ArtifactError = meta.Truncation.ArtifactError
+	}
 	if err != nil {
-		return res, err
+		return run, err
 	}
 	msg := &BashExecutionMessage{
 		Command: command, Output: res.Output, ExitCode: res.ExitCode,
-		Cancelled: res.Cancelled, Truncated: res.Truncated, Meta: bash.ResultMeta(res),
+		Cancelled: res.Cancelled, Truncated: res.Truncated, Meta: meta,
 		Timestamp: a.now().UnixMilli(), ExcludeFromContext: opts.ExcludeFromContext,
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.streaming {
 		a.queued = append(a.queued, msg)
-		return res, nil
+		return run, nil
 	}
 	if err := a.appendLocked(msg); err != nil {
-		return res, fmt.Errorf("record bash command: %w", err)
+		return run, &SaveError{Err: fmt.Errorf("record bash command: %w", err)}
 	}
-	return res, nil
+	return run, nil
 }

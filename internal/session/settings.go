@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"agentsh/internal/bash"
 )
 
 // InterceptorPattern is one bashInterceptor rule: a command matching Pattern
@@ -36,6 +38,7 @@ type Settings struct {
 	ShellPath           string               // shell.path
 	ShellPrefix         string               // shell.prefix, overridden by a non-empty AGENTSH_SHELL_PREFIX
 	ShellEnv            map[string]string    // shell.env, merged key by key across files
+	ShellScrubEnv       []string             // shell.scrubEnv: names the model's shells do not inherit (bash.DefaultScrubEnv unless configured; [] = none)
 	Raw                 map[string]any       // merged tree from the files (nested form, no env overrides), for keys not modelled yet
 	Sources             []string             // files that were loaded, in merge order
 }
@@ -95,7 +98,7 @@ func LoadSettings(cwd string) (*Settings, error) {
 // missing file contributes nothing; a file that exists but cannot be read or
 // parsed is an error.
 func LoadSettingsFrom(globalPath, projectPath string) (*Settings, error) {
-	s := &Settings{VirtualTerminal: "off", Raw: map[string]any{}}
+	s := &Settings{VirtualTerminal: "off", ShellScrubEnv: bash.DefaultScrubEnv(), Raw: map[string]any{}}
 	paths := []string{globalPath}
 	if projectPath != "" && (globalPath == "" || filepath.Clean(projectPath) != filepath.Clean(globalPath)) {
 		paths = append(paths, projectPath)
@@ -172,6 +175,13 @@ func (s *Settings) applyRaw() {
 		s.ShellEnv = make(map[string]string, len(env))
 		for k, val := range env {
 			s.ShellEnv[k] = val.(string)
+		}
+	}
+	if v, ok := s.Lookup("shell.scrubEnv"); ok && v != nil {
+		arr := v.([]any)
+		s.ShellScrubEnv = make([]string, 0, len(arr))
+		for _, el := range arr {
+			s.ShellScrubEnv = append(s.ShellScrubEnv, el.(string))
 		}
 	}
 }
@@ -369,11 +379,11 @@ func validateSettings(tree map[string]any, fail func(key, msg string) error) err
 		return nil
 	}
 
-	bash, err := object(tree, "bash", "bash")
+	bashObj, err := object(tree, "bash", "bash")
 	if err != nil {
 		return err
 	}
-	if v, ok := bash["virtualTerminal"]; ok && v != nil {
+	if v, ok := bashObj["virtualTerminal"]; ok && v != nil {
 		if sv, _ := v.(string); sv != "on" && sv != "off" {
 			return fail("bash.virtualTerminal", `must be "on" or "off", got `+jsonValue(v))
 		}
@@ -426,6 +436,22 @@ func validateSettings(tree map[string]any, fail func(key, msg string) error) err
 	}
 	if err := str(shell, "prefix", "shell.prefix"); err != nil {
 		return err
+	}
+	if v, ok := shell["scrubEnv"]; ok && v != nil {
+		arr, ok := v.([]any)
+		if !ok {
+			return fail("shell.scrubEnv", "expected array of strings, got "+jsonKind(v))
+		}
+		for i, el := range arr {
+			key := "shell.scrubEnv[" + strconv.Itoa(i) + "]"
+			p, ok := el.(string)
+			if !ok {
+				return fail(key, "expected string, got "+jsonKind(el))
+			}
+			if err := bash.ValidScrubPattern(p); err != nil {
+				return fail(key, err.Error())
+			}
+		}
 	}
 	env, err := object(shell, "env", "shell.env")
 	if err != nil {

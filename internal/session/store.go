@@ -148,6 +148,7 @@ type Store struct {
 
 	mu     sync.Mutex
 	f      *os.File
+	needNL bool // the file ends in a partial line: the next append starts with '\n'
 	closed bool
 }
 
@@ -196,8 +197,9 @@ func CreateIn(dir, cwd string) (*Store, error) {
 
 // Open loads an existing session file and opens it for appending. Corrupt
 // lines are reported and skipped (they stay in the file). If the file ends
-// in a partial line, a newline is written first so the next entry starts on
-// its own line.
+// in a partial line (a crash mid-append), the next append starts with a
+// newline, in the same write, so that entry stands alone; nothing is
+// written before then, so opening a file on a full disk works.
 func Open(path string) (*Store, []LoadError, error) {
 	sess, errs, err := Load(path)
 	if err != nil {
@@ -214,12 +216,7 @@ func Open(path string) (*Store, []LoadError, error) {
 			_ = f.Close()
 			return nil, nil, fmt.Errorf("session: %w", err)
 		}
-		if last[0] != '\n' {
-			if _, err := f.Write([]byte{'\n'}); err != nil {
-				_ = f.Close()
-				return nil, nil, fmt.Errorf("session: %w", err)
-			}
-		}
+		s.needNL = last[0] != '\n'
 	}
 	return s, errs, nil
 }
@@ -240,9 +237,11 @@ func (s *Store) ArtifactsDir() string { return ArtifactsDirFor(s.path) }
 // (none for a new session).
 func (s *Store) LoadedMessages() []Message { return append([]Message(nil), s.loaded...) }
 
-// Append writes m as one line. The line goes out in a single write on an
-// O_APPEND descriptor, followed by an fsync, so a crash can at most leave a
-// partial last line, which Load reports and Open repairs.
+// Append writes m as one line, all or nothing: the line goes out in a single
+// write on an O_APPEND descriptor, followed by an fsync, and when either
+// fails (a full disk, an I/O error) the file is cut back to where the line
+// began, so a later append never continues a fragment. A crash can at most
+// leave a partial last line, which Load reports and Open steps past.
 func (s *Store) Append(m Message) error {
 	raw, err := MarshalMessage(m)
 	if err != nil {
@@ -264,12 +263,34 @@ func (s *Store) Append(m Message) error {
 }
 
 func (s *Store) writeLine(line []byte) error {
-	buf := make([]byte, 0, len(line)+1)
-	buf = append(append(buf, line...), '\n')
-	if _, err := s.f.Write(buf); err != nil {
+	st, err := s.f.Stat()
+	if err != nil {
 		return err
 	}
-	return s.f.Sync()
+	start := st.Size()
+	buf := make([]byte, 0, len(line)+2)
+	if s.needNL {
+		buf = append(buf, '\n')
+	}
+	buf = append(append(buf, line...), '\n')
+	n, err := s.f.Write(buf)
+	if err == nil {
+		err = s.f.Sync()
+	}
+	if err == nil {
+		s.needNL = false
+		return nil
+	}
+	// A short write leaves a fragment, and after a failed fsync the line
+	// may not be on disk: either way the caller hears "not saved", so the
+	// file must not keep it. Only our own bytes are cut: if the file grew
+	// past them, another agentsh appended to it meanwhile.
+	if n > 0 {
+		if now, serr := s.f.Stat(); serr != nil || now.Size() != start+int64(n) || s.f.Truncate(start) != nil {
+			s.needNL = true // the fragment stays; the next line must not continue it
+		}
+	}
+	return err
 }
 
 // Close closes the file; later Appends fail.

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -54,6 +55,9 @@ type Summary struct {
 	OutputLines int    // lines of the tail (without the notice)
 	OutputBytes int    // bytes of the tail (without the notice)
 	ArtifactID  string // set only when the artifact file holds the complete stream
+	// ArtifactError says why the complete stream was not saved although
+	// it outgrew the tail and an artifact path was given; nil otherwise.
+	ArtifactError error
 }
 
 // OutputSink receives a command's raw output; create it with New. It is safe
@@ -70,7 +74,7 @@ type OutputSink struct {
 	overflow bool // the stream outgrew the tail at least once
 	file     *os.File
 	fileW    *bufio.Writer
-	fileErr  bool // the artifact could not be opened or written: memory only
+	fileErr  error // the artifact could not be opened or written: memory only
 	dumped   bool
 	summary  Summary
 }
@@ -145,7 +149,7 @@ func (s *OutputSink) Dump(notice string) Summary {
 			err = cerr
 		}
 		if err != nil {
-			s.dropFile()
+			s.dropFile(fmt.Errorf("write artifact: %w", err))
 		} else {
 			artifact = s.opts.ArtifactID
 			s.file, s.fileW = nil, nil
@@ -164,6 +168,10 @@ func (s *OutputSink) Dump(notice string) Summary {
 		OutputLines: countLines(tail),
 		OutputBytes: len(tail),
 		ArtifactID:  artifact,
+	}
+	if s.fileErr != nil {
+		s.summary.ArtifactError = s.fileErr
+		artifactErrors.Store(s.opts.ArtifactPath, s.fileErr)
 	}
 	s.tail.buf = nil // the summary holds its own copy
 	return s.summary
@@ -187,7 +195,7 @@ func (s *OutputSink) push(c []byte) {
 	}
 	if s.file != nil {
 		if _, err := s.fileW.Write(c); err != nil {
-			s.dropFile()
+			s.dropFile(fmt.Errorf("write artifact: %w", err))
 		}
 	}
 	s.total += len(c)
@@ -204,32 +212,54 @@ func (s *OutputSink) openFile() {
 	// (measured: ~450 ms for 1 GB, every time). Truncate only if needed.
 	f, err := os.OpenFile(s.opts.ArtifactPath, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
-		s.fileErr = true
+		s.fileErr = fmt.Errorf("open artifact: %w", err)
 		return
 	}
-	if st, err := f.Stat(); err != nil || st.Size() > 0 {
-		if err != nil || f.Truncate(0) != nil {
-			f.Close()
-			s.fileErr = true
-			return
-		}
+	st, err := f.Stat()
+	if err == nil && st.Size() > 0 {
+		err = f.Truncate(0)
+	}
+	if err != nil {
+		f.Close()
+		s.fileErr = fmt.Errorf("open artifact: %w", err)
+		return
 	}
 	s.file, s.fileW = f, bufio.NewWriterSize(f, fileBufSize)
 	if _, err := s.fileW.Write(s.tail.buf); err != nil {
-		s.dropFile()
+		s.dropFile(fmt.Errorf("write artifact: %w", err))
 	}
 }
 
 // dropFile abandons the artifact after a write error: a partial file would
-// claim to be the complete output, so it is removed and not reported.
-func (s *OutputSink) dropFile() {
+// claim to be the complete output, so it is removed and not reported; why
+// is.
+func (s *OutputSink) dropFile(why error) {
 	if s.file == nil {
 		return
 	}
 	_ = s.file.Close()
 	_ = os.Remove(s.opts.ArtifactPath)
 	s.file, s.fileW = nil, nil
-	s.fileErr = true
+	s.fileErr = why
+}
+
+// artifactErrors holds Summary.ArtifactError by artifact path until
+// TakeArtifactError: the executor and the PTY runtime pass only the
+// artifact id of a Summary on, so the caller that reserved the path asks
+// here why nothing was saved.
+var artifactErrors sync.Map // path → error
+
+// TakeArtifactError returns and forgets why the sink given path as its
+// ArtifactPath could not save the complete stream; nil when it did, or when
+// it never had to.
+func TakeArtifactError(path string) error {
+	if path == "" {
+		return nil
+	}
+	if v, ok := artifactErrors.LoadAndDelete(path); ok {
+		return v.(error)
+	}
+	return nil
 }
 
 // lines counts lines the usual way: every '\n' ends one, and a non-empty

@@ -188,6 +188,15 @@ func TestSinkUnopenableArtifact(t *testing.T) {
 	if !got.Truncated || got.ArtifactID != "" || got.OutputBytes != 1000 || got.TotalLines != 200 || got.OutputLines != 91 {
 		t.Fatalf("Summary = %+v", short(got))
 	}
+	if !errors.Is(got.ArtifactError, os.ErrNotExist) {
+		t.Errorf("ArtifactError = %v, want the open error (not exist)", got.ArtifactError)
+	}
+	if err := TakeArtifactError(path); err != got.ArtifactError {
+		t.Errorf("TakeArtifactError = %v, want %v", err, got.ArtifactError)
+	}
+	if err := TakeArtifactError(path); err != nil {
+		t.Errorf("TakeArtifactError again = %v, want nil (taken)", err)
+	}
 }
 
 func TestSinkReservedArtifact(t *testing.T) {
@@ -238,6 +247,9 @@ func TestSinkWriteFailure(t *testing.T) {
 			}
 			if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("partial artifact left behind: %v", err)
+			}
+			if !errors.Is(got.ArtifactError, syscall.ENOSPC) || !errors.Is(TakeArtifactError(path), syscall.ENOSPC) {
+				t.Errorf("ArtifactError = %v, want ENOSPC", got.ArtifactError)
 			}
 		})
 	}

@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +31,10 @@ var editSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"newText":{"type":"string","description":"Text to put in its place (may be empty to delete)."},` +
 	`"replaceAll":{"type":"boolean","description":"Replace every occurrence of oldText (default false)."}` +
 	`},"required":["path","oldText","newText"],"additionalProperties":false}`)
+
+// errChangedOnDisk aborts an edit whose file another process wrote after
+// the edit read it.
+var errChangedOnDisk = errors.New("file changed on disk")
 
 // EditDetails is the Details JSON of an edit result.
 type EditDetails struct {
@@ -148,7 +154,23 @@ func (t *editTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	if ctx.Err() != nil {
 		return abortedResult(EditName)
 	}
-	if err := atomicWrite(real, []byte(out), fi.Mode().Perm(), fi); err != nil {
+	// Another process (an editor, a formatter, the user's own `!` command)
+	// may have written the file since it was read: replacing it now would
+	// silently undo that change. What is compared is the content itself;
+	// only the rename's own instant is left uncovered.
+	unchanged := func() error {
+		if st, err := os.Stat(real); err != nil || st.Size() != int64(len(data)) {
+			return errChangedOnDisk
+		}
+		if now, err := os.ReadFile(real); err != nil || !bytes.Equal(now, data) {
+			return errChangedOnDisk
+		}
+		return nil
+	}
+	if err := atomicWriteChecked(real, []byte(out), fi.Mode().Perm(), fi, unchanged); err != nil {
+		if errors.Is(err, errChangedOnDisk) {
+			return errorResult("File changed on disk while editing: %s. Read it again and retry.", tg.display)
+		}
 		return errorResult("%s", fsMessage(err, tg.display))
 	}
 

@@ -368,7 +368,13 @@ var testHookBeforeRename func(tmp string) error
 // written, synced, given perm (and, best effort, the old owner) and renamed
 // over path. On any failure the old file is untouched and the temp file is
 // removed.
-func atomicWrite(path string, data []byte, perm fs.FileMode, old fs.FileInfo) (err error) {
+func atomicWrite(path string, data []byte, perm fs.FileMode, old fs.FileInfo) error {
+	return atomicWriteChecked(path, data, perm, old, nil)
+}
+
+// atomicWriteChecked is atomicWrite that calls check (if not nil) as late as
+// possible, right before the rename; an error from it aborts the write.
+func atomicWriteChecked(path string, data []byte, perm fs.FileMode, old fs.FileInfo, check func() error) (err error) {
 	dir, base := filepath.Split(path)
 	if len(base) > 100 {
 		base = base[:100]
@@ -401,6 +407,11 @@ func atomicWrite(path string, data []byte, perm fs.FileMode, old fs.FileInfo) (e
 	}
 	if testHookBeforeRename != nil {
 		if err = testHookBeforeRename(tmp); err != nil {
+			return err
+		}
+	}
+	if check != nil {
+		if err = check(); err != nil {
 			return err
 		}
 	}
