@@ -240,3 +240,24 @@ func TestReadonlyEngineVariableIsReplacedTransparently(t *testing.T) {
 		t.Fatalf("%q %v", r.Output, err)
 	}
 }
+
+// TestChattyBackgroundJobCostsLittle: a job that writes without pause into
+// its ended run's output is drained at a bounded pace (it was ~43% of a
+// core forever); the run's result says it is still writing.
+func TestChattyBackgroundJobCostsLittle(t *testing.T) {
+	e := newTestExecutor(t)
+	r := runBounded(t, e, "yes > /dev/null & yes & echo started")
+	if !strings.HasPrefix(r.Output, "["+LingerNotice+"]\n") {
+		t.Fatalf("no word of the writing job: %q", short(r.Output))
+	}
+	time.Sleep(200 * time.Millisecond)
+	before, start := selfCPU(), time.Now()
+	time.Sleep(2 * time.Second)
+	share := float64(selfCPU()-before) / float64(time.Since(start))
+	t.Logf("agentsh CPU while a background `yes` writes: %.1f%% of a core", share*100)
+	// A generous bound (the goal is ≤ 5%; the race detector and a loaded
+	// machine add to it): the unbounded drain used ~43%.
+	if share > 0.2 {
+		t.Fatalf("draining a chatty background job costs %.0f%% of a core", share*100)
+	}
+}
