@@ -477,3 +477,20 @@ func TestTranscriptRendersOnlyVisibleItems(t *testing.T) {
 func newFinishedCall(i int) *render.ToolCall {
 	return &render.ToolCall{Command: "seq 1 " + strconv.Itoa(i), Output: strings.Repeat("line\n", i%30)}
 }
+
+// TestStatusLineFollowsBangCd: the status line shows the session's
+// directory, which the user's !cd moves (issue 11 §3).
+func TestStatusLineFollowsBangCd(t *testing.T) {
+	h := newHarness(t, 100, 24)
+	dir := filepath.Join(t.TempDir(), "moved-here")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.typeText("!cd " + dir)
+	h.press(tea.KeyEnter, 0)
+	h.waitFor("the bang command to finish", h.bangIdle)
+	lines := strings.Split(strings.TrimRight(h.screen(), "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "moved-here") {
+		t.Fatalf("status line %q does not show the new directory", last)
+	}
+}
