@@ -421,3 +421,32 @@ func BenchmarkCancelIgnoresTerm(b *testing.B) {
 		return countComm(p, "sleep", true) == 1
 	})
 }
+
+// BenchmarkBrokenShellReturns: how long a command that breaks the shell's
+// epilogue holds its call (issue 11: within 1 s of its last process
+// ending; it used to sit out the whole timeout). Each iteration runs on a
+// shell the previous one did not break.
+func BenchmarkBrokenShellReturns(b *testing.B) {
+	for _, poison := range []string{"set -n", "enable -n printf", "builtin() { :; }", "unset -f __agentsh_e", "kill -STOP $$", "shopt -s extdebug; trap false DEBUG"} {
+		b.Run(strings.ReplaceAll(poison, " ", "_"), func(b *testing.B) {
+			e := NewExecutor()
+			defer e.Close()
+			sh := benchShellConfig(b)
+			if _, err := e.Run(context.Background(), "true", RunOptions{Shell: sh}); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r, err := e.Run(context.Background(), poison, RunOptions{Shell: sh, Timeout: 60 * time.Second})
+				if err != nil || !strings.HasPrefix(r.Output, "["+ResetNotice+"]") {
+					b.Fatalf("%q %v", r.Output, err)
+				}
+				b.StopTimer()
+				if _, err := e.Run(context.Background(), "true", RunOptions{Shell: sh}); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}

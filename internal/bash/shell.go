@@ -66,7 +66,8 @@ const (
 	// idleFirst and idleEvery pace the watchdog that finds a shell which
 	// stopped answering: a run that ends normally never reaches it.
 	ackIdleEvery = 20 * time.Millisecond
-	idleFirst    = 100 * time.Millisecond
+	idleFirst    = 50 * time.Millisecond
+	idleGrace    = 20 * time.Millisecond // for an end line already written when the shell is found idle
 	idleEvery    = 200 * time.Millisecond
 	// lingerPause rate-limits the discard loop of a background job that
 	// keeps writing after its run: at most one read per pause.
@@ -616,7 +617,9 @@ func (s *shellSession) idle() bool {
 	if st.State == 'T' || st.State == 't' {
 		return true
 	}
-	return s.ctlLink != "" && proc.BlockedReading(s.pid, 0, s.ctlLink)
+	// Asleep (not woken by bytes still to read) in read(2) on the control
+	// socket.
+	return st.State == 'S' && s.ctlLink != "" && proc.BlockedReading(s.pid, 0, s.ctlLink)
 }
 
 func setPipeSize(f *os.File, size int) {
@@ -921,14 +924,20 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 				continue
 			}
 			// Back at its control socket without an end line: the
-			// epilogue did not run. Take a status line still in flight,
-			// else report the output with the reset notice.
+			// epilogue did not run. A line it did write is already in
+			// the socket; else report the output with the reset notice.
 			watchC = nil
-			if line, ok := s.pendingStatus(func(l string) bool { _, ok := endLine(l, endNonce); return ok }, statusGrace); ok {
+			if line, ok := s.pendingStatus(func(l string) bool { _, ok := endLine(l, endNonce); return ok }, idleGrace); ok {
 				code, _ := endLine(line, endNonce)
 				out.exitCode = &code
 			} else {
 				out.reset = true
+				// Nothing of the broken shell may run on; a stopped
+				// shell must be continued for its SIGTERM to act. Its
+				// death also closes its copy of the output.
+				_ = syscall.Kill(s.pid, syscall.SIGCONT)
+				proc.KillSession(s.pid, s.marker, s.start, s.grace)
+				s.swept.Store(true)
 			}
 			s.broken.Store(true)
 			statusC, doneC, haveExit = nil, nil, true
@@ -972,11 +981,6 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 			out.cut = cut.Load()
 			if out.cut {
 				out.lingering = false
-			}
-			if out.reset {
-				// Nothing of the broken shell may run on.
-				proc.KillSession(s.pid, s.marker, s.start, s.grace)
-				s.swept.Store(true)
 			}
 			return out
 		}
