@@ -7,8 +7,8 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// NormalizedCommand is the result of NormalizeCommand: the command to run and
-// the line limit that was extracted from a trailing `| head`/`| tail` stage.
+// NormalizedCommand is the result of NormalizeCommand: the trimmed command
+// without a trailing `| head`/`| tail` stage, and that stage's line limit.
 type NormalizedCommand struct {
 	Command   string // command to run, limit removed, trimmed at both ends (interior whitespace kept exactly)
 	HeadLines int    // 0 = none
@@ -64,60 +64,50 @@ func parseBashSource(src string) (*syntax.File, error) {
 // Only one stage is extracted: `a | head -n 3 | tail -n 2` becomes
 // `a | head -n 3` with TailLines 2. Trimming removes ASCII whitespace at both
 // ends only; interior whitespace, including heredoc bodies, is kept byte for byte.
+//
+// The bash tool does not run the stripped command (see Tool.Execute: a
+// trailing head/tail stays bash's own); it gives the interceptor the
+// command without the stage (SPEC §1.2).
 func NormalizeCommand(raw string) NormalizedCommand {
-	n, _ := normalize(raw)
-	return n
-}
-
-// cmdShape describes NormalizedCommand.Command when a limit was extracted,
-// read off the same parse: the bash tool decides from it whether dropping
-// the stage keeps the shell's semantics.
-type cmdShape struct {
-	single   bool // one top-level statement: its output tail is the whole tail
-	stopSafe bool // and closing its output early ends only what head would end
-}
-
-func normalize(raw string) (NormalizedCommand, cmdShape) {
 	trimmed := trimShellSpace(raw)
 	out := NormalizedCommand{Command: trimmed}
-	var shape cmdShape
 	if !strings.Contains(trimmed, "head") && !strings.Contains(trimmed, "tail") {
-		return out, shape // fast path: nothing to extract, skip the parse
+		return out // fast path: nothing to extract, skip the parse
 	}
 	f, err := parseBashSource(raw)
 	if err != nil || len(f.Stmts) == 0 {
-		return out, shape
+		return out
 	}
 	last := f.Stmts[len(f.Stmts)-1]
 	if last.Negated || last.Background || last.Coprocess || last.Disown || len(last.Redirs) > 0 {
-		return out, shape
+		return out
 	}
 	pipe, ok := last.Cmd.(*syntax.BinaryCmd)
 	if !ok || pipe.Op != syntax.Pipe {
-		return out, shape
+		return out
 	}
 	isHead, n, ok := headTailStage(pipe.Y)
 	if !ok {
-		return out, shape
+		return out
 	}
 	// The stage must be the very last thing in the text.
 	yEnd := int(pipe.Y.End().Offset())
 	if yEnd > len(raw) || trimShellSpace(raw[yEnd:]) != "" {
-		return out, shape
+		return out
 	}
 	// Cut at the end of the upstream statement (not at the `|`, so that a
 	// backslash-newline before the pipe does not leave a dangling `\`).
 	xEnd := int(pipe.X.End().Offset())
 	if xEnd <= 0 || xEnd > int(pipe.OpPos.Offset()) {
-		return out, shape // e.g. a heredoc body after the stage: not a plain suffix
+		return out // e.g. a heredoc body after the stage: not a plain suffix
 	}
 	cmd := trimShellSpace(raw[:xEnd])
 	if cmd == "" {
-		return out, shape
+		return out
 	}
 	// Defensive: the cut must still be a valid command on its own.
 	if _, err := parseBashSource(cmd); err != nil {
-		return out, shape
+		return out
 	}
 	out.Command = cmd
 	if isHead {
@@ -125,9 +115,7 @@ func normalize(raw string) (NormalizedCommand, cmdShape) {
 	} else {
 		out.TailLines = n
 	}
-	shape.single = len(f.Stmts) == 1
-	shape.stopSafe = shape.single && stopSafeStmt(pipe.X)
-	return out, shape
+	return out
 }
 
 // headTailStage reports whether st is a bare `head`/`tail` call with exactly a

@@ -103,6 +103,13 @@ func TestToolPTYResultShaping(t *testing.T) {
 	if r.IsError || r.Content != "(no output)" {
 		t.Fatalf("empty: %+v", r)
 	}
+	// The PTY keeps no first lines aside: the head argument on a truncated
+	// output reads them from the artifact, and the notice says so.
+	r = te.exec(t, ToolParams{Command: "seq 1 200000", Head: iptr(2)})
+	if tr := r.Details.Meta.Truncation; r.IsError || tr == nil ||
+		r.Content != "1\n2\n\n\n[Showing lines 1-2 of 200000. Full: artifact://"+tr.ArtifactID+"]" {
+		t.Fatalf("head on a truncated PTY output: %q", short(r.Content))
+	}
 }
 
 func TestToolPTYTimeoutIsExplicit(t *testing.T) {

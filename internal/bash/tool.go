@@ -122,13 +122,17 @@ type ToolSettings struct {
 
 // ToolContext is what the surrounding agent knows at the time of a call.
 type ToolContext struct {
-	Cwd        string   // session working directory
-	ToolNames  []string // tools available right now (for the interceptor)
-	HasUI      bool
-	Terminal   TerminalUI        // the UI's PTY host; nil = headless (default size, no overlay)
-	Artifacts  ArtifactAllocator // nil = no artifacts
-	Settings   ToolSettings
-	SessionKey string // "" on the tool path (SPEC §2.1)
+	Cwd       string   // session working directory
+	ToolNames []string // tools available right now (for the interceptor)
+	HasUI     bool
+	Terminal  TerminalUI        // the UI's PTY host; nil = headless (default size, no overlay)
+	Artifacts ArtifactAllocator // nil = no artifacts
+	Settings  ToolSettings
+	// SettingsError is why the settings files could not be read for this
+	// call (a syntax error saved mid-session): the call fails with it
+	// rather than run on settings the user has replaced.
+	SettingsError error
+	SessionKey    string // "" on the tool path (SPEC §2.1)
 }
 
 // TerminalUI is what a UI offers the PTY path (SPEC §1.5, §3): the size a
@@ -254,7 +258,7 @@ func TruncationNotice(t *TruncationMeta) string {
 		fmt.Fprintf(&b, "Showing %d of %d lines", t.OutputLines, t.TotalLines)
 	}
 	if t.TruncatedBy == "bytes" {
-		fmt.Fprintf(&b, " (%s limit)", FormatSize(t.OutputBytes))
+		fmt.Fprintf(&b, " (%s limit)", FormatSize(sink.DefaultMaxBytes))
 	}
 	if t.ArtifactID != "" {
 		b.WriteString(". Full: artifact://" + t.ArtifactID)
@@ -336,43 +340,51 @@ type Tool struct {
 	Executor *Executor // nil = Default()
 }
 
-// Execute runs one bash tool call through normalization, interception,
-// validation, the engine and result shaping. Failures are *ToolError or
-// *ToolAbortError; pass the pair to Finalize for what the model sees.
+// Execute runs one bash tool call through interception, validation, the
+// engine and result shaping. Failures are *ToolError or *ToolAbortError; pass
+// the pair to Finalize for what the model sees.
+//
+// Head and tail: the command runs exactly as written, so a trailing
+// `| head -n N` or `| tail -n N` is bash's own and the model gets what bash
+// prints and returns: the pipeline's exit status (the last stage's, or with
+// `set -o pipefail` the last failing one's), the same for a builtin
+// (`false | head -n 1`) as for a program (`/bin/false | head -n 1`), and in
+// `echo x; seq 100 | head -n 3` head limits only its own pipeline. SPEC §1.1
+// describes taking such a stage off and cutting the text instead, but that
+// cannot be made to agree with bash: the stripped command's stderr is not
+// behind the pipe (bash shows all of `cmd | head -n 3`'s stderr, a cut of the
+// merged stream drops it), its status is not the pipeline's, and a builtin or
+// a compound command no longer runs in a pipeline subshell (`exit 3 | head`
+// would end the session shell). The reference revision itself no longer
+// strips the stage. NormalizeCommand still trims the command and gives the
+// interceptor the command without the stage (SPEC §1.2).
+//
+// The head and tail arguments are agentsh's: they keep lines of the output
+// after the command has run (head first, then tail), and on a truncated
+// output the notice and details.meta.truncation describe exactly the lines
+// returned, with the artifact link to the whole output.
 func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpdate func(string)) (*ToolResult, error) {
 	if strings.TrimSpace(p.Command) == "" {
 		return nil, &ToolError{Message: "Command must not be empty"}
 	}
-	norm, shape := normalize(p.Command)
-	command, head, tail := norm.Command, norm.HeadLines, norm.TailLines
-	usePTY := ShouldUsePTY(tc.Settings.VirtualTerminal, tc.HasUI, os.Getenv)
-	stopAfter := 0
-	switch {
-	case norm.HeadLines > 0 && shape.stopSafe && !usePTY:
-		// The command is that one pipeline: run it without the head and
-		// close its output after N lines, which is what head would do.
-		if p.Head == nil {
-			stopAfter = norm.HeadLines
-		}
-	case norm.HeadLines > 0 || (norm.TailLines > 0 && !shape.single):
-		// (ours) `make; ls | head -5` or `for …; done | head -3`: without
-		// the pipe, head would apply to everything the command printed (or
-		// to the 50 KB tail of it), so the shell's own head/tail runs. A
-		// PTY cannot stop early either, so there head runs as written too.
-		command, head, tail = strings.TrimSpace(p.Command), 0, 0
+	if tc.SettingsError != nil {
+		return nil, &ToolError{Message: tc.SettingsError.Error()}
 	}
+	command := trimShellSpace(p.Command)
+	head, tail := 0, 0
 	if p.Head != nil {
 		head = *p.Head
 	}
 	if p.Tail != nil {
 		tail = *p.Tail
 	}
+	usePTY := ShouldUsePTY(tc.Settings.VirtualTerminal, tc.HasUI, os.Getenv)
 	if tc.Settings.InterceptorEnabled {
 		rules := tc.Settings.InterceptorRules
 		if len(rules) == 0 {
 			rules = DefaultInterceptorRules()
 		}
-		if r := CheckInterception(command, rules, tc.ToolNames); r.Blocked {
+		if r := CheckInterception(NormalizeCommand(p.Command).Command, rules, tc.ToolNames); r.Blocked {
 			return nil, &ToolError{Message: BlockedMessage(r.Message, p.Command),
 				Details: ToolDetails{SuggestedTool: r.SuggestedTool}}
 		}
@@ -403,7 +415,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	if usePTY {
 		res, timedOut, err = runPTY(ctx, command, cwd, timeout, artPath, artID, tc)
 	} else {
-		res, err = t.runEngine(ctx, command, cwd, timeout, artPath, artID, stopAfter, head, tc, onUpdate)
+		res, err = t.runEngine(ctx, command, cwd, timeout, artPath, artID, head, tc, onUpdate)
 	}
 	if artID != "" && res.ArtifactID == "" {
 		tc.Artifacts.Release(artID)
@@ -430,16 +442,11 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		details.TimedOut = true
 		return nil, &ToolError{Message: res.Output, Details: details}
 	}
-	text := res.Output
-	if head > 0 && res.Truncated && res.Head != "" {
-		// The tail buffer no longer holds the first lines; the executor
-		// kept them aside.
-		text = res.Head
+	if res.ArtifactID == "" {
+		artPath = ""
 	}
-	if ht := ApplyHeadTail(text, head, tail); ht.Applied {
-		text = ht.Text
-		details.HeadTailApplied = true
-	}
+	text, meta, applied := ShapeOutput(res, head, tail, artPath)
+	details.Meta, details.HeadTailApplied = meta, applied
 	if text == "" {
 		text = "(no output)"
 	}
@@ -454,14 +461,16 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 
 // runEngine runs the command on the non-interactive engine (SPEC §2).
 func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.Duration, artPath, artID string,
-	stopAfter, head int, tc ToolContext, onUpdate func(string)) (BashResult, error) {
+	head int, tc ToolContext, onUpdate func(string)) (BashResult, error) {
 	var up *updater
 	if onUpdate != nil {
 		up = newUpdater(onUpdate)
 	}
 	opts := RunOptions{
 		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
-		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stopAfter,
+		ArtifactPath: artPath, ArtifactID: artID,
+		// The tail buffer loses the first lines of a long output; the
+		// executor keeps them aside for the head argument.
 		CaptureHeadLines: max(head, 0),
 	}
 	if up != nil {
