@@ -11,17 +11,25 @@ import (
 // BashName is the bash tool's name.
 const BashName = "bash"
 
+// bashDescription states the contract the model relies on: the command is
+// bash's own (a trailing `| head`/`| tail` included, see bash.Tool.Execute),
+// truncation is by bytes only (the sink has no line cap), and the head/tail
+// parameters are agentsh's cut of the output, described exactly by the notice.
 const bashDescription = "Run a command in bash in the session's working directory and return its output " +
-	"(stdout and stderr combined). Output longer than 50KB or 2000 lines is truncated to its tail, " +
-	"with a notice giving the lines shown and an artifact:// link to the full output. " +
+	"(stdout and stderr combined). The command runs exactly as bash runs it: a `| head -n N` or `| tail -n N` in it " +
+	"is bash's own, so you get what bash prints and its exit status (a pipeline's is its last command's). " +
+	"Output over 50KB is truncated to its last 50KB, with a notice giving the lines shown and an artifact:// link " +
+	"to the full output. The head and tail parameters keep the first or last N lines of the output after the " +
+	"command has run (head first, then tail); on a truncated output the notice then gives the lines returned and " +
+	"still links the full output, so prefer them to piping a long output into head or tail. " +
 	"A non-zero exit code is reported as an error together with the output."
 
 var bashSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"command":{"type":"string","description":"The bash command to run."},` +
 	`"timeout":{"type":"number","description":"Timeout in seconds (default 300, between 1 and 3600)."},` +
 	`"cwd":{"type":"string","description":"Working directory for this command, absolute or relative to the session's cwd (default: the session's cwd)."},` +
-	`"head":{"type":"integer","description":"Return only the first N lines of output."},` +
-	`"tail":{"type":"integer","description":"Return only the last N lines of output."}` +
+	`"head":{"type":"integer","description":"Return only the first N lines of the command's output."},` +
+	`"tail":{"type":"integer","description":"Return only the last N lines of the command's output (after head, when both are given)."}` +
 	`},"required":["command"],"additionalProperties":false}`)
 
 type bashTool struct {
