@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"agentsh/internal/bash"
@@ -31,6 +32,7 @@ type AgentSession struct {
 	artifacts *ArtifactManager // nil = no artifact folder (SPEC §6)
 	exec      *bash.Executor
 	shell     bash.ShellConfig
+	live      atomic.Pointer[LiveSettings] // nil: shell and the callers' settings as given
 	now       func() time.Time
 
 	mu          sync.Mutex
@@ -63,6 +65,13 @@ func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) 
 	}
 	return a, nil
 }
+
+// FollowSettings makes the session read its settings from l on every
+// command instead of using what it was given: bang commands take the shell
+// config, and ToolContext the bash tool's settings, from the files as they
+// are at that moment (SPEC §2.2), so an edit of settings.json applies from
+// the next command.
+func (a *AgentSession) FollowSettings(l *LiveSettings) { a.live.Store(l) }
 
 // ID returns the session id (also the bang commands' shell session key).
 func (a *AgentSession) ID() string { return a.id }
@@ -182,6 +191,14 @@ func (a *AgentSession) ExecuteBash(ctx context.Context, command string, onChunk 
 	if strings.TrimSpace(command) == "" {
 		return bash.BashResult{}, errors.New("Command must not be empty") //lint:ignore ST1005 user-facing text
 	}
+	shell := a.shell
+	if l := a.live.Load(); l != nil {
+		ts, err := l.ToolSettings()
+		if err != nil {
+			return bash.BashResult{}, err
+		}
+		shell = ts.Shell
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.mu.Lock()
@@ -204,7 +221,7 @@ func (a *AgentSession) ExecuteBash(ctx context.Context, command string, onChunk 
 		}
 	}
 	res, err := a.exec.Run(ctx, command, bash.RunOptions{
-		Shell: a.shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
+		Shell: shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
 		ArtifactPath: artPath, ArtifactID: artID, OnChunk: onChunk,
 	})
 	if artID != "" && res.ArtifactID == "" {
