@@ -87,7 +87,7 @@ func nthNewlineFromEnd(s string, n int) int {
 	return end
 }
 
-// ShapeOutput applies the bash tool's head and tail arguments to a finished
+// shapeOutput applies the bash tool's head and tail arguments to a finished
 // run (SPEC §1.6 steps 3 and 5) and returns the text for the model, its
 // truncation metadata (nil when the output was not truncated) and whether a
 // limit removed lines.
@@ -102,7 +102,7 @@ func nthNewlineFromEnd(s string, n int) int {
 // describes the tail the lines were not taken from. A window larger than
 // 50 KB keeps its first 50 KB when only head applies and its last 50 KB
 // otherwise (truncatedBy "bytes").
-func ShapeOutput(res BashResult, head, tail int, artifactPath string) (string, *OutputMeta, bool) {
+func shapeOutput(res BashResult, head, tail int, artifactPath string) (string, *OutputMeta, bool) {
 	if !res.Truncated {
 		ht := ApplyHeadTail(res.Output, head, tail)
 		return ht.Text, nil, ht.Applied

@@ -445,7 +445,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	if res.ArtifactID == "" {
 		artPath = ""
 	}
-	text, meta, applied := ShapeOutput(res, head, tail, artPath)
+	text, meta, applied := shapeOutput(res, head, tail, artPath)
 	details.Meta, details.HeadTailApplied = meta, applied
 	if text == "" {
 		text = "(no output)"
