@@ -340,29 +340,37 @@ type Tool struct {
 	Executor *Executor // nil = Default()
 }
 
-// Execute runs one bash tool call through interception, validation, the
-// engine and result shaping. Failures are *ToolError or *ToolAbortError; pass
-// the pair to Finalize for what the model sees.
+// Execute runs one bash tool call through normalization, interception,
+// validation, the engine and result shaping. Failures are *ToolError or
+// *ToolAbortError; pass the pair to Finalize for what the model sees.
 //
-// Head and tail: the command runs exactly as written, so a trailing
-// `| head -n N` or `| tail -n N` is bash's own and the model gets what bash
-// prints and returns: the pipeline's exit status (the last stage's, or with
-// `set -o pipefail` the last failing one's), the same for a builtin
-// (`false | head -n 1`) as for a program (`/bin/false | head -n 1`), and in
-// `echo x; seq 100 | head -n 3` head limits only its own pipeline. SPEC §1.1
-// describes taking such a stage off and cutting the text instead, but that
-// cannot be made to agree with bash: the stripped command's stderr is not
-// behind the pipe (bash shows all of `cmd | head -n 3`'s stderr, a cut of the
-// merged stream drops it), its status is not the pipeline's, and a builtin or
-// a compound command no longer runs in a pipeline subshell (`exit 3 | head`
-// would end the session shell). The reference revision itself no longer
-// strips the stage. NormalizeCommand still trims the command and gives the
-// interceptor the command without the stage (SPEC §1.2).
+// Head and tail (SPEC §1.1, §1.6): NormalizeCommand takes one trailing
+// `| head -n N` or `| tail -n N` (also -nN, -N) off the command, whatever
+// comes before it (`make; ls | head -5`, `for …; done | head -3`,
+// `a && b | tail -2`), and the command without it runs. The limit is then
+// applied to the command's whole output, stdout and stderr merged as the
+// engine merges them (head first, then tail), and the exit status is the
+// command's own: `false | head -n 1` and `/bin/false | head -n 1` both exit
+// 1, `echo x; seq 1 100 | head -n 3` gives x, 1 and 2. The head and tail
+// arguments, when given, replace the extracted values (0 = no limit); the
+// extracted ones are only a fallback.
 //
-// The head and tail arguments are agentsh's: they keep lines of the output
-// after the command has run (head first, then tail), and on a truncated
-// output the notice and details.meta.truncation describe exactly the lines
-// returned, with the artifact link to the whole output.
+// The removed stage's upstream runs in a subshell, as it did as a pipeline
+// stage (normalize), and on the non-PTY engine an extracted head stops the
+// command once its output reaches the head count: the output is closed, as
+// head would close it, so an endless producer (`yes | head -n 5`) ends at
+// once. This gives exactly the first lines the limit keeps; the differences
+// from running to the end are that whatever still writes then dies of
+// SIGPIPE, so earlier statements of a list that print past the limit are
+// stopped too (as in `{ make; ls; } | head -5`; a builtin among them ends
+// the session shell itself, which the engine replaces), and that a SIGPIPE death
+// (status 141) of the command is reported as 0, because a pipeline into head
+// would have succeeded. A program that ignores SIGPIPE and fails on the
+// closed output keeps its own status. The PTY cannot close its output early:
+// there the command runs to its end and the limit cuts the text.
+//
+// On a truncated output the notice and details.meta.truncation describe
+// exactly the lines returned, with the artifact link to the whole output.
 func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpdate func(string)) (*ToolResult, error) {
 	if strings.TrimSpace(p.Command) == "" {
 		return nil, &ToolError{Message: "Command must not be empty"}
@@ -370,8 +378,8 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	if tc.SettingsError != nil {
 		return nil, &ToolError{Message: tc.SettingsError.Error()}
 	}
-	command := trimShellSpace(p.Command)
-	head, tail := 0, 0
+	norm, command := normalize(p.Command)
+	head, tail := norm.HeadLines, norm.TailLines
 	if p.Head != nil {
 		head = *p.Head
 	}
@@ -379,12 +387,16 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		tail = *p.Tail
 	}
 	usePTY := ShouldUsePTY(tc.Settings.VirtualTerminal, tc.HasUI, os.Getenv)
+	stopAfter := 0
+	if norm.HeadLines > 0 && head > 0 && !usePTY {
+		stopAfter = head
+	}
 	if tc.Settings.InterceptorEnabled {
 		rules := tc.Settings.InterceptorRules
 		if len(rules) == 0 {
 			rules = DefaultInterceptorRules()
 		}
-		if r := CheckInterception(NormalizeCommand(p.Command).Command, rules, tc.ToolNames); r.Blocked {
+		if r := CheckInterception(norm.Command, rules, tc.ToolNames); r.Blocked {
 			return nil, &ToolError{Message: BlockedMessage(r.Message, p.Command),
 				Details: ToolDetails{SuggestedTool: r.SuggestedTool}}
 		}
@@ -415,7 +427,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	if usePTY {
 		res, timedOut, err = runPTY(ctx, command, cwd, timeout, artPath, artID, tc)
 	} else {
-		res, err = t.runEngine(ctx, command, cwd, timeout, artPath, artID, head, tc, onUpdate)
+		res, err = t.runEngine(ctx, command, cwd, timeout, artPath, artID, stopAfter, head, tc, onUpdate)
 	}
 	if artID != "" && res.ArtifactID == "" {
 		tc.Artifacts.Release(artID)
@@ -461,14 +473,14 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 
 // runEngine runs the command on the non-interactive engine (SPEC §2).
 func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.Duration, artPath, artID string,
-	head int, tc ToolContext, onUpdate func(string)) (BashResult, error) {
+	stopAfter, head int, tc ToolContext, onUpdate func(string)) (BashResult, error) {
 	var up *updater
 	if onUpdate != nil {
 		up = newUpdater(onUpdate)
 	}
 	opts := RunOptions{
 		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
-		ArtifactPath: artPath, ArtifactID: artID,
+		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stopAfter,
 		// The tail buffer loses the first lines of a long output; the
 		// executor keeps them aside for the head argument.
 		CaptureHeadLines: max(head, 0),

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -304,94 +302,94 @@ func TestShouldUsePTY(t *testing.T) {
 	}
 }
 
-// bashItself runs command in a plain bash, stdout and stderr merged as the
-// engine merges them, for what bash itself prints and returns.
-func bashItself(t *testing.T, command string) (string, int) {
-	t.Helper()
-	var out strings.Builder
-	c := exec.Command("bash", "--noprofile", "--norc", "-c", command)
-	c.Stdout, c.Stderr = &out, &out
-	err := c.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		return out.String(), ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
+// seqLines is the output of `seq from to`.
+func seqLines(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
 	}
-	return out.String(), 0
+	return b.String()
 }
 
-func sortedLines(s string) string {
-	l := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-	sort.Strings(l)
-	return strings.Join(l, "\n") + "\n"
-}
-
-// A trailing `| head`/`| tail` is bash's own (issue 11): the result is what
-// bash itself prints and returns for the command, the same for a builtin as
-// for a program, and head limits only its own pipeline.
-func TestTrailingHeadTailIsBashs(t *testing.T) {
+// A trailing `| head`/`| tail` follows SPEC §1.1 for every command shape
+// (issue 11 §5): the stage is taken off, the command without it runs, the
+// limit cuts the command's whole output (stdout and stderr merged) and the
+// exit status is the command's own, the same for a builtin as for a program.
+func TestTrailingHeadTailSPECRule(t *testing.T) {
 	te := newToolEnv(t)
 	pid := te.exec(t, ToolParams{Command: "echo $$"}).Content
 	for _, c := range []struct {
 		cmd, out string
 		code     int
-		racy     bool // stderr and the pipeline write concurrently: compare sorted lines
 	}{
-		{"false | head -n 1", "", 0, false},
-		{"/bin/false | head -n 1", "", 0, false},
-		{"false | tail -n 1", "", 0, false},
-		{"/bin/false | tail -n 1", "", 0, false},
-		{"sh -c 'seq 1 5; exit 3' | head -n 1", "1\n", 0, false},
-		{"exit 3 | tail -n 1", "", 0, false}, // a pipeline subshell exits, not the session shell
-		{"echo x; seq 1 100 | head -n 3", "x\n1\n2\n3\n", 0, false},
-		{"echo x; /usr/bin/seq 1 100 | head -n 3", "x\n1\n2\n3\n", 0, false},
-		{"(set -o pipefail; false | head -n 1)", "", 1, false},
-		{"(set -o pipefail; /bin/false | head -n 1)", "", 1, false},
-		{"yes | head -n 2", "y\ny\n", 0, false},
-		{"for i in $(seq 100000); do echo $i; done | head -n 3", "1\n2\n3\n", 0, false},
-		// stderr is not behind the pipe: bash shows all of it.
-		{"sh -c 'seq 1 5; echo done >&2' | head -n 3", "1\n2\n3\ndone\n", 0, true},
-		{"sh -c 'echo err >&2; seq 1 5; exit 4' | tail -n 2", "4\n5\nerr\n", 0, true},
+		{"false | head -n 1", "", 1},
+		{"/bin/false | head -n 1", "", 1},
+		{"false | tail -n 1", "", 1},
+		{"/bin/false | tail -n 1", "", 1},
+		{"sh -c 'seq 1 5; exit 3' | head -n 1", "1\n", 3},
+		// The upstream of the stage runs in a subshell, as a pipeline stage
+		// does: its exit ends that subshell, not the session shell.
+		{"exit 3 | tail -n 1", "", 3},
+		{"echo x; seq 1 100 | head -n 3", "x\n1\n2\n", 0},
+		{"echo x; /usr/bin/seq 1 100 | head -n 3", "x\n1\n2\n", 0},
+		{"seq 1 3; seq 10 20 | head -5", "1\n2\n3\n10\n11\n", 0},
+		{"seq 1 3; seq 10 20 | tail -n2", "19\n20\n", 0},
+		{"for i in 1 2 3 4; do echo $i; done | head -3", "1\n2\n3\n", 0},
+		{"true && seq 1 10 | tail -n 2", "9\n10\n", 0},
+		{"false && seq 1 10 | head -n 2", "", 1},
+		{"false || seq 1 10 | head -n 2", "1\n2\n", 0},
+		// stderr is part of the output the limit cuts.
+		{"sh -c 'echo err >&2; seq 1 5' | head -n 3", "err\n1\n2\n", 0},
+		{"sh -c 'seq 1 5; echo done >&2; exit 4' | tail -n 2", "5\ndone\n", 4},
+		// An endless producer is stopped after N lines; its SIGPIPE death
+		// counts as success.
+		{"yes | head -n 5", "y\ny\ny\ny\ny\n", 0},
+		{"echo x; yes | head -n 3", "x\ny\ny\n", 0},
+		{"while :; do echo y; done | head -n 2", "y\ny\n", 0},
+		{"for i in $(seq 100000); do echo $i; done | head -n 3", "1\n2\n3\n", 0},
 	} {
-		out, code := bashItself(t, c.cmd)
-		if c.racy {
-			out = sortedLines(out)
+		r := te.exec(t, ToolParams{Command: c.cmd, Timeout: fptr(30)})
+		want := c.out
+		if want == "" {
+			want = "(no output)"
 		}
-		if out != c.out || code != c.code {
-			t.Fatalf("test premise: bash itself gives %q, %d for %q", out, code, c.cmd)
-		}
-		r := te.exec(t, ToolParams{Command: c.cmd})
-		got := r.Content
 		if c.code != 0 {
-			got = strings.TrimSuffix(got, fmt.Sprintf("\n\nCommand exited with code %d", c.code))
+			want += fmt.Sprintf("\n\nCommand exited with code %d", c.code)
 		}
-		if got == "(no output)" {
-			got = ""
-		}
-		if c.racy {
-			got = sortedLines(got)
-		}
-		if got != c.out || r.IsError != (c.code != 0) || r.Details.ExitCode == nil || *r.Details.ExitCode != c.code {
-			t.Errorf("%q: got %q (error %v), want %q and exit %d as bash", c.cmd, r.Content, r.IsError, c.out, c.code)
+		if r.Content != want || r.IsError != (c.code != 0) || r.Details.ExitCode == nil || *r.Details.ExitCode != c.code {
+			t.Errorf("%q: got %q (error %v), want %q", c.cmd, short(r.Content), r.IsError, want)
 		}
 	}
+	// None of these ended or replaced the session shell.
 	if again := te.exec(t, ToolParams{Command: "echo $$"}).Content; again != pid {
 		t.Fatalf("session shell replaced: %s then %s", pid, again)
 	}
-	// The head and tail arguments cut the output the command printed.
+	// A builtin of the session shell itself that writes after the output
+	// was closed ends that shell; the result is still the first lines, and
+	// the next command runs on a new shell.
+	r := te.exec(t, ToolParams{Command: "seq 1 5; echo mid; seq 1 3 | head -n 2"})
+	if r.IsError || r.Content != "1\n2\n" {
+		t.Errorf("builtin after the limit: %+v", r)
+	}
+	if r := te.exec(t, ToolParams{Command: "echo after"}); r.IsError || r.Content != "after\n" {
+		t.Errorf("after a builtin was cut: %+v", r)
+	}
+	// The head and tail arguments replace the extracted values (SPEC §1.1);
+	// the extracted one is kept only where no argument is given.
 	for _, c := range []struct {
 		p    ToolParams
 		want string
 	}{
-		{ToolParams{Command: "seq 100 | head -n 5", Head: iptr(20)}, "1\n2\n3\n4\n5\n"},
-		{ToolParams{Command: "seq 100 | head -n 5", Head: iptr(2)}, "1\n2\n"},
-		{ToolParams{Command: "seq 100 | tail -n 5", Head: iptr(2)}, "96\n97\n"},
-		{ToolParams{Command: "seq 100 | head -n 50", Tail: iptr(2)}, "49\n50\n"},
+		{ToolParams{Command: "seq 1 100 | head -n 5", Head: iptr(20)}, seqLines(1, 20)},
+		{ToolParams{Command: "seq 1 100 | head -n 5", Head: iptr(2)}, "1\n2\n"},
+		{ToolParams{Command: "seq 1 100 | head -n 5", Head: iptr(0)}, seqLines(1, 100)},
+		{ToolParams{Command: "seq 1 100 | tail -n 5", Tail: iptr(8)}, seqLines(93, 100)},
+		{ToolParams{Command: "seq 1 100 | tail -n 5", Head: iptr(2)}, "1\n2\n"}, // head first, then tail
+		{ToolParams{Command: "seq 1 100 | head -n 50", Tail: iptr(2)}, "49\n50\n"},
+		{ToolParams{Command: "yes | head -n 5", Head: iptr(20), Timeout: fptr(30)}, strings.Repeat("y\n", 20)},
 	} {
 		if r := te.exec(t, c.p); r.Content != c.want || r.IsError {
-			t.Errorf("%q head %v tail %v: %q", c.p.Command, c.p.Head, c.p.Tail, r.Content)
+			t.Errorf("%q head %v tail %v: %q", c.p.Command, c.p.Head, c.p.Tail, short(r.Content))
 		}
 	}
 }
@@ -466,17 +464,19 @@ func TestHeadTailNoticeDescribesShownLines(t *testing.T) {
 			t.Errorf("%+v: notice %q, want %q", c.p, notice, want)
 		}
 	}
-	// A trailing head/tail is bash's: `| tail -n 3` prints three lines and
-	// nothing was truncated; `| head -n 20000` prints 20000 lines, of which
-	// the last 50 KB are shown, and the notice numbers them in those 20000.
+	// A trailing `| tail -n 3` cuts the whole output, which was truncated:
+	// the notice gives those three lines and links the full output.
+	// `| head -n 20000` stops the command after 20000 lines, of which the
+	// last 50 KB are shown, numbered in those 20000.
 	r := te.exec(t, ToolParams{Command: "seq 1 200000 | tail -n 3"})
-	if r.Content != "199998\n199999\n200000\n" || r.Details.Meta != nil {
+	if tr := r.Details.Meta.Truncation; tr == nil ||
+		r.Content != "199998\n199999\n200000\n\n\n[Showing lines 199998-200000 of 200000. Full: artifact://"+tr.ArtifactID+"]" {
 		t.Errorf("| tail -n 3: %q %+v", short(r.Content), r.Details.Meta)
 	}
 	r = te.exec(t, ToolParams{Command: "seq 1 200000 | head -n 20000"})
 	text, _, _ := strings.Cut(r.Content, "\n\n[Showing ")
-	if tr := r.Details.Meta.Truncation; tr.TotalLines != 20000 || tr.ShownRange.End != 20000 {
-		t.Errorf("| head -n 20000: %+v", tr)
+	if tr := r.Details.Meta.Truncation; tr == nil || tr.TotalLines != 20000 || tr.ShownRange.End != 20000 {
+		t.Errorf("| head -n 20000: %+v", r.Details.Meta)
 	} else {
 		checkSeqLines(t, text, tr.ShownRange.Start, tr.ShownRange.End)
 	}
@@ -516,9 +516,9 @@ func TestExplicitHeadOnHugeOutput(t *testing.T) {
 	if !strings.HasPrefix(r.Content, "9\n10\n\n\n[") {
 		t.Fatalf("%q", short(r.Content))
 	}
-	// `make; ls | head`-like commands keep the shell's own head.
+	// In `make; ls | head`-like commands the head limits the whole output.
 	r = te.exec(t, ToolParams{Command: "seq 3; seq 100000 | head -n 2"})
-	if r.Content != "1\n2\n3\n1\n2\n" {
+	if r.Content != "1\n2\n" {
 		t.Fatalf("%q", short(r.Content))
 	}
 }
