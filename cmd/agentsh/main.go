@@ -227,39 +227,14 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 }
 
 // bashToolSettings turns the loaded settings into the bash tool's settings
-// (shell resolved, snapshot taken).
+// with the rc snapshot taken now.
 func bashToolSettings(settings *session.Settings) (bash.ToolSettings, error) {
-	ts, err := bashToolSettingsLazy(settings)
+	ts, err := settings.ToolSettings()
 	if err == nil {
 		ts.Shell.SnapshotPath = bash.GetOrCreateSnapshot(ts.Shell.Path, ts.Shell.Env)
 		ts.Shell.LazySnapshot = false
 	}
 	return ts, err
-}
-
-// bashToolSettingsLazy is bashToolSettings with the rc snapshot left to the
-// first command (ShellConfig.LazySnapshot).
-func bashToolSettingsLazy(settings *session.Settings) (bash.ToolSettings, error) {
-	shellPath, err := bash.ResolveShell(settings.ShellPath)
-	if err != nil {
-		return bash.ToolSettings{}, err
-	}
-	rules := make([]bash.InterceptorRule, 0, len(settings.InterceptorPatterns))
-	for _, p := range settings.InterceptorPatterns {
-		rules = append(rules, bash.InterceptorRule{Pattern: p.Pattern, Flags: p.Flags, Tool: p.Tool, Message: p.Message})
-	}
-	return bash.ToolSettings{
-		VirtualTerminal:    settings.VirtualTerminal,
-		InterceptorEnabled: settings.InterceptorEnabled,
-		InterceptorRules:   rules,
-		Shell: bash.ShellConfig{
-			Path:         shellPath,
-			Prefix:       settings.ShellPrefix,
-			Env:          settings.ShellEnv,
-			ScrubEnv:     settings.ShellScrubEnv,
-			LazySnapshot: true,
-		},
-	}, nil
 }
 
 func runArtifact(args []string, stdout, stderr io.Writer) int {

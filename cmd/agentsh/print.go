@@ -245,11 +245,11 @@ func openStore(o printOptions, cwd string, stderr io.Writer) (*session.Store, er
 	return store, nil
 }
 
-// modeSetup is what print and RPC mode both read before they start: the
-// cwd, the merged settings and the model spec ("" = none configured).
 // openAgent opens the session store (none with --no-session) and the agent
-// session on the shared executor; closeStore is never nil.
-func openAgent(o printOptions, cwd string, stderr io.Writer, shell bash.ShellConfig) (*session.AgentSession, *bash.Executor, func(), error) {
+// session on the shared executor; closeStore is never nil. The agent
+// follows live: a change of the settings files applies from the next
+// command (SPEC §2.2).
+func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveSettings, shell bash.ShellConfig) (*session.AgentSession, *bash.Executor, func(), error) {
 	store, err := openStore(o, cwd, stderr)
 	if err != nil {
 		return nil, nil, nil, err
@@ -264,26 +264,41 @@ func openAgent(o printOptions, cwd string, stderr io.Writer, shell bash.ShellCon
 		closeStore()
 		return nil, nil, nil, err
 	}
+	agent.FollowSettings(live)
 	return agent, executor, closeStore, nil
 }
 
-func modeSetup(o printOptions) (cwd string, settings *session.Settings, spec string, err error) {
+// modeSetup is what the TUI, print and RPC mode read before they start: the
+// cwd, the settings files (followed from now on), the bash tool's settings
+// as they are at start (the rc snapshot is left to warmSnapshot) and the
+// model spec ("" = none configured).
+func modeSetup(o printOptions) (cwd string, live *session.LiveSettings, ts bash.ToolSettings, spec string, err error) {
 	if cwd, err = os.Getwd(); err != nil {
-		return "", nil, "", err
+		return "", nil, ts, "", err
 	}
-	if settings, err = session.LoadSettings(cwd); err != nil {
-		return "", nil, "", err
+	if live, err = session.WatchSettings(cwd); err != nil {
+		return "", nil, ts, "", err
 	}
-	spec, err = resolveModel(o.model, settings)
-	return cwd, settings, spec, err
+	settings, _ := live.Current()
+	if spec, err = resolveModel(o.model, settings); err != nil {
+		return "", nil, ts, "", err
+	}
+	if ts, err = live.ToolSettings(); err != nil {
+		return "", nil, ts, "", err
+	}
+	return cwd, live, ts, spec, nil
 }
+
+// warmSnapshot takes the rc snapshot of ts's shell (cached per shell and
+// env), so that the first command does not wait for it.
+func warmSnapshot(ts bash.ToolSettings) { bash.GetOrCreateSnapshot(ts.Shell.Path, ts.Shell.Env) }
 
 func printMode(o printOptions, mode string, messages []string, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, settings, spec, err := modeSetup(o)
+	cwd, live, toolSettings, spec, err := modeSetup(o)
 	if err != nil {
 		return fail(err)
 	}
@@ -295,13 +310,10 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	if err != nil {
 		return fail(err)
 	}
-	toolSettings, err := bashToolSettings(settings)
-	if err != nil {
-		return fail(err)
-	}
 	defer bash.CloseAll()
+	warmSnapshot(toolSettings)
 
-	agent, executor, closeStore, err := openAgent(o, cwd, stderr, toolSettings.Shell)
+	agent, executor, closeStore, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
 	if err != nil {
 		return fail(err)
 	}
@@ -378,7 +390,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, settings, spec, err := modeSetup(o)
+	cwd, live, toolSettings, spec, err := modeSetup(o)
 	if err != nil {
 		return fail(err)
 	}
@@ -389,11 +401,8 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	toolSettings, err := bashToolSettings(settings)
-	if err != nil {
-		return fail(err)
-	}
 	defer bash.CloseAll() // stdin EOF: no shell and no process of a run is left
+	warmSnapshot(toolSettings)
 
 	executor := bash.Default()
 	var (
@@ -425,6 +434,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return nil, err
 		}
+		agent.FollowSettings(live) // settings.json edits apply from the next command
 		if store != nil {
 			stores = append(stores, store)
 		}

@@ -35,7 +35,7 @@ func runTUI(o printOptions, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, settings, spec, err := modeSetup(o)
+	cwd, live, toolSettings, spec, err := modeSetup(o)
 	if err != nil {
 		return fail(err)
 	}
@@ -53,16 +53,12 @@ func runTUI(o printOptions, stderr io.Writer) int {
 	}
 	// The rc snapshot is taken in the background: the first frame does not
 	// wait for the user's rc files, only the first command might.
-	toolSettings, err := bashToolSettingsLazy(settings)
-	if err != nil {
-		return fail(err)
-	}
 	defer bash.CloseAll() // after the TUI: no shell of a bang command is left
 	var warm sync.WaitGroup
-	warm.Go(func() { bash.GetOrCreateSnapshot(toolSettings.Shell.Path, toolSettings.Shell.Env) })
+	warm.Go(func() { warmSnapshot(toolSettings) })
 	defer warm.Wait() // before CloseAll removes the snapshots
 
-	agent, executor, closeStore, err := openAgent(o, cwd, stderr, toolSettings.Shell)
+	agent, executor, closeStore, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
 	if err != nil {
 		return fail(err)
 	}

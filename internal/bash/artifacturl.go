@@ -23,18 +23,28 @@ var artifactURLRE = regexp.MustCompile(`artifact://[0-9]+`)
 type quoting int
 
 const (
-	quoteNone   quoting = iota // a bare word: insert a single-quoted path
-	quoteSingle                // inside '…': the path goes in as is
-	quoteDouble                // inside "…" or a heredoc body: as is, specials escaped
-	quoteRaw                   // a quoted heredoc's body: exactly as is
+	quoteNone    quoting = iota // a bare word: insert a single-quoted path
+	quoteLiteral                // inside '…', "…" or a quoted heredoc: the shell reads it as text, so do we
+	quoteHeredoc                // an unquoted heredoc's body: the path, its $ ` \ escaped
 )
 
-// expandArtifactURLs replaces every artifact://N in command with the
-// absolute path of that artifact, quoted for where it stands, so the
-// command reads the file. An unknown id is an error for the model (nothing
-// runs). Comments are left alone.
+// expandArtifactURLs replaces every artifact://N that the shell would see as
+// (part of) a word of its own with the absolute path of that artifact,
+// quoted for where it stands, so the command reads the file: a bare word,
+// a word inside $(…), `…` or <(…) (also within double quotes, which start a
+// new unquoted context there), and an unquoted heredoc's body. Inside single
+// or double quotes and in a quoted heredoc it is literal text and stays as
+// written: `echo "see artifact://7"` prints that text and needs no artifact
+// 7, and `cat > notes <<'EOF'` writes the URL, not a path of this machine.
+// An unknown id among the expanded ones is an error for the model (nothing
+// runs). Comments are left alone, and so is a command that does not parse:
+// what is quoted is unknown there, and bash reports the syntax error.
 func expandArtifactURLs(command string, res ArtifactResolver) (string, error) {
 	if res == nil || !strings.Contains(command, "artifact://") {
+		return command, nil
+	}
+	f, err := parseBashSource(command)
+	if err != nil {
 		return command, nil
 	}
 	type repl struct {
@@ -43,66 +53,58 @@ func expandArtifactURLs(command string, res ArtifactResolver) (string, error) {
 	}
 	var repls []repl
 	add := func(text string, off int, q quoting) {
+		if q == quoteLiteral {
+			return
+		}
 		for _, m := range artifactURLRE.FindAllStringIndex(text, -1) {
 			repls = append(repls, repl{off + m[0], off + m[1], q})
 		}
 	}
-	f, err := parseBashSource(command)
-	if err != nil {
-		// Not valid shell: bare words are the best guess.
-		add(command, 0, quoteNone)
-	} else {
-		hdocs := map[*syntax.Word]quoting{}
-		syntax.Walk(f, func(n syntax.Node) bool {
-			if r, ok := n.(*syntax.Redirect); ok && r.Hdoc != nil {
-				q := quoteDouble
-				if r.Word != nil && r.Word.Lit() == "" {
-					q = quoteRaw // <<'EOF' or <<"EOF": the body is not expanded
-				}
-				hdocs[r.Hdoc] = q
+	hdocs := map[*syntax.Word]quoting{}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if r, ok := n.(*syntax.Redirect); ok && r.Hdoc != nil {
+			q := quoteHeredoc
+			if r.Word != nil && r.Word.Lit() == "" {
+				q = quoteLiteral // <<'EOF' or <<"EOF": the body is not expanded
 			}
-			return true
-		})
-		var walk func(n syntax.Node, q quoting) bool
-		walk = func(n syntax.Node, q quoting) bool {
-			switch x := n.(type) {
-			case *syntax.Word:
-				if hq, ok := hdocs[x]; ok {
-					for _, p := range x.Parts {
-						syntax.Walk(p, func(c syntax.Node) bool { return walk(c, hq) })
-					}
-					return false
-				}
-			case *syntax.Lit:
-				add(x.Value, int(x.Pos().Offset()), q)
-			case *syntax.SglQuoted:
-				// Value excludes the opening quote (and a $ for $'…').
-				off := int(x.Pos().Offset()) + 1
-				if x.Dollar {
-					off++
-				}
-				add(x.Value, off, quoteSingle)
-			case *syntax.CmdSubst, *syntax.ProcSubst:
-				if q != quoteNone {
-					// "$(…)" starts a new, unquoted context.
-					syntax.Walk(x, func(c syntax.Node) bool {
-						if c == x {
-							return true
-						}
-						return walk(c, quoteNone)
-					})
-					return false
-				}
-			case *syntax.DblQuoted:
+			hdocs[r.Hdoc] = q
+		}
+		return true
+	})
+	var walk func(n syntax.Node, q quoting) bool
+	walk = func(n syntax.Node, q quoting) bool {
+		switch x := n.(type) {
+		case *syntax.Word:
+			if hq, ok := hdocs[x]; ok {
 				for _, p := range x.Parts {
-					syntax.Walk(p, func(c syntax.Node) bool { return walk(c, quoteDouble) })
+					syntax.Walk(p, func(c syntax.Node) bool { return walk(c, hq) })
 				}
 				return false
 			}
-			return true
+		case *syntax.Lit:
+			add(x.Value, int(x.Pos().Offset()), q)
+		case *syntax.SglQuoted:
+			return false // '…' and $'…' are text
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			if q != quoteNone {
+				// "$(…)" and a heredoc's $(…) start a new, unquoted context.
+				syntax.Walk(x, func(c syntax.Node) bool {
+					if c == x {
+						return true
+					}
+					return walk(c, quoteNone)
+				})
+				return false
+			}
+		case *syntax.DblQuoted:
+			for _, p := range x.Parts {
+				syntax.Walk(p, func(c syntax.Node) bool { return walk(c, quoteLiteral) })
+			}
+			return false
 		}
-		syntax.Walk(f, func(n syntax.Node) bool { return walk(n, quoteNone) })
+		return true
 	}
+	syntax.Walk(f, func(n syntax.Node) bool { return walk(n, quoteNone) })
 	sort.Slice(repls, func(i, j int) bool { return repls[i].start < repls[j].start })
 	var b strings.Builder
 	last := 0
@@ -118,12 +120,8 @@ func expandArtifactURLs(command string, res ArtifactResolver) (string, error) {
 		switch r.q {
 		case quoteNone:
 			b.WriteString(shellSingleQuote(path))
-		case quoteSingle:
-			b.WriteString(strings.ReplaceAll(path, "'", `'\''`))
-		case quoteDouble:
-			b.WriteString(escapeDouble(path))
-		case quoteRaw:
-			b.WriteString(path)
+		case quoteHeredoc:
+			b.WriteString(escapeHeredoc(path))
 		}
 		last = r.end
 	}
@@ -135,11 +133,12 @@ func shellSingleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// escapeDouble escapes what is special inside double quotes.
-func escapeDouble(s string) string {
+// escapeHeredoc escapes what is special in an unquoted heredoc's body ($,
+// ` and \; a double quote is plain text there).
+func escapeHeredoc(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if r == '$' || r == '`' || r == '"' || r == '\\' {
+		if r == '$' || r == '`' || r == '\\' {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)

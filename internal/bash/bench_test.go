@@ -450,3 +450,30 @@ func BenchmarkBrokenShellReturns(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTrailingHead is one tool call with a trailing `| head -n 5`
+// (SPEC §1.1: the stage taken off, its upstream in a subshell, the output
+// closed after 5 lines) next to Executor.Run of the same text, where bash's
+// own head runs: what the extraction costs or saves per call.
+func BenchmarkTrailingHead(b *testing.B) {
+	for _, cmd := range []string{"seq 1 100 | head -n 5", "yes | head -n 5", "echo x; seq 1 100000 | head -n 5"} {
+		b.Run("tool/"+cmd, func(b *testing.B) {
+			e, cfg, _ := warmExecutor(b)
+			tl := &Tool{Executor: e}
+			tc := ToolContext{Cwd: b.TempDir(), Settings: ToolSettings{Shell: cfg}}
+			for b.Loop() {
+				res, err := tl.Execute(context.Background(), ToolParams{Command: cmd}, tc, nil)
+				if err != nil || strings.Count(res.Text, "\n") != 5 {
+					b.Fatalf("%q: %v %+v", cmd, err, res)
+				}
+			}
+		})
+		b.Run("bash-pipeline/"+cmd, func(b *testing.B) {
+			e, cfg, _ := warmExecutor(b)
+			for b.Loop() {
+				r, err := e.Run(context.Background(), cmd, RunOptions{Shell: cfg})
+				mustExit0(b, r, err)
+			}
+		})
+	}
+}

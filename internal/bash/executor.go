@@ -227,7 +227,7 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 			break
 		}
 		res = s.run(ctx, runSpec{cwd: opts.Cwd, command: command, timeout: left, stopLines: opts.StopAfterLines,
-			state: opts.State, capture: opts.Capture, scrub: opts.Shell.ScrubEnv}, out)
+			state: opts.State, capture: opts.Capture, scrub: opts.Shell.ScrubEnv, cfgEnv: opts.Shell.Env}, out)
 		e.release(s)
 		if res.retry && attempt == 0 {
 			continue

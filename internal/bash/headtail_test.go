@@ -1,9 +1,12 @@
 package bash
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestApplyHeadTail(t *testing.T) {
@@ -92,5 +95,59 @@ func TestApplyHeadTailLarge(t *testing.T) {
 	}
 	if got.Text != "line\nline\nline\n" || !got.HeadApplied || !got.TailApplied {
 		t.Fatalf("got %q %+v", got.Text[:min(len(got.Text), 40)], got.Applied)
+	}
+}
+
+func TestReadLineRange(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := write("a", "1\n2\n3\n4")
+	for _, c := range []struct {
+		from, to  int
+		keepStart bool
+		text      string
+		first     int
+		ok        bool
+	}{
+		{2, 3, true, "2\n3\n", 2, true},
+		{2, 3, false, "2\n3\n", 2, true},
+		{3, 9, false, "3\n4", 3, true}, // the last line has no "\n"
+		{4, 4, true, "4", 4, true},
+		{5, 6, true, "", 0, false}, // past the end
+	} {
+		text, first, cut, ok := readLineRange(p, c.from, c.to, c.keepStart)
+		if text != c.text || first != c.first || cut || ok != c.ok {
+			t.Errorf("%d-%d keepStart %v: %q %d %v %v", c.from, c.to, c.keepStart, text, first, cut, ok)
+		}
+	}
+	if _, _, _, ok := readLineRange(filepath.Join(dir, "missing"), 1, 2, true); ok {
+		t.Error("a missing file reads")
+	}
+	if _, _, _, ok := readLineRange(write("nl", "1\n2\n"), 3, 3, true); ok {
+		t.Error("a final \\n starts no line")
+	}
+	// One line longer than the cap: its first 50 KB, not split inside a
+	// character; from the end, its last 50 KB.
+	long := strings.Repeat("é", 40000) // 80000 bytes
+	p = write("long", "a\n"+long+"\nb\n")
+	text, first, cut, ok := readLineRange(p, 2, 2, true)
+	if !ok || !cut || first != 2 || len(text) != 51200 || text != long[:51200] {
+		t.Errorf("long line, keepStart: %d bytes, first %d, cut %v", len(text), first, cut)
+	}
+	text, first, cut, ok = readLineRange(p, 1, 3, false)
+	if !ok || !cut || first != 2 || !strings.HasSuffix(text, "é\nb\n") || len(text) > 51200 || !utf8.ValidString(text) {
+		t.Errorf("long line, from the end: %d bytes, first %d, cut %v", len(text), first, cut)
+	}
+	// Whole lines are kept while they fit.
+	p = write("many", strings.Repeat("0123456789\n", 10000))
+	text, _, cut, ok = readLineRange(p, 1, 10000, true)
+	if !ok || !cut || len(text) != 4654*11 || !strings.HasSuffix(text, "\n") {
+		t.Errorf("keepStart cut: %d bytes, cut %v", len(text), cut)
 	}
 }

@@ -67,8 +67,11 @@ func DefaultInterceptorRules() []InterceptorRule {
 			Tool:    "grep", Message: msgGrep, check: checkGrep,
 		},
 		{
-			Pattern: `(?s)^\s*(?:find|fd|locate)\s(?:.*\s)?(?:-name|-iname|-type|--type|-glob|--glob)(?:[\s=]|$)`,
-			Tool:    "find", Message: msgFind, check: checkFind,
+			// fd's own flags count too: -t/--type, -g/--glob, -e/--extension,
+			// also inside a cluster of short flags (`-tf`, `-HIt f`).
+			Pattern: `(?s)^\s*(?:(?:find|locate)\s(?:.*\s)?(?:-name|-iname|-type|--type|-glob|--glob)` +
+				`|(?:fd|fdfind)\s(?:.*\s)?(?:--type|--glob|--extension|-[A-Za-z0-9]*[tge][A-Za-z0-9]*))(?:[\s=]|$)`,
+			Tool: "find", Message: msgFind, check: checkFind,
 		},
 		{
 			Pattern: `(?s)^\s*sed\s(?:.*\s)?(?:-[nrsuzEb]*i|--in-place(?:[\s=]|$))`,
@@ -337,6 +340,9 @@ func (c segmentCheck) holds(seg cmdSegment) bool {
 		// grep over a here-string or heredoc filters text, not files.
 		return !hasHereInput(st)
 	case checkFind:
+		if name, _ := wordLiteral(call.Args[0]); name == "fd" || name == "fdfind" {
+			return fdFilters(call)
+		}
 		return anyLiteralArg(call, func(a string) bool {
 			switch a {
 			case "-name", "-iname", "-type", "--type", "-glob", "--glob":
@@ -499,6 +505,50 @@ func awkInPlace(call *syntax.CallExpr) bool {
 		case strings.HasPrefix(a, "-i") && isInplace(a[2:]),
 			strings.HasPrefix(a, "--include=") && isInplace(a[len("--include="):]):
 			return true
+		}
+	}
+	return false
+}
+
+// fdValueFlags are fd's short flags that take a value, as the rest of their
+// cluster or as the next word: -d depth, -E exclude, -c color, -j threads,
+// -S size, -o owner, -C directory, -x/-X a command to run.
+const fdValueFlags = "dEcjSoCxX"
+
+// fdFilters reports an fd name, type or glob filter among the arguments:
+// -t/--type, -e/--extension, -g/--glob, alone or in a cluster (`-tf`,
+// `-HIt f`, `-ge`). Values of other flags are skipped, and the words after
+// -x/--exec/-X/--exec-batch are the command fd runs, not its flags.
+func fdFilters(call *syntax.CallExpr) bool {
+	args, lit := literalArgs(call)
+	for i := 0; i < len(args); i++ {
+		if !lit[i] {
+			continue
+		}
+		a := args[i]
+		switch {
+		case a == "--" || a == "--exec" || a == "--exec-batch":
+			return false
+		case a == "--type" || a == "--glob" || a == "--extension" ||
+			strings.HasPrefix(a, "--type=") || strings.HasPrefix(a, "--extension="):
+			return true
+		case strings.HasPrefix(a, "--") || !strings.HasPrefix(a, "-") || a == "-":
+		default:
+			for j := 1; j < len(a); j++ {
+				c := a[j]
+				if c == 't' || c == 'e' || c == 'g' {
+					return true
+				}
+				if strings.IndexByte(fdValueFlags, c) >= 0 {
+					if c == 'x' || c == 'X' {
+						return false
+					}
+					if j == len(a)-1 {
+						i++ // the value is the next word
+					}
+					break
+				}
+			}
 		}
 	}
 	return false

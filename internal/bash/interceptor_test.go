@@ -68,6 +68,22 @@ func TestDefaultInterceptorRules(t *testing.T) {
 		{"find . -mtime -1", ""},
 		{"find . -newer '-name'x", ""},
 		{"fd foo", ""},
+		// fd's short flags (issue 11): the same as --type and --glob.
+		{"fd -t f x", "find"},
+		{"fd -g '*.go'", "find"},
+		{"fd -tf x", "find"},
+		{"fd -HI -t d build", "find"},
+		{"fd -HIt f", "find"},
+		{"fd -e go", "find"},
+		{"fd --extension=go", "find"},
+		{"fdfind -t f x", "find"},
+		{"cd src && fd -g '*.go'", "find"},
+		{"fd -H foo", ""},
+		{"fd -d 2 foo", ""},             // max depth, no filter
+		{"fd -E target foo", ""},        // exclude takes a value
+		{"fd -Et foo", ""},              // exclude pattern "t"
+		{"fd foo -x sed -e s/a/b/", ""}, // -e belongs to the command fd runs
+		{"fd -- -t", ""},
 
 		// sed -i
 		{"sed -i 's/a/b/' f", "edit"},
@@ -310,6 +326,24 @@ func TestInterceptionConfiguredRulesPerSegment(t *testing.T) {
 	} {
 		if got := CheckInterception(cmd, []InterceptorRule{fromSettings}, []string{"write"}); got.Blocked != want {
 			t.Errorf("regex-only write rule on %q: blocked=%v want %v", cmd, got.Blocked, want)
+		}
+	}
+}
+
+// The find rule's regex alone (a default written to settings and read
+// back) catches fd's short flags too, and still needs a filter flag.
+func TestRegexOnlyFindRuleKnowsFdShortFlags(t *testing.T) {
+	data, _ := json.Marshal(DefaultInterceptorRules()[3])
+	var rule InterceptorRule
+	if err := json.Unmarshal(data, &rule); err != nil || rule.Tool != "find" {
+		t.Fatalf("%s %v", data, err)
+	}
+	for cmd, want := range map[string]bool{
+		"fd -t f x": true, "fd -g '*.go'": true, "fd -tf x": true, "fd -e go": true, "fd --type f": true,
+		"find . -name x": true, "fd foo": false, "fd -H foo": false, "find . -mtime -1": false,
+	} {
+		if got := CheckInterception(cmd, []InterceptorRule{rule}, []string{"find"}); got.Blocked != want {
+			t.Errorf("regex-only find rule on %q: blocked=%v want %v", cmd, got.Blocked, want)
 		}
 	}
 }

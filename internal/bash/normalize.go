@@ -7,8 +7,8 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// NormalizedCommand is the result of NormalizeCommand: the command to run and
-// the line limit that was extracted from a trailing `| head`/`| tail` stage.
+// NormalizedCommand is the result of NormalizeCommand: the trimmed command
+// without a trailing `| head`/`| tail` stage, and that stage's line limit.
 type NormalizedCommand struct {
 	Command   string // command to run, limit removed, trimmed at both ends (interior whitespace kept exactly)
 	HeadLines int    // 0 = none
@@ -44,13 +44,13 @@ func parseBashSource(src string) (*syntax.File, error) {
 // The limit is extracted only when all of these hold, otherwise the command is
 // returned trimmed and otherwise unchanged:
 //   - raw parses as bash;
-//   - the last top-level statement is a pipeline (`|`, not `|&`) that is not
-//     negated (`!`), backgrounded (`&`) or redirected as a whole. Only the last
-//     top-level statement is considered: in `cd x; ls | head -5` the limit is
-//     taken (and then applies to the output of the whole command, as the
-//     reference did); `make && ./app | head -5` is an && list, not a
-//     pipeline, and is left alone because cutting it would also limit make's
-//     output;
+//   - the last top-level statement is a pipeline (`|`, not `|&`), or an
+//     `&&`/`||` list that ends in one, and neither the pipeline nor the list
+//     is negated (`!`), backgrounded (`&`) or redirected as a whole. Only the
+//     end of the text is considered: in `cd x; ls | head -5` and in
+//     `make && ./app | head -5` the limit is taken, and it then applies to the
+//     output of the whole command, make's included (SPEC §1.1; the
+//     reference's regex took it from both);
 //   - the pipeline's last stage is a simple command whose name is the bare word
 //     `head` or `tail`, with no assignments and no redirections, and whose
 //     arguments are exactly one line count: `-n N`, `-nN` or `-N`, N a positive
@@ -69,55 +69,49 @@ func NormalizeCommand(raw string) NormalizedCommand {
 	return n
 }
 
-// cmdShape describes NormalizedCommand.Command when a limit was extracted,
-// read off the same parse: the bash tool decides from it whether dropping
-// the stage keeps the shell's semantics.
-type cmdShape struct {
-	single   bool // one top-level statement: its output tail is the whole tail
-	stopSafe bool // and closing its output early ends only what head would end
-}
-
-func normalize(raw string) (NormalizedCommand, cmdShape) {
+// normalize is NormalizeCommand that also returns the command the bash tool
+// runs. With a limit extracted, that is NormalizedCommand.Command with the
+// removed stage's upstream in a subshell, `cd x; ( ls )`: bash ran it in one
+// as a pipeline stage, so a builtin or a loop there still cannot end or
+// change the session shell (`exit 3 | tail -n 1`), and closing the output
+// after N lines ends that subshell, not the session shell (Tool.Execute).
+// Without a limit the two are the same.
+func normalize(raw string) (NormalizedCommand, string) {
 	trimmed := trimShellSpace(raw)
 	out := NormalizedCommand{Command: trimmed}
-	var shape cmdShape
 	if !strings.Contains(trimmed, "head") && !strings.Contains(trimmed, "tail") {
-		return out, shape // fast path: nothing to extract, skip the parse
+		return out, trimmed // fast path: nothing to extract, skip the parse
 	}
 	f, err := parseBashSource(raw)
 	if err != nil || len(f.Stmts) == 0 {
-		return out, shape
+		return out, trimmed
 	}
-	last := f.Stmts[len(f.Stmts)-1]
-	if last.Negated || last.Background || last.Coprocess || last.Disown || len(last.Redirs) > 0 {
-		return out, shape
-	}
-	pipe, ok := last.Cmd.(*syntax.BinaryCmd)
-	if !ok || pipe.Op != syntax.Pipe {
-		return out, shape
+	pipe := trailingPipeline(f.Stmts[len(f.Stmts)-1])
+	if pipe == nil {
+		return out, trimmed
 	}
 	isHead, n, ok := headTailStage(pipe.Y)
 	if !ok {
-		return out, shape
+		return out, trimmed
 	}
 	// The stage must be the very last thing in the text.
 	yEnd := int(pipe.Y.End().Offset())
 	if yEnd > len(raw) || trimShellSpace(raw[yEnd:]) != "" {
-		return out, shape
+		return out, trimmed
 	}
 	// Cut at the end of the upstream statement (not at the `|`, so that a
 	// backslash-newline before the pipe does not leave a dangling `\`).
-	xEnd := int(pipe.X.End().Offset())
-	if xEnd <= 0 || xEnd > int(pipe.OpPos.Offset()) {
-		return out, shape // e.g. a heredoc body after the stage: not a plain suffix
+	xPos, xEnd := int(pipe.X.Pos().Offset()), int(pipe.X.End().Offset())
+	if xEnd <= 0 || xEnd > int(pipe.OpPos.Offset()) || xPos >= xEnd {
+		return out, trimmed // e.g. a heredoc body after the stage: not a plain suffix
 	}
 	cmd := trimShellSpace(raw[:xEnd])
 	if cmd == "" {
-		return out, shape
+		return out, trimmed
 	}
 	// Defensive: the cut must still be a valid command on its own.
 	if _, err := parseBashSource(cmd); err != nil {
-		return out, shape
+		return out, trimmed
 	}
 	out.Command = cmd
 	if isHead {
@@ -125,9 +119,34 @@ func normalize(raw string) (NormalizedCommand, cmdShape) {
 	} else {
 		out.TailLines = n
 	}
-	shape.single = len(f.Stmts) == 1
-	shape.stopSafe = shape.single && stopSafeStmt(pipe.X)
-	return out, shape
+	// The spaces keep `( (cd x && make) )` from reading as `((` arithmetic.
+	run := trimShellSpace(raw[:xPos] + "( " + raw[xPos:xEnd] + " )")
+	if _, err := parseBashSource(run); err != nil {
+		run = cmd
+	}
+	return out, run
+}
+
+// trailingPipeline returns the pipeline that ends st, through the right
+// operands of `&&`/`||` lists, or nil when st does not end in one that
+// could be cut (negated, backgrounded or redirected as a whole).
+func trailingPipeline(st *syntax.Stmt) *syntax.BinaryCmd {
+	for {
+		if st.Negated || st.Background || st.Coprocess || st.Disown || len(st.Redirs) > 0 {
+			return nil
+		}
+		b, ok := st.Cmd.(*syntax.BinaryCmd)
+		switch {
+		case !ok:
+			return nil
+		case b.Op == syntax.AndStmt || b.Op == syntax.OrStmt:
+			st = b.Y
+		case b.Op == syntax.Pipe:
+			return b
+		default:
+			return nil
+		}
+	}
 }
 
 // headTailStage reports whether st is a bare `head`/`tail` call with exactly a

@@ -38,6 +38,9 @@ func TestNormalizeCommand(t *testing.T) {
 		{"last of several lines", "cd x\nls | tail -2", NormalizedCommand{"cd x\nls", 0, 2}},
 		{"subshell upstream", "(cd x && make) | tail -30", NormalizedCommand{"(cd x && make)", 0, 30}},
 		{"heredoc body, trailing newline", "cat <<EOF\n  | head -5\nEOF\n", NormalizedCommand{"cat <<EOF\n  | head -5\nEOF", 0, 0}},
+		{"end of && list", "make && ./app | head -5", NormalizedCommand{"make && ./app", 5, 0}},
+		{"end of || list", "a || b | tail -n 2", NormalizedCommand{"a || b", 0, 2}},
+		{"end of mixed list", "a; b && c || d | e | head -3", NormalizedCommand{"a; b && c || d | e", 3, 0}},
 		{"procsubst upstream", "diff <(ls a) <(ls b) | head -4", NormalizedCommand{"diff <(ls a) <(ls b)", 4, 0}},
 
 		// left alone (trimmed only)
@@ -56,7 +59,6 @@ func TestNormalizeCommand(t *testing.T) {
 		{"followed by ;", "ls | head -5; echo done", NormalizedCommand{"ls | head -5; echo done", 0, 0}},
 		{"trailing ;", "ls | head -5;", NormalizedCommand{"ls | head -5;", 0, 0}},
 		{"followed by &&", "ls | head -5 && echo ok", NormalizedCommand{"ls | head -5 && echo ok", 0, 0}},
-		{"inside && list", "make && ./app | head -5", NormalizedCommand{"make && ./app | head -5", 0, 0}},
 		{"not the last statement", "ls | head -5\necho done", NormalizedCommand{"ls | head -5\necho done", 0, 0}},
 		{"pipe-all", "(cd x && make) |& tail -30", NormalizedCommand{"(cd x && make) |& tail -30", 0, 0}},
 		{"redirect after head", "cat file | head -n 5 > out.txt", NormalizedCommand{"cat file | head -n 5 > out.txt", 0, 0}},
@@ -77,6 +79,9 @@ func TestNormalizeCommand(t *testing.T) {
 		{"assignment on stage", "ls | LC_ALL=C head -5", NormalizedCommand{"ls | LC_ALL=C head -5", 0, 0}},
 		{"backgrounded", "ls | head -5 &", NormalizedCommand{"ls | head -5 &", 0, 0}},
 		{"negated", "! ls | head -5", NormalizedCommand{"! ls | head -5", 0, 0}},
+		{"negated in && list", "a && ! ls | head -5", NormalizedCommand{"a && ! ls | head -5", 0, 0}},
+		{"backgrounded && list", "a && ls | head -5 &", NormalizedCommand{"a && ls | head -5 &", 0, 0}},
+		{"head as the && operand", "a && head -5", NormalizedCommand{"a && head -5", 0, 0}},
 		{"time", "time ls | head -5", NormalizedCommand{"time ls | head -5", 0, 0}},
 		{"count overflow", "ls | head -99999999999999999999999", NormalizedCommand{"ls | head -99999999999999999999999", 0, 0}},
 		{"newline then pipe does not parse", "a\n| head -3", NormalizedCommand{"a\n| head -3", 0, 0}},
@@ -92,6 +97,28 @@ func TestNormalizeCommand(t *testing.T) {
 				t.Errorf("NormalizeCommand(%q)\n got  %#v\n want %#v", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// The command the tool runs has the removed stage's upstream in a subshell,
+// as bash ran it as a pipeline stage; without a limit it is the trimmed
+// command itself.
+func TestNormalizeRunsUpstreamInSubshell(t *testing.T) {
+	for in, want := range map[string]string{
+		"  seq 1 5 | head -2\n":                    "( seq 1 5 )",
+		"cd x; ls | head -5":                       "cd x; ( ls )",
+		"make && ./app 2>&1 | tail -n 3":           "make && ( ./app 2>&1 )",
+		"(cd x && make) | tail -30":                "( (cd x && make) )",
+		"a | b | head -3":                          "( a | b )",
+		"exit 3 | tail -n 1":                       "( exit 3 )",
+		"for i in 1 2; do echo $i; done | head -1": "( for i in 1 2; do echo $i; done )",
+		"a \\\n| head -3":                          "( a )",
+		"ls | head -5; echo done":                  "ls | head -5; echo done",
+		"  echo hi  ":                              "echo hi",
+	} {
+		if _, got := normalize(in); got != want {
+			t.Errorf("normalize(%q) runs %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -132,9 +159,9 @@ func TestNormalizeCommandLarge(t *testing.T) {
 	start := time.Now()
 	got := NormalizeCommand(in)
 	elapsed := time.Since(start)
-	// `a && b | head` is an && list: left alone, but it must be fast.
-	if got.Command != in || got.HeadLines != 0 {
-		t.Fatalf("unexpected extraction on && list (len %d)", len(got.Command))
+	// `a && b | head` ends in a pipeline: extracted, and fast.
+	if got.Command != upstream || got.HeadLines != 3 {
+		t.Fatalf("&& list: head %d, len %d vs %d", got.HeadLines, len(got.Command), len(upstream))
 	}
 	// Same size as separate lines ending in a pipeline: extracted.
 	lines := strings.ReplaceAll(upstream, " && ", "\n")
@@ -174,11 +201,16 @@ func FuzzNormalizeCommand(f *testing.F) {
 		"(cd x && make) |& tail -30",
 		"echo \"a | head -5",
 		"for i in 1 2; do echo $i; done | sort -n | tail -5",
+		"make && ./app | head -5",
+		"a || b | tail -n 2",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		got := NormalizeCommand(raw)
+		got, run := normalize(raw)
+		if got != NormalizeCommand(raw) {
+			t.Fatalf("normalize and NormalizeCommand differ on %q", raw)
+		}
 		trimmed := trimShellSpace(raw)
 		if got.HeadLines < 0 || got.TailLines < 0 || (got.HeadLines > 0 && got.TailLines > 0) {
 			t.Fatalf("bad limits %#v", got)
@@ -190,8 +222,8 @@ func FuzzNormalizeCommand(f *testing.F) {
 			t.Fatalf("result %q is not a substring of %q", got.Command, raw)
 		}
 		if got.HeadLines == 0 && got.TailLines == 0 {
-			if got.Command != trimmed {
-				t.Fatalf("no limit but command changed: %q -> %q", raw, got.Command)
+			if got.Command != trimmed || run != trimmed {
+				t.Fatalf("no limit but command changed: %q -> %q, runs %q", raw, got.Command, run)
 			}
 			return
 		}
@@ -202,6 +234,21 @@ func FuzzNormalizeCommand(f *testing.F) {
 		rest := trimmed[len(got.Command):]
 		if !strings.Contains(rest, "|") || (!strings.Contains(rest, "head") && !strings.Contains(rest, "tail")) {
 			t.Fatalf("removed suffix %q does not look like a head/tail stage", rest)
+		}
+		// What runs is the stripped command with a subshell around its end:
+		// P + "( " + X + " )" where P + X is the stripped command (X's end
+		// may keep a character the trim removes, such as \v), or the
+		// stripped command itself when the parser rejects that.
+		if _, err := parseBashSource(run); err != nil {
+			t.Fatalf("runs %q, which does not parse: %v", run, err)
+		}
+		inner, ok := strings.CutSuffix(run, " )")
+		found := run == got.Command
+		for i := 0; ok && !found && i+2 <= len(inner); i++ {
+			found = inner[i:i+2] == "( " && trimShellSpace(inner[:i]+inner[i+2:]) == got.Command
+		}
+		if !found {
+			t.Fatalf("runs %q for %q", run, got.Command)
 		}
 		// Idempotence on the stripped command is not required (it may hold
 		// another stage), but normalizing it again must not panic either.

@@ -99,9 +99,32 @@ func TestToolPTYResultShaping(t *testing.T) {
 	if r.IsError || r.Content != "1\n2\n" {
 		t.Fatalf("head: %+v", r)
 	}
+	// The same rule as on the engine (SPEC §1.1): the stage is taken off, the
+	// command runs without it (a PTY cannot close its output early) and the
+	// limit cuts the whole output; the exit status is the command's own.
+	for cmd, want := range map[string]string{
+		"false | head -n 1":             "(no output)\n\nCommand exited with code 1",
+		"/bin/false | head -n 1":        "(no output)\n\nCommand exited with code 1",
+		"echo x; seq 1 100 | head -n 3": "x\n1\n2\n",
+		"seq 1 100 | head -n 5":         "1\n2\n3\n4\n5\n",
+	} {
+		if r := te.exec(t, ToolParams{Command: cmd}); r.Content != want {
+			t.Errorf("%q: %q", cmd, r.Content)
+		}
+	}
+	if r := te.exec(t, ToolParams{Command: "seq 1 100 | head -n 5", Head: iptr(7)}); r.Content != "1\n2\n3\n4\n5\n6\n7\n" {
+		t.Errorf("explicit head over the extracted one: %q", r.Content)
+	}
 	r = te.exec(t, ToolParams{Command: "true"})
 	if r.IsError || r.Content != "(no output)" {
 		t.Fatalf("empty: %+v", r)
+	}
+	// The PTY keeps no first lines aside: the head argument on a truncated
+	// output reads them from the artifact, and the notice says so.
+	r = te.exec(t, ToolParams{Command: "seq 1 200000", Head: iptr(2)})
+	if tr := r.Details.Meta.Truncation; r.IsError || tr == nil ||
+		r.Content != "1\n2\n\n\n[Showing lines 1-2 of 200000. Full: artifact://"+tr.ArtifactID+"]" {
+		t.Fatalf("head on a truncated PTY output: %q", short(r.Content))
 	}
 }
 

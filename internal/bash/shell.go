@@ -453,7 +453,8 @@ type runSpec struct {
 	stopLines    int
 	state        *SessionState // nil = the shell keeps its own state
 	capture      CaptureMode
-	scrub        []string // names kept from this shell when the state is applied
+	scrub        []string          // names kept from this shell when the state is applied
+	cfgEnv       map[string]string // the shell's shell.env: the settings' own, not the state's
 }
 
 // runOutcome is the engine-level result of one run on one session.
@@ -676,7 +677,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	if st := spec.state; st != nil {
 		if v := st.Version(); v > 0 && (s.state != st || s.stateVer != v) {
 			applyPath := filepath.Join(s.dir, "a")
-			if err := os.WriteFile(applyPath, st.applyScript(spec.scrub, cwd == ""), 0o600); err == nil {
+			if err := os.WriteFile(applyPath, st.applyScript(spec.scrub, cwd == "", spec.cfgEnv), 0o600); err == nil {
 				req = appendShellQuoted(req, applyPath)
 				applied = v
 			}
@@ -974,7 +975,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 				s.state, s.stateVer = spec.state, applied
 			}
 			if spec.state != nil && spec.capture != CaptureNone && !out.reset {
-				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil && spec.state.update(dump, spec.capture, spec.scrub) {
+				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil && spec.state.update(dump, spec.capture, spec.scrub, spec.cfgEnv) {
 					s.state, s.stateVer = spec.state, spec.state.Version()
 				}
 			}

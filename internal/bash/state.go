@@ -106,7 +106,7 @@ var unsafeOptions = map[string]bool{
 // update applies a dump written by __agentsh_dump (see the init script):
 // NUL-separated records P cwd, X name value…, F functions, A aliases, O
 // options. It returns false when the dump is malformed.
-func (st *SessionState) update(dump []byte, mode CaptureMode, scrub []string) bool {
+func (st *SessionState) update(dump []byte, mode CaptureMode, scrub []string, cfgEnv map[string]string) bool {
 	fields := bytes.Split(dump, []byte{0})
 	var cwd, funcs, aliases, opts string
 	env := map[string]string{}
@@ -123,8 +123,13 @@ func (st *SessionState) update(dump []byte, mode CaptureMode, scrub []string) bo
 			if i+2 >= len(fields) {
 				return false
 			}
-			if name := string(fields[i+1]); !neverCarried(name) {
-				env[name] = string(fields[i+2])
+			// A variable with the value shell.env gives it comes from the
+			// settings, not from a command: the settings stay in charge of
+			// it (an edit of shell.env applies from the next command).
+			if name, val := string(fields[i+1]), string(fields[i+2]); !neverCarried(name) {
+				if cv, ok := cfgEnv[name]; !ok || cv != val {
+					env[name] = val
+				}
 			}
 			i += 3
 		case "F", "A", "O":
@@ -215,8 +220,9 @@ func Scrubbed(name string, patterns []string) bool {
 // applyScript is the bash text that makes a shell's state the captured one.
 // It runs inside the prologue function, so its helpers are local. Names
 // matching scrub are left out (a model's shell never receives secrets from
-// the user's). With cwd set, it also changes directory.
-func (st *SessionState) applyScript(scrub []string, withCwd bool) []byte {
+// the user's), and the target's shell.env names are never unset. With cwd
+// set, it also changes directory.
+func (st *SessionState) applyScript(scrub []string, withCwd bool, cfgEnv map[string]string) []byte {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var b []byte
@@ -244,6 +250,12 @@ for __agentsh_i in "${__agentsh_v[@]}"; do [[ -n ${__agentsh_k[$__agentsh_i]-} |
 			if !strings.ContainsAny(p, "|()'\"\\ \t\n$`") {
 				b = append(b, '|')
 				b = append(b, p...)
+			}
+		}
+		for k := range cfgEnv { // the target's own shell.env
+			if validName(k) {
+				b = append(b, '|')
+				b = append(b, k...)
 			}
 		}
 		b = append(b, `) ]] || \builtin unset -v -- "$__agentsh_i" 2>/dev/null; done

@@ -122,13 +122,17 @@ type ToolSettings struct {
 
 // ToolContext is what the surrounding agent knows at the time of a call.
 type ToolContext struct {
-	Cwd        string   // session working directory
-	ToolNames  []string // tools available right now (for the interceptor)
-	HasUI      bool
-	Terminal   TerminalUI        // the UI's PTY host; nil = headless (default size, no overlay)
-	Artifacts  ArtifactAllocator // nil = no artifacts
-	Settings   ToolSettings
-	SessionKey string // "" on the tool path (SPEC §2.1)
+	Cwd       string   // session working directory
+	ToolNames []string // tools available right now (for the interceptor)
+	HasUI     bool
+	Terminal  TerminalUI        // the UI's PTY host; nil = headless (default size, no overlay)
+	Artifacts ArtifactAllocator // nil = no artifacts
+	Settings  ToolSettings
+	// SettingsError is why the settings files could not be read for this
+	// call (a syntax error saved mid-session): the call fails with it
+	// rather than run on settings the user has replaced.
+	SettingsError error
+	SessionKey    string // "" on the tool path (SPEC §2.1)
 	// State is the agent session's shell state: applied to the model's
 	// shell before a call, and updated after a call that may change it.
 	State *SessionState
@@ -262,7 +266,7 @@ func TruncationNotice(t *TruncationMeta) string {
 		fmt.Fprintf(&b, "Showing %d of %d lines", t.OutputLines, t.TotalLines)
 	}
 	if t.TruncatedBy == "bytes" {
-		fmt.Fprintf(&b, " (%s limit)", FormatSize(t.OutputBytes))
+		fmt.Fprintf(&b, " (%s limit)", FormatSize(sink.DefaultMaxBytes))
 	}
 	if t.ArtifactID != "" {
 		b.WriteString(". Full: artifact://" + t.ArtifactID)
@@ -380,40 +384,60 @@ type Tool struct {
 // Execute runs one bash tool call through normalization, interception,
 // validation, the engine and result shaping. Failures are *ToolError or
 // *ToolAbortError; pass the pair to Finalize for what the model sees.
+//
+// Head and tail (SPEC §1.1, §1.6): NormalizeCommand takes one trailing
+// `| head -n N` or `| tail -n N` (also -nN, -N) off the command, whatever
+// comes before it (`make; ls | head -5`, `for …; done | head -3`,
+// `a && b | tail -2`), and the command without it runs. The limit is then
+// applied to the command's whole output, stdout and stderr merged as the
+// engine merges them (head first, then tail), and the exit status is the
+// command's own: `false | head -n 1` and `/bin/false | head -n 1` both exit
+// 1, `echo x; seq 1 100 | head -n 3` gives x, 1 and 2. The head and tail
+// arguments, when given, replace the extracted values (0 = no limit); the
+// extracted ones are only a fallback.
+//
+// The removed stage's upstream runs in a subshell, as it did as a pipeline
+// stage (normalize), and on the non-PTY engine an extracted head stops the
+// command once its output reaches the head count: the output is closed, as
+// head would close it, so an endless producer (`yes | head -n 5`) ends at
+// once. This gives exactly the first lines the limit keeps; the differences
+// from running to the end are that whatever still writes then dies of
+// SIGPIPE, so earlier statements of a list that print past the limit are
+// stopped too (as in `{ make; ls; } | head -5`; a builtin among them ends
+// the session shell itself, which the engine replaces), and that a SIGPIPE death
+// (status 141) of the command is reported as 0, because a pipeline into head
+// would have succeeded. A program that ignores SIGPIPE and fails on the
+// closed output keeps its own status. The PTY cannot close its output early:
+// there the command runs to its end and the limit cuts the text.
+//
+// On a truncated output the notice and details.meta.truncation describe
+// exactly the lines returned, with the artifact link to the whole output.
 func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpdate func(string)) (*ToolResult, error) {
 	if strings.TrimSpace(p.Command) == "" {
 		return nil, &ToolError{Message: "Command must not be empty"}
 	}
-	norm, shape := normalize(p.Command)
-	command, head, tail := norm.Command, norm.HeadLines, norm.TailLines
-	usePTY := ShouldUsePTY(tc.Settings.VirtualTerminal, tc.HasUI, os.Getenv)
-	stopAfter := 0
-	switch {
-	case norm.HeadLines > 0 && shape.stopSafe && !usePTY:
-		// The command is that one pipeline: run it without the head and
-		// close its output after N lines, which is what head would do.
-		if p.Head == nil {
-			stopAfter = norm.HeadLines
-		}
-	case norm.HeadLines > 0 || (norm.TailLines > 0 && !shape.single):
-		// (ours) `make; ls | head -5` or `for …; done | head -3`: without
-		// the pipe, head would apply to everything the command printed (or
-		// to the 50 KB tail of it), so the shell's own head/tail runs. A
-		// PTY cannot stop early either, so there head runs as written too.
-		command, head, tail = strings.TrimSpace(p.Command), 0, 0
+	if tc.SettingsError != nil {
+		return nil, &ToolError{Message: tc.SettingsError.Error()}
 	}
+	norm, command := normalize(p.Command)
+	head, tail := norm.HeadLines, norm.TailLines
 	if p.Head != nil {
 		head = *p.Head
 	}
 	if p.Tail != nil {
 		tail = *p.Tail
 	}
+	usePTY := ShouldUsePTY(tc.Settings.VirtualTerminal, tc.HasUI, os.Getenv)
+	stopAfter := 0
+	if norm.HeadLines > 0 && head > 0 && !usePTY {
+		stopAfter = head
+	}
 	if tc.Settings.InterceptorEnabled {
 		rules := tc.Settings.InterceptorRules
 		if len(rules) == 0 {
 			rules = DefaultInterceptorRules()
 		}
-		if r := CheckInterception(command, rules, tc.ToolNames); r.Blocked {
+		if r := CheckInterception(norm.Command, rules, tc.ToolNames); r.Blocked {
 			return nil, &ToolError{Message: BlockedMessage(r.Message, p.Command),
 				Details: ToolDetails{SuggestedTool: r.SuggestedTool}}
 		}
@@ -476,16 +500,14 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		details.TimedOut = true
 		return nil, &ToolError{Message: res.Output, Details: details}
 	}
-	text := res.Output
-	if head > 0 && res.Truncated && res.Head != "" {
-		// The tail buffer no longer holds the first lines; the executor
-		// kept them aside.
-		text = res.Head
+	if res.ArtifactID == "" {
+		artPath = ""
 	}
-	if ht := ApplyHeadTail(text, head, tail); ht.Applied {
-		text = ht.Text
-		details.HeadTailApplied = true
+	text, meta, applied := shapeOutput(res, head, tail, artPath)
+	if old := details.Meta; old != nil && old.Truncation != nil && meta != nil && meta.Truncation != nil {
+		meta.Truncation.ArtifactError = old.Truncation.ArtifactError // why there is no artifact
 	}
+	details.Meta, details.HeadTailApplied = meta, applied
 	if text == "" {
 		text = "(no output)"
 	}
@@ -508,6 +530,8 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 	opts := RunOptions{
 		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
 		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stopAfter,
+		// The tail buffer loses the first lines of a long output; the
+		// executor keeps them aside for the head argument.
 		CaptureHeadLines: max(head, 0),
 		State:            tc.State,
 	}

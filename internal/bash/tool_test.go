@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -301,45 +302,196 @@ func TestShouldUsePTY(t *testing.T) {
 	}
 }
 
-func TestExtractedHeadDoesNotCutEarlierStatements(t *testing.T) {
+// seqLines is the output of `seq from to`.
+func seqLines(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	return b.String()
+}
+
+// A trailing `| head`/`| tail` follows SPEC §1.1 for every command shape
+// (issue 11 §5): the stage is taken off, the command without it runs, the
+// limit cuts the command's whole output (stdout and stderr merged) and the
+// exit status is the command's own, the same for a builtin as for a program.
+func TestTrailingHeadTailSPECRule(t *testing.T) {
 	te := newToolEnv(t)
-	flag := filepath.Join(te.tc.Cwd, "after")
-	r := te.exec(t, ToolParams{Command: "seq 5; sleep 0.2; echo more; touch after; seq 10 | head -n 2"})
-	if _, err := os.Stat(flag); err != nil {
-		t.Fatalf("the command was cut short: %v (%q)", err, r.Content)
-	}
-	// (ours) With earlier statements the shell's own head runs, so only the
-	// last pipeline is limited, exactly as typed.
-	if r.IsError || r.Content != "1\n2\n3\n4\n5\nmore\n1\n2\n" {
-		t.Fatalf("%+v", r)
-	}
-	// An explicit head argument overrides the extracted one, early stop included.
-	r = te.exec(t, ToolParams{Command: "seq 100 | head -n 5", Head: iptr(20)})
-	if strings.Count(r.Content, "\n") != 20 || !strings.HasSuffix(r.Content, "\n20\n") {
-		t.Fatalf("explicit head: %q", r.Content)
-	}
-	// A shell loop piped to head must not take the session shell down.
 	pid := te.exec(t, ToolParams{Command: "echo $$"}).Content
-	r = te.exec(t, ToolParams{Command: "for i in $(seq 100000); do echo $i; done | head -n 3"})
-	if r.Content != "1\n2\n3\n" {
-		t.Fatalf("loop: %q", short(r.Content))
+	for _, c := range []struct {
+		cmd, out string
+		code     int
+	}{
+		{"false | head -n 1", "", 1},
+		{"/bin/false | head -n 1", "", 1},
+		{"false | tail -n 1", "", 1},
+		{"/bin/false | tail -n 1", "", 1},
+		{"sh -c 'seq 1 5; exit 3' | head -n 1", "1\n", 3},
+		// The upstream of the stage runs in a subshell, as a pipeline stage
+		// does: its exit ends that subshell, not the session shell.
+		{"exit 3 | tail -n 1", "", 3},
+		{"echo x; seq 1 100 | head -n 3", "x\n1\n2\n", 0},
+		{"echo x; /usr/bin/seq 1 100 | head -n 3", "x\n1\n2\n", 0},
+		{"seq 1 3; seq 10 20 | head -5", "1\n2\n3\n10\n11\n", 0},
+		{"seq 1 3; seq 10 20 | tail -n2", "19\n20\n", 0},
+		{"for i in 1 2 3 4; do echo $i; done | head -3", "1\n2\n3\n", 0},
+		{"true && seq 1 10 | tail -n 2", "9\n10\n", 0},
+		{"false && seq 1 10 | head -n 2", "", 1},
+		{"false || seq 1 10 | head -n 2", "1\n2\n", 0},
+		// stderr is part of the output the limit cuts.
+		{"sh -c 'echo err >&2; seq 1 5' | head -n 3", "err\n1\n2\n", 0},
+		{"sh -c 'seq 1 5; echo done >&2; exit 4' | tail -n 2", "5\ndone\n", 4},
+		// An endless producer is stopped after N lines; its SIGPIPE death
+		// counts as success.
+		{"yes | head -n 5", "y\ny\ny\ny\ny\n", 0},
+		{"echo x; yes | head -n 3", "x\ny\ny\n", 0},
+		{"while :; do echo y; done | head -n 2", "y\ny\n", 0},
+		{"for i in $(seq 100000); do echo $i; done | head -n 3", "1\n2\n3\n", 0},
+	} {
+		r := te.exec(t, ToolParams{Command: c.cmd, Timeout: fptr(30)})
+		want := c.out
+		if want == "" {
+			want = "(no output)"
+		}
+		if c.code != 0 {
+			want += fmt.Sprintf("\n\nCommand exited with code %d", c.code)
+		}
+		if r.Content != want || r.IsError != (c.code != 0) || r.Details.ExitCode == nil || *r.Details.ExitCode != c.code {
+			t.Errorf("%q: got %q (error %v), want %q", c.cmd, short(r.Content), r.IsError, want)
+		}
 	}
+	// None of these ended or replaced the session shell.
 	if again := te.exec(t, ToolParams{Command: "echo $$"}).Content; again != pid {
 		t.Fatalf("session shell replaced: %s then %s", pid, again)
 	}
+	// A builtin of the session shell itself that writes after the output
+	// was closed ends that shell; the result is still the first lines, and
+	// the next command runs on a new shell.
+	r := te.exec(t, ToolParams{Command: "seq 1 5; echo mid; seq 1 3 | head -n 2"})
+	if r.IsError || r.Content != "1\n2\n" {
+		t.Errorf("builtin after the limit: %+v", r)
+	}
+	if r := te.exec(t, ToolParams{Command: "echo after"}); r.IsError || r.Content != "after\n" {
+		t.Errorf("after a builtin was cut: %+v", r)
+	}
+	// The head and tail arguments replace the extracted values (SPEC §1.1);
+	// the extracted one is kept only where no argument is given.
+	for _, c := range []struct {
+		p    ToolParams
+		want string
+	}{
+		{ToolParams{Command: "seq 1 100 | head -n 5", Head: iptr(20)}, seqLines(1, 20)},
+		{ToolParams{Command: "seq 1 100 | head -n 5", Head: iptr(2)}, "1\n2\n"},
+		{ToolParams{Command: "seq 1 100 | head -n 5", Head: iptr(0)}, seqLines(1, 100)},
+		{ToolParams{Command: "seq 1 100 | tail -n 5", Tail: iptr(8)}, seqLines(93, 100)},
+		{ToolParams{Command: "seq 1 100 | tail -n 5", Head: iptr(2)}, "1\n2\n"}, // head first, then tail
+		{ToolParams{Command: "seq 1 100 | head -n 50", Tail: iptr(2)}, "49\n50\n"},
+		{ToolParams{Command: "yes | head -n 5", Head: iptr(20), Timeout: fptr(30)}, strings.Repeat("y\n", 20)},
+	} {
+		if r := te.exec(t, c.p); r.Content != c.want || r.IsError {
+			t.Errorf("%q head %v tail %v: %q", c.p.Command, c.p.Head, c.p.Tail, short(r.Content))
+		}
+	}
 }
 
-func TestEarlyStopSafe(t *testing.T) {
-	for cmd, want := range map[string]bool{
-		"yes": true, "seq 1 10": true, "a | b": true, "a |& b": true,
-		"echo hi": false, "for i in 1; do echo; done": false, "a; b": false,
-		"a && b": false, "a &": false, "{ a; }": false, "f=1": false, "$X": false, "'echo 'x": false,
-	} {
-		f, err := parseBashSource(cmd)
-		got := err == nil && len(f.Stmts) == 1 && stopSafeStmt(f.Stmts[0])
-		if got != want {
-			t.Errorf("earlyStopSafe(%q) = %v", cmd, got)
+// checkSeqLines checks that text is lines start..end of `seq 1 N`; the
+// first may be cut at its start and an unterminated last one at its end, as
+// the 50 KB cap cuts them.
+func checkSeqLines(t *testing.T, text string, start, end int) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) != end-start+1 {
+		t.Fatalf("%d lines for the range %d-%d: %q", len(lines), start, end, short(text))
+	}
+	for i, l := range lines {
+		n := strconv.Itoa(start + i)
+		if l != n && !(i == 0 && strings.HasSuffix(n, l)) &&
+			!(i == len(lines)-1 && !strings.HasSuffix(text, "\n") && strings.HasPrefix(n, l)) {
+			t.Fatalf("line %d of the range %d-%d is %q: %q", start+i, start, end, l, short(text))
 		}
+	}
+}
+
+// After the head/tail arguments on a truncated output, the notice and
+// details.meta.truncation describe the lines returned, not the 50 KB tail
+// they came from, and keep the artifact link (issue 11).
+func TestHeadTailNoticeDescribesShownLines(t *testing.T) {
+	te := newToolEnv(t)
+	const total, totalBytes = 200000, 1288895
+	for _, c := range []struct {
+		p          ToolParams
+		text       string // "" = only checked against the range
+		start, end int    // 0 = only checked to be consistent
+		dir, by    string
+	}{
+		{ToolParams{Command: "seq 1 200000", Tail: iptr(3)}, "199998\n199999\n200000\n", 199998, 200000, "tail", "lines"},
+		{ToolParams{Command: "seq 1 200000", Head: iptr(3)}, "1\n2\n3\n", 1, 3, "head", "lines"},
+		{ToolParams{Command: "seq 1 200000", Head: iptr(10), Tail: iptr(2)}, "9\n10\n", 9, 10, "tail", "lines"},
+		// The middle of the output is in neither buffer: read from the artifact.
+		{ToolParams{Command: "seq 1 200000", Head: iptr(150000), Tail: iptr(2)}, "149999\n150000\n", 149999, 150000, "tail", "lines"},
+		{ToolParams{Command: "seq 1 200000", Head: iptr(150000), Tail: iptr(100000)}, "", 0, 150000, "tail", "bytes"},
+		{ToolParams{Command: "seq 1 200000; exit 2", Tail: iptr(2)}, "199999\n200000\n", 199999, 200000, "tail", "lines"},
+		// More than 50 KB of lines asked for: the first or last 50 KB of them.
+		{ToolParams{Command: "seq 1 200000", Head: iptr(120000)}, "", 1, 0, "head", "bytes"},
+		{ToolParams{Command: "seq 1 200000", Tail: iptr(120000)}, "", 0, 200000, "tail", "bytes"},
+	} {
+		r := te.exec(t, c.p)
+		tr := r.Details.Meta.Truncation
+		if tr == nil {
+			t.Fatalf("%+v: no truncation meta: %q", c.p, short(r.Content))
+		}
+		id := tr.ArtifactID
+		text, notice, ok := strings.Cut(r.Content, "\n\n[Showing ")
+		if !ok || id == "" || !strings.HasSuffix(r.Content, "Full: artifact://"+id+"]") {
+			t.Fatalf("%+v: notice or link missing: %q", c.p, short(r.Content))
+		}
+		text, _ = strings.CutSuffix(text, "\n\nCommand exited with code 2")
+		if c.text != "" && text != c.text {
+			t.Errorf("%+v: text %q, want %q", c.p, short(text), c.text)
+		}
+		checkSeqLines(t, text, tr.ShownRange.Start, tr.ShownRange.End)
+		if (c.start != 0 && tr.ShownRange.Start != c.start) || (c.end != 0 && tr.ShownRange.End != c.end) ||
+			tr.Direction != c.dir || tr.TruncatedBy != c.by || tr.TotalLines != total || tr.TotalBytes != totalBytes ||
+			tr.OutputBytes != len(text) || tr.OutputLines != tr.ShownRange.End-tr.ShownRange.Start+1 || !r.Details.HeadTailApplied {
+			t.Errorf("%+v: meta %+v", c.p, tr)
+		}
+		limit := ""
+		if c.by == "bytes" {
+			limit = " (50.0KB limit)"
+		}
+		want := fmt.Sprintf("lines %d-%d of %d%s. Full: artifact://%s]", tr.ShownRange.Start, tr.ShownRange.End, total, limit, id)
+		if notice != want {
+			t.Errorf("%+v: notice %q, want %q", c.p, notice, want)
+		}
+	}
+	// A trailing `| tail -n 3` cuts the whole output, which was truncated:
+	// the notice gives those three lines and links the full output.
+	// `| head -n 20000` stops the command after 20000 lines, of which the
+	// last 50 KB are shown, numbered in those 20000.
+	r := te.exec(t, ToolParams{Command: "seq 1 200000 | tail -n 3"})
+	if tr := r.Details.Meta.Truncation; tr == nil ||
+		r.Content != "199998\n199999\n200000\n\n\n[Showing lines 199998-200000 of 200000. Full: artifact://"+tr.ArtifactID+"]" {
+		t.Errorf("| tail -n 3: %q %+v", short(r.Content), r.Details.Meta)
+	}
+	r = te.exec(t, ToolParams{Command: "seq 1 200000 | head -n 20000"})
+	text, _, _ := strings.Cut(r.Content, "\n\n[Showing ")
+	if tr := r.Details.Meta.Truncation; tr == nil || tr.TotalLines != 20000 || tr.ShownRange.End != 20000 {
+		t.Errorf("| head -n 20000: %+v", r.Details.Meta)
+	} else {
+		checkSeqLines(t, text, tr.ShownRange.Start, tr.ShownRange.End)
+	}
+	// Without an artifact folder the notice still says which lines are shown.
+	te.tc.Artifacts = nil
+	r = te.exec(t, ToolParams{Command: "seq 1 200000", Tail: iptr(2)})
+	if r.Content != "199999\n200000\n\n\n[Showing lines 199999-200000 of 200000]" {
+		t.Errorf("no artifacts: %q", short(r.Content))
+	}
+	r = te.exec(t, ToolParams{Command: "seq 1 200000", Head: iptr(150000), Tail: iptr(2)})
+	text, _, _ = strings.Cut(r.Content, "\n\n[Showing ")
+	if tr := r.Details.Meta.Truncation; tr == nil || tr.ArtifactID != "" || tr.TruncatedBy != "bytes" {
+		t.Errorf("no artifacts, middle lines: %+v", tr)
+	} else {
+		checkSeqLines(t, text, tr.ShownRange.Start, tr.ShownRange.End)
 	}
 }
 
@@ -364,9 +516,9 @@ func TestExplicitHeadOnHugeOutput(t *testing.T) {
 	if !strings.HasPrefix(r.Content, "9\n10\n\n\n[") {
 		t.Fatalf("%q", short(r.Content))
 	}
-	// `make; ls | head`-like commands keep the shell's own head.
+	// In `make; ls | head`-like commands the head limits the whole output.
 	r = te.exec(t, ToolParams{Command: "seq 3; seq 100000 | head -n 2"})
-	if r.Content != "1\n2\n3\n1\n2\n" {
+	if r.Content != "1\n2\n" {
 		t.Fatalf("%q", short(r.Content))
 	}
 }

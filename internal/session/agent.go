@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"agentsh/internal/bash"
@@ -49,7 +50,8 @@ type AgentSession struct {
 	artifacts *ArtifactManager // nil = no artifact folder (SPEC §6)
 	exec      *bash.Executor
 	shell     bash.ShellConfig
-	state     *bash.SessionState // cwd, exports, functions, aliases, options of every shell of the session
+	state     *bash.SessionState           // cwd, exports, functions, aliases, options of every shell of the session
+	live      atomic.Pointer[LiveSettings] // nil: shell and the callers' settings as given
 	now       func() time.Time
 
 	mu          sync.Mutex
@@ -85,6 +87,13 @@ func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) 
 	}
 	return a, nil
 }
+
+// FollowSettings makes the session read its settings from l on every
+// command instead of using what it was given: bang commands take the shell
+// config, and ToolContext the bash tool's settings, from the files as they
+// are at that moment (SPEC §2.2), so an edit of settings.json applies from
+// the next command.
+func (a *AgentSession) FollowSettings(l *LiveSettings) { a.live.Store(l) }
 
 // ID returns the session id (also the bang commands' shell session key).
 func (a *AgentSession) ID() string { return a.id }
@@ -218,6 +227,15 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 	if strings.TrimSpace(command) == "" {
 		return BashRun{}, errors.New("Command must not be empty") //lint:ignore ST1005 user-facing text
 	}
+	shell := a.shell
+	if l := a.live.Load(); l != nil {
+		ts, err := l.ToolSettings()
+		if err != nil {
+			return BashRun{}, err
+		}
+		shell = ts.Shell
+		shell.ScrubEnv = nil // the user's own commands keep the whole environment
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.mu.Lock()
@@ -243,7 +261,7 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 		}
 	}
 	res, err := a.exec.Run(ctx, command, bash.RunOptions{
-		Shell: a.shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
+		Shell: shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
 		State: a.state, Capture: bash.CaptureAll,
 		ArtifactPath: artPath, ArtifactID: artID, OnChunk: onChunk,
 	})

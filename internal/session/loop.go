@@ -237,10 +237,16 @@ func toLLM(ms []Message) []llm.Message {
 }
 
 // ToolContext is the bash tool's context for this session: its cwd and
-// artifact folder (none without a store), settings as given. ToolNames is
+// artifact folder (none without a store), and the settings: as given, or,
+// once the session follows its settings files (FollowSettings), as the
+// files are now (with SettingsError when they no longer load). ToolNames is
 // left empty: the tools registry fills it in at call time.
 func (a *AgentSession) ToolContext(settings bash.ToolSettings) bash.ToolContext {
-	tc := bash.ToolContext{Cwd: a.Cwd(), Settings: settings, State: a.state}
+	var settingsErr error
+	if l := a.live.Load(); l != nil {
+		settings, settingsErr = l.ToolSettings()
+	}
+	tc := bash.ToolContext{Cwd: a.Cwd(), Settings: settings, SettingsError: settingsErr, State: a.state}
 	if a.artifacts != nil {
 		tc.Artifacts = a.artifacts
 	}

@@ -524,6 +524,14 @@ func TestSystemPrompt(t *testing.T) {
 	if strings.Contains(SystemPrompt("/d", []string{"bash"}), "read tool") {
 		t.Error("read tool mentioned without one")
 	}
+	// Output is cut by bytes only: the prompt promises no line cap (issue 11).
+	if regexp.MustCompile(`\d[\d,]* lines`).MatchString(p) || !strings.Contains(p, "(over 50KB; there is no line limit)") {
+		t.Errorf("truncation described wrongly:\n%s", p)
+	}
+	// artifact:// is a path only where the shell would expand a word.
+	if !strings.Contains(p, "an unquoted `artifact://ID`") || !strings.Contains(p, "inside quotes it stays literal text") {
+		t.Errorf("artifact:// expansion described wrongly:\n%s", p)
+	}
 }
 
 func (s oaSSE) event(name, data string) {

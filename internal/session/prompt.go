@@ -26,14 +26,15 @@ func SystemPrompt(cwd string, toolNames []string) string {
 		b.WriteByte('\n')
 	}
 	b.WriteString("\nOutput truncation:\n" +
-		"- Long tool output (over 50KB or 2000 lines) is truncated to its tail: you see the last lines, then a notice such as " +
+		"- Long tool output (over 50KB; there is no line limit) is truncated to its tail: you see its last 50KB, then a notice such as " +
 		"`[Showing lines 9901-10000 of 10000 (50.0KB limit). Full: artifact://3]`.\n" +
 		"- `artifact://ID` is the complete, untruncated output of that command, saved by the session. It can be read in full")
 	if slices.Contains(toolNames, "read") {
 		b.WriteString(" with the read tool (pass `artifact://ID` as the path; use offset and limit for a part of it)")
 	}
 	b.WriteString(". Prefer narrowing a command (grep, the bash tool's head and tail parameters) over reading everything. " +
-		"In bash commands, `artifact://ID` is replaced by the artifact's file path (e.g. `wc -l artifact://3`).\n")
+		"In bash commands, an unquoted `artifact://ID` (also inside `$(…)` or an unquoted heredoc) is replaced by the " +
+		"artifact's file path (e.g. `wc -l artifact://3`); inside quotes it stays literal text.\n")
 	b.WriteString("\nCurrent working directory: " + cwd + "\n")
 	return b.String()
 }

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"agentsh/internal/bash"
@@ -98,15 +100,8 @@ func LoadSettings(cwd string) (*Settings, error) {
 // missing file contributes nothing; a file that exists but cannot be read or
 // parsed is an error.
 func LoadSettingsFrom(globalPath, projectPath string) (*Settings, error) {
-	s := &Settings{VirtualTerminal: "off", ShellScrubEnv: bash.DefaultScrubEnv(), Raw: map[string]any{}}
-	paths := []string{globalPath}
-	if projectPath != "" && (globalPath == "" || filepath.Clean(projectPath) != filepath.Clean(globalPath)) {
-		paths = append(paths, projectPath)
-	}
-	for _, p := range paths {
-		if p == "" {
-			continue
-		}
+	var files []settingsFile
+	for _, p := range settingsPaths(globalPath, projectPath) {
 		data, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -114,18 +109,247 @@ func LoadSettingsFrom(globalPath, projectPath string) (*Settings, error) {
 		if err != nil {
 			return nil, fmt.Errorf("settings: %w", err)
 		}
-		tree, err := parseSettingsFile(p, data)
+		files = append(files, settingsFile{path: p, data: data})
+	}
+	return buildSettings(files)
+}
+
+// settingsPaths lists the files to merge, in order, without a project file
+// that is the global one.
+func settingsPaths(globalPath, projectPath string) []string {
+	var paths []string
+	if globalPath != "" {
+		paths = append(paths, globalPath)
+	}
+	if projectPath != "" && (globalPath == "" || filepath.Clean(projectPath) != filepath.Clean(globalPath)) {
+		paths = append(paths, projectPath)
+	}
+	return paths
+}
+
+// settingsFile is the content of one existing settings file.
+type settingsFile struct {
+	path string
+	data []byte
+}
+
+// buildSettings parses and merges files in order.
+func buildSettings(files []settingsFile) (*Settings, error) {
+	s := &Settings{VirtualTerminal: "off", ShellScrubEnv: bash.DefaultScrubEnv(), Raw: map[string]any{}}
+	for _, f := range files {
+		tree, err := parseSettingsFile(f.path, f.data)
 		if err != nil {
 			return nil, err
 		}
 		mergeInto(s.Raw, tree)
-		s.Sources = append(s.Sources, p)
+		s.Sources = append(s.Sources, f.path)
 	}
 	s.applyRaw()
 	if v := os.Getenv(ShellPrefixEnv); v != "" {
 		s.ShellPrefix = v
 	}
 	return s, nil
+}
+
+// ToolSettings turns the settings into the bash tool's (SPEC §2.2): the
+// shell resolved, the interceptor rules converted, and the rc snapshot left
+// to the first run (ShellConfig.LazySnapshot; GetOrCreateSnapshot caches it
+// per shell and env).
+func (s *Settings) ToolSettings() (bash.ToolSettings, error) {
+	shellPath, err := bash.ResolveShell(s.ShellPath)
+	if err != nil {
+		return bash.ToolSettings{}, err
+	}
+	rules := make([]bash.InterceptorRule, 0, len(s.InterceptorPatterns))
+	for _, p := range s.InterceptorPatterns {
+		rules = append(rules, bash.InterceptorRule{Pattern: p.Pattern, Flags: p.Flags, Tool: p.Tool, Message: p.Message})
+	}
+	return bash.ToolSettings{
+		VirtualTerminal:    s.VirtualTerminal,
+		InterceptorEnabled: s.InterceptorEnabled,
+		InterceptorRules:   rules,
+		Shell: bash.ShellConfig{
+			Path:         shellPath,
+			Prefix:       s.ShellPrefix,
+			Env:          s.ShellEnv,
+			ScrubEnv:     s.ShellScrubEnv,
+			LazySnapshot: true,
+		},
+	}, nil
+}
+
+// racyWindow is how long after a file's last change its size and times are
+// not trusted to show the next change: timestamps are coarse (a clock tick,
+// seconds on some filesystems), so a rewrite of the same size within the
+// same tick keeps them. Within the window the content is compared instead.
+const racyWindow = 2 * time.Second
+
+// LiveSettings follows the settings files of one working directory, so a
+// change to shell.env, shell.path, shell.prefix, bash.virtualTerminal or
+// bashInterceptor takes effect from the next command without a restart
+// (SPEC §2.2: each call loads the shell config from settings). Each call
+// costs two stat calls; a file is read again only when its size or times
+// changed (or changed less than racyWindow ago) and parsed again only when
+// its content did. It is safe for concurrent use.
+type LiveSettings struct {
+	paths []string
+
+	mu       sync.Mutex
+	files    []liveFile // one per path
+	stale    bool       // a content changed since the last build
+	cur      *Settings  // the last settings that loaded
+	readErr  error      // a file could not be read this time
+	buildErr error      // the contents as last read do not load
+	tool     bash.ToolSettings
+	toolErr  error
+	toolOf   *Settings // the settings tool was made from
+}
+
+// liveFile is what is known of one settings file.
+type liveFile struct {
+	sig    fileSig
+	data   []byte // nil when the file is missing
+	readAt time.Time
+}
+
+// fileSig identifies a version of a file without reading it.
+type fileSig struct {
+	exists       bool
+	size         int64
+	mtime        int64 // ns
+	ctime, inode uint64
+}
+
+func statSig(path string) fileSig {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fileSig{}
+	}
+	ctime, inode := statExtra(st)
+	return fileSig{exists: true, size: st.Size(), mtime: st.ModTime().UnixNano(), ctime: ctime, inode: inode}
+}
+
+// WatchSettings loads the settings of cwd like LoadSettings and follows the
+// files from then on.
+func WatchSettings(cwd string) (*LiveSettings, error) {
+	project := ""
+	if cwd != "" {
+		project = ProjectSettingsPath(cwd)
+	}
+	return WatchSettingsFrom(GlobalSettingsPath(), project)
+}
+
+// WatchSettingsFrom is WatchSettings for explicit paths (LoadSettingsFrom).
+// An error loading them now is returned: agentsh does not start on a broken
+// settings file.
+func WatchSettingsFrom(globalPath, projectPath string) (*LiveSettings, error) {
+	paths := settingsPaths(globalPath, projectPath)
+	l := &LiveSettings{paths: paths, files: make([]liveFile, len(paths))}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.refreshLocked(true)
+	if err := l.errLocked(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Current returns the settings as the files are now. When they no longer
+// load (a syntax error saved mid-session), it returns the last settings
+// that did together with the error; callers refuse to run a command on
+// settings the user has replaced.
+func (l *LiveSettings) Current() (*Settings, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.refreshLocked(false)
+	return l.cur, l.errLocked()
+}
+
+// ToolSettings is Current turned into the bash tool's settings, converted
+// once per change of the files. On an error the last good tool settings
+// come with it.
+func (l *LiveSettings) ToolSettings() (bash.ToolSettings, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.refreshLocked(false)
+	if l.toolOf != l.cur {
+		l.toolOf = l.cur
+		ts, err := l.cur.ToolSettings()
+		if err == nil {
+			l.tool = ts
+		}
+		l.toolErr = err
+	}
+	if err := l.errLocked(); err != nil {
+		return l.tool, err
+	}
+	return l.tool, l.toolErr
+}
+
+// refreshLocked re-reads the files that may have changed and rebuilds the
+// settings when a content did; force reads and builds in any case.
+func (l *LiveSettings) refreshLocked(force bool) {
+	if force {
+		l.stale = true
+	}
+	l.readErr = nil
+	for i, p := range l.paths {
+		f := &l.files[i]
+		sig := statSig(p)
+		if !force && sig == f.sig && !f.racy() {
+			continue
+		}
+		now := time.Now()
+		data, err := os.ReadFile(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			data = nil
+		case err != nil:
+			l.readErr = fmt.Errorf("settings: %w", err)
+			f.sig = fileSig{} // read it again next time
+			continue
+		case data == nil:
+			data = []byte{} // exists but empty: not the same as missing
+		}
+		if (data == nil) != (f.data == nil) || !bytes.Equal(data, f.data) {
+			l.stale = true
+		}
+		f.sig, f.data, f.readAt = sig, data, now
+	}
+	if l.readErr != nil || !l.stale {
+		return
+	}
+	l.stale = false
+	var files []settingsFile
+	for i, p := range l.paths {
+		if l.files[i].data != nil {
+			files = append(files, settingsFile{path: p, data: l.files[i].data})
+		}
+	}
+	s, err := buildSettings(files)
+	l.buildErr = err
+	if err == nil {
+		l.cur = s
+	}
+}
+
+// errLocked is why the files as they are now do not load, nil when cur is
+// current.
+func (l *LiveSettings) errLocked() error {
+	if l.readErr != nil {
+		return l.readErr
+	}
+	return l.buildErr
+}
+
+// racy reports that the file changed too recently for its size and times
+// to show a further change (see racyWindow).
+func (f *liveFile) racy() bool {
+	if !f.sig.exists {
+		return false
+	}
+	changed := max(f.sig.mtime, int64(f.sig.ctime))
+	return f.readAt.UnixNano()-changed < int64(racyWindow)
 }
 
 // Lookup returns the merged value at a dotted key such as "bash.virtualTerminal".

@@ -11,17 +11,29 @@ import (
 // BashName is the bash tool's name.
 const BashName = "bash"
 
+// bashDescription states the contract the model relies on: a trailing
+// `| head`/`| tail` is taken off and applied to the whole output (SPEC §1.1,
+// see bash.Tool.Execute), the exit status is the command's own, truncation is
+// by bytes only (the sink has no line cap), and the head/tail parameters
+// replace an extracted limit and are described exactly by the notice.
 const bashDescription = "Run a command in bash in the session's working directory and return its output " +
-	"(stdout and stderr combined). Output longer than 50KB or 2000 lines is truncated to its tail, " +
-	"with a notice giving the lines shown and an artifact:// link to the full output. " +
+	"(stdout and stderr combined). A trailing `| head -n N` or `| tail -n N` (also -nN, -N) is taken off the command " +
+	"and applied to the command's whole output, stderr and earlier commands included: `echo x; seq 100 | head -n 3` " +
+	"returns x, 1 and 2. The exit status is the command's own: `false | head -n 1` fails with code 1, like " +
+	"`/bin/false | head -n 1`. With head, the output is closed after N lines, so an endless producer such as " +
+	"`yes | head -n 5` ends at once; whatever still writes then is stopped, and a stop by that closed output " +
+	"(SIGPIPE) counts as success. Output over 50KB is truncated to its last 50KB, with a notice giving the lines " +
+	"shown and an artifact:// link to the full output. The head and tail parameters keep the first or last N lines " +
+	"of the output (head first, then tail) and replace a trailing head or tail of the command; on a truncated " +
+	"output the notice then gives the lines returned and still links the full output. " +
 	"A non-zero exit code is reported as an error together with the output."
 
 var bashSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"command":{"type":"string","description":"The bash command to run."},` +
 	`"timeout":{"type":"number","description":"Timeout in seconds (default 300, between 1 and 3600)."},` +
 	`"cwd":{"type":"string","description":"Working directory for this command, absolute or relative to the session's cwd (default: the session's cwd)."},` +
-	`"head":{"type":"integer","description":"Return only the first N lines of output."},` +
-	`"tail":{"type":"integer","description":"Return only the last N lines of output."}` +
+	`"head":{"type":"integer","description":"Return only the first N lines of the command's output (replaces a trailing | head of the command)."},` +
+	`"tail":{"type":"integer","description":"Return only the last N lines of the command's output, after head when both apply (replaces a trailing | tail of the command)."}` +
 	`},"required":["command"],"additionalProperties":false}`)
 
 type bashTool struct {
