@@ -421,3 +421,19 @@ func BenchmarkCancelIgnoresTerm(b *testing.B) {
 		return countComm(p, "sleep", true) == 1
 	})
 }
+
+// BenchmarkColdStart is the first run on a new executor: start a session
+// (and whatever process containment comes with it), run `true`, return.
+// Closing the executor is outside the timed region.
+func BenchmarkColdStart(b *testing.B) {
+	cfg := benchShellConfig(b)
+	ctx := context.Background()
+	for b.Loop() {
+		e := NewExecutor()
+		r, err := e.Run(ctx, "true", RunOptions{Shell: cfg})
+		mustExit0(b, r, err)
+		b.StopTimer()
+		e.Close()
+		b.StartTimer()
+	}
+}
