@@ -203,16 +203,18 @@ func TestRPCClosedStdoutEndsEverything(t *testing.T) {
 	}
 }
 
-// killExec starts `agentsh exec` on a command that leaves background jobs
-// (one with an empty environment, in a session of its own), waits for its
-// sleeps, SIGKILLs agentsh and returns when every sleep is gone, with the
-// time that took.
-func killExec(tb testing.TB, s *sandbox, env []string) (sleeps []string, took time.Duration) {
+// killExecCommand leaves a background job and one with an empty
+// environment in a session of its own, and waits in a third sleep.
+const killExecCommand = "sleep %s & env -i setsid -f sleep %s; sleep %s"
+
+// killExec starts `agentsh exec` on command (killExecCommand with three
+// sleep durations), waits for its three sleeps, SIGKILLs agentsh and returns
+// when every sleep is gone, with the time that took.
+func killExec(tb testing.TB, s *sandbox, env []string, command string) (sleeps []string, took time.Duration) {
 	sl := sleepArgs(3)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	cmd := s.command(ctx, s.work, env, "exec", "--",
-		fmt.Sprintf("sleep %s & env -i setsid -f sleep %s; sleep %s", sl[0], sl[1], sl[2]))
+	cmd := s.command(ctx, s.work, env, "exec", "--", fmt.Sprintf(command, sl[0], sl[1], sl[2]))
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -245,7 +247,7 @@ func TestExecSIGKILLLeavesNothing(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
 	runtime, tmp, env := privateDirs(t)
-	_, took := killExec(t, s, env)
+	_, took := killExec(t, s, env, killExecCommand)
 	t.Logf("every sleep was gone %v after the SIGKILL", took.Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
@@ -289,13 +291,23 @@ func TestExecSIGKILLLeavesNothing(t *testing.T) {
 // waits in a third sleep) until none of the three sleeps is alive. Goal:
 // within 2 s (issue 11).
 func BenchmarkExecSIGKILLCleanup(b *testing.B) {
+	benchKillExec(b, killExecCommand)
+}
+
+// BenchmarkExecSIGKILLCleanupIgnoresTerm is the same with a background job
+// that ignores SIGTERM: it is SIGKILLed after the grace (400 ms).
+func BenchmarkExecSIGKILLCleanupIgnoresTerm(b *testing.B) {
+	benchKillExec(b, `bash -c 'trap "" TERM; sleep %s' & env -i setsid -f sleep %s; sleep %s`)
+}
+
+func benchKillExec(b *testing.B, command string) {
 	needBash(b)
 	s := benchSandbox(b)
 	_, _, env := privateDirs(b)
 	var total, worst time.Duration
 	n := 0
 	for b.Loop() {
-		_, took := killExec(b, s, env)
+		_, took := killExec(b, s, env, command)
 		total += took
 		worst = max(worst, took)
 		n++
