@@ -83,14 +83,12 @@ type shellSession struct {
 	cfg    ShellConfig
 	key    string
 	guard  *guard.Process // the shell's guardian: ends every process of the session
-	pid    int
 	ctl    *os.File
 	status chan string
 	done   chan struct{} // closed once the shell has exited (or its guardian is gone)
 	exit   int           // exit status of the shell, valid after done
 	dir    string
 	marker []byte
-	grace  time.Duration
 
 	mu        sync.Mutex
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
@@ -213,7 +211,7 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	if err != nil {
 		return nil, fmt.Errorf("start shell: %w", err)
 	}
-	s := &shellSession{cfg: cfg, key: key, dir: dir, grace: grace,
+	s := &shellSession{cfg: cfg, key: key, dir: dir,
 		status: make(chan string, 8), done: make(chan struct{})}
 	s.marker = []byte(markerVar + "=" + randomHex(8))
 	fail := func(err error) (*shellSession, error) {
@@ -257,7 +255,7 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 		stR.Close()
 		return fail(err)
 	}
-	s.guard, s.pid, s.ctl = g, g.Pid(), ctlW
+	s.guard, s.ctl = g, ctlW
 	s.next = make(chan preparedFifo, preparedAhead)
 	for i := 0; i < preparedAhead; i++ {
 		s.schedulePrepare()
