@@ -1,11 +1,13 @@
 package guard
 
 // The guardian side: agentsh re-executes its own binary with envVar set, and
-// this package's init() turns that process into a guardian before any other
-// package of agentsh has initialized (packages initialize in import-path
-// order once their dependencies are done, and "agentsh/internal/guard" sorts
-// before every package that is not one of its dependencies). It never
-// returns to main.
+// this package's init() turns that process into a guardian before most of
+// agentsh's packages have initialized: Go initializes, at each step, the
+// first package in import-path order whose imports are done, and
+// "agentsh/internal/guard" sorts before every standard and third-party
+// package and every agentsh package that does not import it. Keep its
+// imports few: whatever they pull in initializes first. It never returns to
+// main.
 
 import (
 	"os"
