@@ -195,9 +195,15 @@ func Start(c Cmd) (*Process, error) {
 	select {
 	case line = <-first:
 	case <-timer.C:
-		_ = g.Process.Kill()
-		<-p.gone
+		// Whatever it did start, it ends with the lifeline; a guardian
+		// that does not react to that is killed.
 		lifeW.Close()
+		select {
+		case <-p.gone:
+		case <-time.After(c.Grace + stopBound):
+			_ = g.Process.Kill()
+			<-p.gone
+		}
 		return nil, fmt.Errorf("guardian did not start %s within %v", path, startTimeout)
 	}
 	if rest, ok := strings.CutPrefix(line, "P "); ok {

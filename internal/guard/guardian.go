@@ -122,8 +122,7 @@ func guardianMain(args []string) int {
 		say("X set child subreaper: " + e.Error())
 		return exitStart
 	}
-	var self proc.Info
-	self, _ = proc.Stat(os.Getpid())
+	self, _ := proc.Stat(os.Getpid()) // only processes started after it can carry the marker
 
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
