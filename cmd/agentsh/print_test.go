@@ -359,7 +359,8 @@ func TestPrintSignalAborts(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			s := newSandbox(t)
-			script := `printf '%s\n' "$AGENTSH_SHELL_MARK" > ready.tmp && mv ready.tmp ready; sleep 1000`
+			// A background job and a foreground command, as in issue 11.
+			script := `sleep 1000 & printf '%s\n' "$AGENTSH_SHELL_MARK" > ready.tmp && mv ready.tmp ready; sleep 1001`
 			args, _ := json.Marshal(map[string]string{"command": script})
 			srv := newSSEServer(t, func(n int, w sseWriter) { w.bash("call_1", string(args)) })
 			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
