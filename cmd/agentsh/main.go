@@ -167,7 +167,7 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	}
 	defer bash.CloseAll()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signalContext()
 	defer stop()
 
 	arts := session.NewArtifactManager(session.ExecArtifactsDir(wd))
@@ -224,6 +224,18 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return code
+}
+
+// signalContext is cancelled by SIGINT, SIGTERM and SIGHUP (a closed
+// terminal or a stopped service): every mode then cancels its runs, ends
+// their processes, removes its folders and exits. SIGPIPE is caught as well,
+// so that a write to a closed stdout fails with EPIPE, which the modes treat
+// like the end of their input, instead of killing agentsh before it can clean
+// up. (Caught, not ignored: an ignored SIGPIPE would be inherited by every
+// command the shells run.)
+func signalContext() (context.Context, context.CancelFunc) {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }
 
 // bashToolSettings turns the loaded settings into the bash tool's settings

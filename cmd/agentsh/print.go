@@ -11,10 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"agentsh/internal/bash"
@@ -327,8 +325,12 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		return fail(err)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
+	// A failed write of an event (the reader closed stdout) ends the run
+	// like a signal does.
+	ctx, stopOutput := context.WithCancel(ctx)
+	defer stopOutput()
 
 	var emit func(session.Event)
 	var writeErr error
@@ -345,13 +347,18 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		}
 		emit = func(e session.Event) {
 			if writeErr == nil {
-				writeErr = enc.Encode(e)
+				if writeErr = enc.Encode(e); writeErr != nil {
+					stopOutput()
+				}
 			}
 		}
 	}
 
 	for _, msg := range messages {
 		err := agent.Prompt(ctx, msg, provider, model, reg, emit)
+		if writeErr != nil {
+			return fail(writeErr)
+		}
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "agentsh: Request aborted")
 			return 1
@@ -464,8 +471,10 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
+	// stdout closed by the client: Serve returns the write error after the
+	// same shutdown as on stdin EOF, and agentsh exits 1 (docs/rpc.md).
 	err = rpc.Serve(ctx, in, stdout, rpc.Config{NewSession: newSession, Provider: provider, Model: model, Tools: reg})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fail(err)

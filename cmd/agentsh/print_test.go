@@ -352,20 +352,22 @@ func TestPrintContinueAndResume(t *testing.T) {
 	}
 }
 
-// TestPrintSignalAborts: SIGINT/SIGTERM while the model's bash call runs
-// aborts the prompt (stderr, exit 1), kills the command and leaves a
-// session whose tool call has a result.
+// TestPrintSignalAborts: SIGINT/SIGTERM/SIGHUP while the model's bash call
+// runs aborts the prompt (stderr, exit 1), kills the command, removes the
+// folders and leaves a session whose tool call has a result.
 func TestPrintSignalAborts(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			s := newSandbox(t)
-			script := `printf '%s\n' "$AGENTSH_SHELL_MARK" > ready.tmp && mv ready.tmp ready; sleep 1000`
+			// A background job and a foreground command, as in issue 11.
+			script := `sleep 1000 & printf '%s\n' "$AGENTSH_SHELL_MARK" > ready.tmp && mv ready.tmp ready; sleep 1001`
 			args, _ := json.Marshal(map[string]string{"command": script})
 			srv := newSSEServer(t, func(n int, w sseWriter) { w.bash("call_1", string(args)) })
 			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 			defer cancel()
 			var stdout, stderr bytes.Buffer
-			cmd := s.command(ctx, s.work, srv.env(), "--mode", "json", "-p", "wait", "--model", "openai/test")
+			runtime, tmp, dirs := privateDirs(t)
+			cmd := s.command(ctx, s.work, append(srv.env(), dirs...), "--mode", "json", "-p", "wait", "--model", "openai/test")
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -399,6 +401,9 @@ func TestPrintSignalAborts(t *testing.T) {
 				t.Errorf("no aborted agent_end event: %q", clip(r.stdout))
 			}
 			assertNoMarkedProcs(t, mark)
+			if left := agentshFolders(runtime, tmp); len(left) > 0 {
+				t.Errorf("folders left: %q", left)
+			}
 			files := s.sessionFiles()
 			if len(files) != 1 {
 				t.Fatalf("session files %q", files)

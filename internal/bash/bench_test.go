@@ -477,3 +477,19 @@ func BenchmarkTrailingHead(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkColdStart is the first run on a new executor: start a session
+// (and whatever process containment comes with it), run `true`, return.
+// Closing the executor is outside the timed region.
+func BenchmarkColdStart(b *testing.B) {
+	cfg := benchShellConfig(b)
+	ctx := context.Background()
+	for b.Loop() {
+		e := NewExecutor()
+		r, err := e.Run(ctx, "true", RunOptions{Shell: cfg})
+		mustExit0(b, r, err)
+		b.StopTimer()
+		e.Close()
+		b.StartTimer()
+	}
+}

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"agentsh/internal/guard"
 	"agentsh/internal/proc"
 	"agentsh/internal/pty"
 	"bufio"
@@ -12,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -156,11 +156,11 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, readBufferSize); ret
 type shellSession struct {
 	cfg    ShellConfig
 	key    string
-	cmd    *exec.Cmd
-	pid    int
+	guard  *guard.Process // the shell's guardian: ends every process of the session
+	pid    int            // bash's
 	ctl    *os.File
 	status chan string
-	done   chan struct{} // closed once the shell process has been waited for
+	done   chan struct{} // closed once the shell has exited (or its guardian is gone)
 	exit   int           // exit status of the shell, valid after done
 	dir    string
 	marker []byte
@@ -175,9 +175,7 @@ type shellSession struct {
 	// capture (so a shell that is behind gets it applied first).
 	state    *SessionState
 	stateVer uint64
-	start    uint64 // start time of the shell (clock ticks after boot), for the kill sweep
 	grace    time.Duration
-	swept    atomic.Bool // a kill sweep already ended every process of the session
 
 	mu        sync.Mutex
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
@@ -276,14 +274,31 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// startSession starts bash in its own session and process group and waits
-// until it has sourced the snapshot and defined the protocol functions.
+// Runtime folders are named after their owner (guard.MkdirOwned), so that a
+// later start removes the ones a SIGKILLed agentsh left behind.
+const runtimePrefix = "agentsh-sh-"
+
+var removeStaleOnce sync.Once
+
+// removeStale removes the runtime and snapshot folders of dead agentsh
+// processes, once per process, before it makes its own.
+func removeStale() {
+	removeStaleOnce.Do(func() {
+		guard.RemoveStale(runtimeDir(), runtimePrefix)
+		guard.RemoveStale(os.TempDir(), snapshotPrefix)
+	})
+}
+
+// startSession starts bash in its own session and process group, below a
+// guardian (internal/guard), and waits until it has sourced the snapshot and
+// defined the protocol functions.
 func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shellSession, error) {
-	dir, err := os.MkdirTemp(runtimeDir(), "agentsh-sh-")
+	removeStale()
+	dir, err := guard.MkdirOwned(runtimeDir(), runtimePrefix)
 	if err != nil {
 		return nil, fmt.Errorf("start shell: %w", err)
 	}
-	s := &shellSession{cfg: cfg, key: key, dir: dir, grace: grace,
+	s := &shellSession{cfg: cfg, key: key, dir: dir,
 		status: make(chan string, 8), done: make(chan struct{})}
 	s.marker = []byte(markerVar + "=" + randomHex(8))
 	fail := func(err error) (*shellSession, error) {
@@ -319,26 +334,26 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 			s.ctlLink = "socket:[" + strconv.FormatUint(sys.Ino, 10) + "]"
 		}
 	}
-	cmd := exec.Command(cfg.Path, "--noprofile", "--norc")
-	cmd.Args[0] = filepath.Base(cfg.Path) // messages read "bash: …" as in a terminal
-	cmd.Stdin = ctlR
-	cmd.ExtraFiles = []*os.File{stW}
-	cmd.Env = pty.BuildEnv(cfg.inheritedEnv(), cfg.Env, map[string]string{markerVar: string(s.marker[len(markerVar)+1:])})
 	_ = cwd // the first run cds itself; a missing dir must not fail the start
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		ctlR.Close()
-		ctlW.Close()
-		stR.Close()
-		stW.Close()
-		return fail(err)
-	}
+	g, err := guard.Start(guard.Cmd{
+		Path: cfg.Path,
+		Args: []string{filepath.Base(cfg.Path), "--noprofile", "--norc"}, // messages read "bash: …" as in a terminal
+		Env:  pty.BuildEnv(cfg.inheritedEnv(), cfg.Env, map[string]string{markerVar: string(s.marker[len(markerVar)+1:])}),
+		// stdin is the control socket, fd 3 the status socket.
+		Files:   []*os.File{ctlR, nil, nil, stW},
+		Setsid:  true,
+		Marker:  s.marker,
+		Grace:   grace,
+		Cleanup: []string{dir},
+	})
 	ctlR.Close()
 	stW.Close()
-	s.cmd, s.pid, s.ctl = cmd, cmd.Process.Pid, ctlW
-	if p, ok := proc.Stat(s.pid); ok {
-		s.start = p.Start
+	if err != nil {
+		ctlW.Close()
+		stR.Close()
+		return fail(err)
 	}
+	s.guard, s.pid, s.ctl = g, g.Pid(), ctlW
 	s.next = make(chan preparedFifo, preparedAhead)
 	for i := 0; i < preparedAhead; i++ {
 		s.schedulePrepare()
@@ -348,14 +363,7 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 		return nil, fmt.Errorf("start shell: %w", err)
 	}
 	go func() {
-		_ = cmd.Wait()
-		if ps := cmd.ProcessState; ps != nil {
-			if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				s.exit = 128 + int(ws.Signal())
-			} else {
-				s.exit = ps.ExitCode()
-			}
-		}
+		s.exit, _ = g.ExitCode()
 		close(s.done)
 	}()
 	s.st = stR
@@ -409,18 +417,12 @@ func (s *shellSession) close() {
 	if s.ctl != nil {
 		s.ctl.Close() // EOF on its script: an idle shell exits by itself, running EXIT traps
 	}
-	if s.cmd != nil {
+	if s.guard != nil {
 		select {
 		case <-s.done:
 		case <-time.After(20 * time.Millisecond):
 		}
-		if !s.swept.Load() { // after a cancel nothing of the session is left to find
-			proc.KillSession(s.pid, s.marker, s.start, s.grace)
-		}
-		select {
-		case <-s.done:
-		case <-time.After(time.Second):
-		}
+		s.guard.Stop() // after a cancel it has already swept: returns at once
 	}
 	for _, f := range ling {
 		f.Close()
@@ -937,8 +939,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 				// shell must be continued for its SIGTERM to act. Its
 				// death also closes its copy of the output.
 				_ = syscall.Kill(s.pid, syscall.SIGCONT)
-				proc.KillSession(s.pid, s.marker, s.start, s.grace)
-				s.swept.Store(true)
+				s.guard.Stop()
 			}
 			s.broken.Store(true)
 			statusC, doneC, haveExit = nil, nil, true
@@ -958,8 +959,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 		}
 		if out.cancelled || out.timedOut {
 			s.broken.Store(true)
-			proc.KillSession(s.pid, s.marker, s.start, s.grace)
-			s.swept.Store(true)
+			s.guard.Stop()
 			if !readerDone {
 				// Every writer is dead now; EOF follows at once unless an
 				// escaped process holds the FIFO.
@@ -1010,7 +1010,7 @@ func (s *shellSession) afterExitDrain(rd *os.File) (time.Duration, bool) {
 		fmt.Fprintf(&b, "%d>&19", fd)
 	}
 	s.aliases = b.String()
-	pids, _ := proc.SessionProcs(s.pid, s.marker, s.start)
+	pids, _ := proc.SessionProcs(s.pid, s.marker, s.guard.StartTime())
 	for _, p := range pids {
 		if p != s.pid {
 			return drainSilence, false

@@ -1,20 +1,22 @@
 package bash
 
 import (
-	"agentsh/internal/proc"
+	"agentsh/internal/guard"
 	"agentsh/internal/pty"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
 // SnapshotBudget bounds how long capturing the user's rc may take.
 const SnapshotBudget = 2 * time.Second
+
+// snapshotPrefix names the snapshot folder in the temp dir after its owner
+// (guard.MkdirOwned), so a later start removes one a dead agentsh left.
+const snapshotPrefix = "agentsh-snapshots-"
 
 // commonTools are never taken over from the user's aliases or functions, so
 // `ls`, `grep` and friends behave the same for every user and the model.
@@ -86,7 +88,8 @@ func GetOrCreateSnapshot(shellPath string, env map[string]string) string {
 		delete(snapshots.paths, key)
 	}
 	if snapshots.dir == "" {
-		d, err := os.MkdirTemp("", "agentsh-snapshots-")
+		removeStale()
+		d, err := guard.MkdirOwned(os.TempDir(), snapshotPrefix)
 		if err != nil {
 			return ""
 		}
@@ -104,33 +107,31 @@ func GetOrCreateSnapshot(shellPath string, env map[string]string) string {
 
 func createSnapshot(shellPath string, env map[string]string, path string) error {
 	script := fmt.Sprintf(snapshotScript, strings.Join(commonTools, " "))
-	cmd := exec.Command(shellPath, "-i", "-c", script, "agentsh-snapshot", path)
 	marker := markerVar + "=snap-" + randomHex(8)
-	cmd.Env = pty.BuildEnv(os.Environ(), env, map[string]string{markerVar: marker[len(markerVar)+1:]})
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	g, err := guard.Start(guard.Cmd{
+		Path:   shellPath,
+		Args:   []string{shellPath, "-i", "-c", script, "agentsh-snapshot", path},
+		Env:    pty.BuildEnv(os.Environ(), env, map[string]string{markerVar: marker[len(markerVar)+1:]}),
+		Files:  []*os.File{nil, nil, nil},
+		Setsid: true,
+		Marker: []byte(marker),
+	})
+	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	var since uint64
-	if p, ok := proc.Stat(cmd.Process.Pid); ok {
-		since = p.Start
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
+	case <-g.Exited():
 		// Whatever the rc left running in the background goes too.
-		go proc.KillSession(cmd.Process.Pid, []byte(marker), since, 0)
-		if err != nil {
-			return fmt.Errorf("snapshot: %w", err)
+		go g.Stop()
+		if code, _ := g.ExitCode(); code != 0 {
+			return fmt.Errorf("snapshot: rc exited with status %d", code)
 		}
 		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
 			return fmt.Errorf("snapshot: no output")
 		}
 		return nil
 	case <-time.After(SnapshotBudget):
-		proc.KillSession(cmd.Process.Pid, []byte(marker), since, 0)
-		<-done
+		g.Stop()
 		return fmt.Errorf("snapshot: rc did not finish within %v", SnapshotBudget)
 	}
 }

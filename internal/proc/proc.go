@@ -163,11 +163,49 @@ func Alive(pid int) bool {
 // nothing, so processes forked while handling SIGTERM are caught too. It
 // returns once no process of the session is alive (or after a hard bound).
 func KillSession(root int, marker []byte, since uint64, grace time.Duration) {
-	pids, reused := SessionProcs(root, marker, since)
-	signalGroup := func(sig syscall.Signal) {
+	var reused bool
+	find := func() []int {
+		var pids []int
+		pids, reused = SessionProcs(root, marker, since)
+		return pids
+	}
+	group := func(sig syscall.Signal) {
 		if !reused {
 			_ = syscall.Kill(-root, sig)
 		}
+	}
+	sweep(find, group, grace)
+}
+
+// KillDescendants ends every descendant of the calling process and every
+// process carrying marker that started no earlier than since, the way
+// KillSession ends a session; the caller itself is spared. A guardian that
+// is a child subreaper calls it: every orphan of its tree was reparented to
+// it, so "descendant" covers processes that left the session, cleared their
+// environment or double-forked.
+func KillDescendants(marker []byte, since uint64, grace time.Duration) {
+	self := os.Getpid()
+	find := func() []int {
+		// The caller is no session leader and leads a group of its own,
+		// so only its descendants and the marker match.
+		pids, _ := SessionProcs(self, marker, since)
+		return pids
+	}
+	sweep(find, nil, grace)
+}
+
+// sweep sends SIGTERM to what find reports (and to group, when not nil),
+// rescans until nothing is left or grace has passed, then SIGKILLs in rounds
+// until a scan comes back empty.
+func sweep(find func() []int, group func(syscall.Signal), grace time.Duration) {
+	signalGroup := func(sig syscall.Signal) {
+		if group != nil {
+			group(sig)
+		}
+	}
+	pids := find()
+	if len(pids) == 0 {
+		return // nothing alive, so nothing can fork either
 	}
 	signalGroup(syscall.SIGTERM)
 	for _, p := range pids {
@@ -185,7 +223,7 @@ func KillSession(root int, marker []byte, since uint64, grace time.Duration) {
 		pids = live
 		if len(pids) == 0 {
 			// All gone; one more scan catches anything forked meanwhile.
-			if pids, reused = SessionProcs(root, marker, since); len(pids) == 0 {
+			if pids = find(); len(pids) == 0 {
 				return
 			}
 			for _, p := range pids {
@@ -199,7 +237,7 @@ func KillSession(root int, marker []byte, since uint64, grace time.Duration) {
 	}
 	for round := 0; round < 50; round++ {
 		signalGroup(syscall.SIGKILL)
-		if pids, reused = SessionProcs(root, marker, since); len(pids) == 0 {
+		if pids = find(); len(pids) == 0 {
 			return
 		}
 		for _, p := range pids {

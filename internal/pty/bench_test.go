@@ -89,3 +89,17 @@ func BenchmarkSessionWrite(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkSessionTrue is a whole PTY session of `true`: start, exit, drain,
+// sweep and result.
+func BenchmarkSessionTrue(b *testing.B) {
+	sh := bashPath(b)
+	env := testEnv(b)
+	dir := b.TempDir()
+	for b.Loop() {
+		r := Start(context.Background(), Options{Shell: sh, Command: "true", Cwd: dir, Env: env, Cols: 80, Rows: 24}).Wait()
+		if r.ExitCode == nil || *r.ExitCode != 0 {
+			b.Fatalf("run: exit=%v output=%q", r.ExitCode, r.Output)
+		}
+	}
+}

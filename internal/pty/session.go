@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 	"time"
@@ -17,7 +16,7 @@ import (
 	cpty "github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
-	"agentsh/internal/proc"
+	"agentsh/internal/guard"
 	"agentsh/internal/sink"
 )
 
@@ -102,9 +101,8 @@ type Session struct {
 	screen *Screen
 	out    *sink.OutputSink
 	master *os.File
-	cmd    *exec.Cmd
+	guard  *guard.Process // the shell's guardian: ends every process of the session
 	marker []byte
-	start  uint64 // the shell's start time, for pid-reuse-safe sweeps
 
 	input *writeQueue
 
@@ -198,21 +196,25 @@ func (s *Session) spawn() error {
 		master.Close()
 		return fmt.Errorf("set up pty: %w", err)
 	}
-	cmd := exec.Command(shell, "-lc", s.opts.Command)
-	cmd.Dir = s.opts.Cwd
-	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	// A session of its own with the PTY as controlling terminal: the shell
-	// is session leader, so every process it starts is found by its sid.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
+	// A session of its own with the PTY as controlling terminal, below a
+	// guardian that ends every process of the session when it is disposed
+	// of, or when agentsh dies.
+	g, err := guard.Start(guard.Cmd{
+		Path:    shell,
+		Args:    []string{shell, "-lc", s.opts.Command},
+		Env:     env,
+		Dir:     s.opts.Cwd,
+		Files:   []*os.File{tty, tty, tty},
+		Setsid:  true,
+		Setctty: true,
+		Marker:  s.marker,
+		Grace:   s.opts.KillGrace,
+	})
+	if err != nil {
 		master.Close()
 		return fmt.Errorf("start %s: %w", shell, err)
 	}
-	if p, ok := proc.Stat(cmd.Process.Pid); ok {
-		s.start = p.Start
-	}
-	s.master, s.cmd = master, cmd
+	s.master, s.guard = master, g
 	return nil
 }
 
@@ -235,10 +237,10 @@ func (s *Session) Screen() *Screen { return s.screen }
 
 // Pid is the shell's process id (0 when it never started).
 func (s *Session) Pid() int {
-	if s.cmd == nil || s.cmd.Process == nil {
+	if s.guard == nil {
 		return 0
 	}
-	return s.cmd.Process.Pid
+	return s.guard.Pid()
 }
 
 // Done is closed when the session has ended and its result is ready.
@@ -301,11 +303,7 @@ func (s *Session) end(r endReason, err error) {
 // supervise waits for the program to exit or for a reason to kill it, then
 // drains, sweeps and publishes the result.
 func (s *Session) supervise(ctx context.Context) {
-	waited := make(chan struct{})
-	go func() {
-		_ = s.cmd.Wait()
-		close(waited)
-	}()
+	waited := s.guard.Exited()
 	var timeout <-chan time.Time
 	if s.opts.Timeout > 0 {
 		t := time.NewTimer(s.opts.Timeout)
@@ -341,7 +339,7 @@ func (s *Session) supervise(ctx context.Context) {
 	_ = s.master.SetReadDeadline(time.Now().Add(DrainTimeout))
 	s.waitRead()
 	// Dispose: nothing of the session outlives it, like closing a terminal.
-	proc.KillSession(s.cmd.Process.Pid, s.marker, s.start, s.opts.KillGrace)
+	s.guard.Stop()
 	s.waitFed()
 	s.input.close()
 	s.master.Close()
@@ -353,7 +351,9 @@ func (s *Session) supervise(ctx context.Context) {
 	res := Result{}
 	switch reason {
 	case endExit:
-		res.ExitCode = exitCode(s.cmd.ProcessState)
+		if code, known := s.guard.ExitCode(); known {
+			res.ExitCode = &code
+		}
 	case endKill:
 		res.Cancelled = true
 	case endTimeout:
@@ -383,23 +383,7 @@ func (s *Session) kill() {
 		}
 		return err
 	})
-	proc.KillSession(s.cmd.Process.Pid, s.marker, s.start, s.opts.KillGrace)
-}
-
-// exitCode is the shell's status as a shell would report it: 128+N for a
-// death by signal N.
-func exitCode(ps *os.ProcessState) *int {
-	if ps == nil {
-		return nil
-	}
-	code := ps.ExitCode()
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		code = 128 + int(ws.Signal())
-	}
-	if code < 0 {
-		return nil
-	}
-	return &code
+	s.guard.Stop()
 }
 
 // readLoop reads the master as fast as the program writes: every byte goes

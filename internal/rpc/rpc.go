@@ -104,6 +104,7 @@ type server struct {
 	outMu    sync.Mutex
 	out      io.Writer
 	writeErr error
+	outGone  chan struct{} // closed at the first failed write
 
 	mu     sync.Mutex
 	sess   *session.AgentSession
@@ -113,13 +114,14 @@ type server struct {
 }
 
 // Serve reads commands from in and writes responses and events to out until
-// in ends (EOF: nil) or ctx is cancelled (ctx.Err()). Its first line is
+// in ends (EOF: nil), a write to out fails (the client closed it: that
+// error), or ctx is cancelled (ctx.Err()). Its first line is
 // {"type":"ready"}. Before it returns, a running prompt and running bash
 // commands are cancelled and waited for, so none of their processes is left.
 // Idle cached shells belong to the session's executor (bash.CloseAll on exit).
 //
-// When ctx ends first, a Read blocked on in is left behind until in returns.
-// A failed write to out does not stop Serve; the first one is returned.
+// When ctx or a failed write ends it first, a Read blocked on in is left
+// behind until in returns.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	if cfg.NewSession == nil {
 		return errors.New("rpc: Config.NewSession is required")
@@ -130,7 +132,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	}
 	base, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{cfg: cfg, base: base, out: out, sess: sess, bashes: map[*job]struct{}{}}
+	s := &server{cfg: cfg, base: base, out: out, outGone: make(chan struct{}), sess: sess, bashes: map[*job]struct{}{}}
 	s.writeLine(map[string]string{"type": "ready"})
 
 	lines := make(chan []byte)
@@ -165,6 +167,9 @@ loop:
 				result = err
 			}
 			break loop
+		case <-s.outGone:
+			// Nobody reads the answers any more: shut down as on EOF.
+			break loop
 		case <-ctx.Done():
 			result = ctx.Err()
 			break loop
@@ -192,8 +197,12 @@ func (s *server) writeLine(v any) {
 	b = append(b, '\n')
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	if _, err := s.out.Write(b); err != nil && s.writeErr == nil {
+	if s.writeErr != nil {
+		return
+	}
+	if _, err := s.out.Write(b); err != nil {
 		s.writeErr = err
+		close(s.outGone)
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 type client struct {
 	t     *testing.T
 	in    *io.PipeWriter
+	out   *io.PipeReader
 	lines chan map[string]any
 	done  chan error
 	tag   string // env value carried by every shell of this server
@@ -59,7 +60,7 @@ func serve(t *testing.T, cfg Config, tag string) *client {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &client{t: t, in: inW, lines: make(chan map[string]any, 1000), done: make(chan error, 1), tag: tag}
+	c := &client{t: t, in: inW, out: outR, lines: make(chan map[string]any, 1000), done: make(chan error, 1), tag: tag}
 	go func() {
 		err := Serve(context.Background(), inR, outW, cfg)
 		outW.Close()
@@ -274,6 +275,34 @@ func TestEOFKillsRunningBash(t *testing.T) {
 		t.Errorf("processes left after Serve returned: %v", n)
 	}
 }
+
+// TestClosedOutputShutsDown: when the client stops reading (closes its end
+// of the output), the next write fails and Serve shuts down as on stdin EOF:
+// the running command is cancelled and its processes are gone when it
+// returns the write error.
+func TestClosedOutputShutsDown(t *testing.T) {
+	needProc(t)
+	c := start(t, nil)
+	c.send(`{"id":"b","type":"bash","command":"sleep 30"}`)
+	mark := c.waitSleep()
+	c.out.Close()
+	c.send(`{"id":"s","type":"get_state"}`)
+	select {
+	case err := <-c.done:
+		if err != io.ErrClosedPipe {
+			t.Errorf("Serve: %v, want the failed write's error", err)
+		}
+		c.done <- err // for the cleanup
+	case <-time.After(hangGuardRPC):
+		t.Fatal("Serve did not return after its output was closed (hang guard)")
+	}
+	if n := proctest.Marked("AGENTSH_SHELL_MARK=" + mark); len(n) != 0 {
+		t.Errorf("processes left after Serve returned: %v", n)
+	}
+}
+
+// hangGuardRPC bounds waits that only a hang would exceed.
+const hangGuardRPC = 20 * time.Second
 
 func TestPromptWithoutModel(t *testing.T) {
 	c := start(t, nil)

@@ -1,0 +1,316 @@
+// Package guard contains every process a shell starts, even when agentsh
+// itself dies. Each shell and each PTY program runs below a guardian: the
+// agentsh binary re-executed in a hidden mode (see guardian.go). The
+// guardian leads a process group of its own, is a child subreaper (so every
+// orphan of the tree, whatever it did to its session or environment, is
+// reparented to it and stays its descendant), starts the real program with
+// the descriptors it was given, reaps everything below it and reports the
+// program's exit status on a pipe.
+//
+// A lifeline pipe, whose write end only agentsh holds, ties it to agentsh:
+// EOF on it (agentsh closed it, exited, or was SIGKILLed or OOM-killed) makes
+// the guardian end every descendant and every process carrying the
+// session's environment marker, remove the cleanup paths and exit. Closing a
+// session is the same: Stop closes the lifeline and waits, so there is one
+// kill mechanism. If the guardian itself was killed, Stop falls back to a
+// /proc sweep of the program's session (proc.KillSession).
+package guard
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"agentsh/internal/proc"
+)
+
+// The hidden mode is selected by this environment entry; the guardian
+// removes it from the program's environment.
+const (
+	envVar   = "AGENTSH_GUARDIAN"
+	envValue = "v1"
+)
+
+// GuardianName is argv[0] of every guardian, so `ps` tells them apart.
+const GuardianName = "agentsh-guard"
+
+const (
+	startTimeout = 10 * time.Second
+	// stopBound is how long Stop waits beyond the grace for the guardian's
+	// sweep (its SIGKILL rounds need a few seconds at worst) before it kills
+	// the guardian and sweeps itself.
+	stopBound = 10 * time.Second
+)
+
+// Cmd describes the program a guardian runs.
+type Cmd struct {
+	Path string   // looked up in $PATH when it has no slash, as exec.Command does
+	Args []string // argv, Args[0] included
+	Env  []string // nil = this process's environment
+	Dir  string   // "" = the current directory
+	// Files become the program's descriptors 0..len(Files)-1, as
+	// exec.Cmd's Stdin, Stdout, Stderr and ExtraFiles do; nil is /dev/null.
+	Files []*os.File
+	// Setsid starts the program in a session of its own (else in a process
+	// group of its own); Setctty makes Files[0] its controlling terminal.
+	Setsid, Setctty bool
+	// Marker is an environment entry ("NAME=value") the program's processes
+	// carry; the sweep ends processes carrying it even outside the tree.
+	Marker []byte
+	Grace  time.Duration // SIGTERM → SIGKILL
+	// Cleanup paths are removed after the final sweep, also when agentsh
+	// died.
+	Cleanup []string
+}
+
+// Process is a program running under a guardian.
+type Process struct {
+	guardian *exec.Cmd
+	lifeline *os.File
+	pid      int
+	start    uint64
+	marker   []byte
+	grace    time.Duration
+	cleanup  []string
+
+	exited chan struct{} // the program's status is known, or the guardian is gone
+	code   int
+	known  bool
+	gone   chan struct{} // the guardian exited and was waited for
+	swept  bool          // it exited after a complete sweep
+	stop   sync.Once
+}
+
+var selfExe = sync.OnceValues(func() (string, error) {
+	// /proc/self/exe still runs this binary after it was replaced or
+	// deleted on disk (an upgrade, a rebuild while agentsh runs).
+	if err := syscall.Access("/proc/self/exe", 1 /* X_OK */); err == nil {
+		return "/proc/self/exe", nil
+	}
+	return os.Executable()
+})
+
+// Start starts the guardian and, through it, the program; it returns once
+// the program has been exec'd (or failed to be).
+func Start(c Cmd) (*Process, error) {
+	path := c.Path
+	if !strings.Contains(path, "/") {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			return nil, err
+		}
+		path = lp
+	}
+	if c.Dir != "" {
+		// Checked here: a failed chdir of the guardian would name the
+		// agentsh binary instead of the directory.
+		if _, err := os.Stat(c.Dir); err != nil {
+			return nil, &os.PathError{Op: "chdir", Path: c.Dir, Err: errors.Unwrap(err)}
+		}
+	}
+	self, err := selfExe()
+	if err != nil {
+		return nil, fmt.Errorf("find the agentsh binary for the guardian: %w", err)
+	}
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("guardian lifeline: %w", err)
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		lifeR.Close()
+		lifeW.Close()
+		return nil, fmt.Errorf("guardian report pipe: %w", err)
+	}
+	extra := []*os.File{lifeR, repW}
+	var devnull *os.File
+	for _, f := range c.Files {
+		if f == nil {
+			if devnull == nil {
+				if devnull, err = os.Open(os.DevNull); err != nil {
+					lifeR.Close()
+					lifeW.Close()
+					repR.Close()
+					repW.Close()
+					return nil, err
+				}
+			}
+			f = devnull
+		}
+		extra = append(extra, f)
+	}
+	args := []string{GuardianName, "-n", strconv.Itoa(len(c.Files)), "-grace", strconv.FormatInt(int64(c.Grace), 10)}
+	if c.Setsid {
+		args = append(args, "-sid")
+	}
+	if c.Setctty {
+		args = append(args, "-ctty")
+	}
+	if len(c.Marker) > 0 {
+		args = append(args, "-mark", string(c.Marker))
+	}
+	for _, p := range c.Cleanup {
+		args = append(args, "-rm", p)
+	}
+	args = append(append(args, "--", path), c.Args...)
+	env := c.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	g := &exec.Cmd{
+		Path:       self,
+		Args:       args,
+		Env:        append(env[:len(env):len(env)], envVar+"="+envValue),
+		Dir:        c.Dir,
+		ExtraFiles: extra,
+		// A group of its own: neither a terminal's ^C to agentsh's group
+		// nor a `kill 0` reaches it.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	err = g.Start()
+	lifeR.Close()
+	repW.Close()
+	if devnull != nil {
+		devnull.Close()
+	}
+	if err != nil {
+		lifeW.Close()
+		repR.Close()
+		return nil, err
+	}
+	p := &Process{guardian: g, lifeline: lifeW, marker: c.Marker, grace: c.Grace, cleanup: c.Cleanup,
+		exited: make(chan struct{}), gone: make(chan struct{})}
+	first := make(chan string, 1)
+	go p.watch(repR, first)
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	var line string
+	select {
+	case line = <-first:
+	case <-timer.C:
+		// Whatever it did start, it ends with the lifeline; a guardian
+		// that does not react to that is killed.
+		lifeW.Close()
+		select {
+		case <-p.gone:
+		case <-time.After(c.Grace + stopBound):
+			_ = g.Process.Kill()
+			<-p.gone
+		}
+		return nil, fmt.Errorf("guardian did not start %s within %v", path, startTimeout)
+	}
+	if rest, ok := strings.CutPrefix(line, "P "); ok {
+		if pid, err := strconv.Atoi(rest); err == nil {
+			p.pid = pid
+			if st, ok := proc.Stat(pid); ok {
+				p.start = st.Start
+			}
+			return p, nil
+		}
+	}
+	lifeW.Close()
+	<-p.gone
+	if msg, ok := strings.CutPrefix(line, "X "); ok {
+		return nil, errors.New(msg)
+	}
+	return nil, fmt.Errorf("guardian exited during start (%v)", g.ProcessState)
+}
+
+// watch reads the guardian's reports until it exits, then waits for it.
+func (p *Process) watch(r *os.File, first chan<- string) {
+	br := bufio.NewReader(r)
+	started := false
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		line = strings.TrimSuffix(line, "\n")
+		if !started {
+			started = true
+			first <- line
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "E "); ok && !p.known {
+			if code, err := strconv.Atoi(rest); err == nil {
+				p.code, p.known = code, true
+				close(p.exited)
+			}
+		}
+	}
+	r.Close()
+	_ = p.guardian.Wait()
+	ps := p.guardian.ProcessState
+	p.swept = ps != nil && ps.Exited() && ps.ExitCode() == exitSwept
+	if !p.known {
+		p.code = waitCode(ps)
+		close(p.exited)
+	}
+	if !started {
+		first <- ""
+	}
+	close(p.gone)
+}
+
+// waitCode is a wait status as a shell reports it: 128+N for signal N.
+func waitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// Pid is the program's process id (not the guardian's).
+func (p *Process) Pid() int { return p.pid }
+
+// GuardianPid is the guardian's process id.
+func (p *Process) GuardianPid() int { return p.guardian.Process.Pid }
+
+// StartTime is the program's start time in clock ticks after boot.
+func (p *Process) StartTime() uint64 { return p.start }
+
+// Exited is closed once the program has exited, or once the guardian is
+// gone without having seen it exit.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// ExitCode is the program's wait status as a shell reports it (128+N for
+// signal N); valid after Exited. known is false when the guardian died
+// first: code is then the guardian's own status.
+func (p *Process) ExitCode() (code int, known bool) {
+	<-p.exited
+	return p.code, p.known
+}
+
+// Stop ends the program and every process below it and removes the
+// cleanup paths: it closes the lifeline and waits for the guardian's sweep,
+// and sweeps itself when the guardian was killed or hangs. Later and
+// concurrent calls wait for the first one.
+func (p *Process) Stop() {
+	p.stop.Do(func() {
+		_ = p.lifeline.Close()
+		t := time.NewTimer(p.grace + stopBound)
+		select {
+		case <-p.gone:
+		case <-t.C:
+			_ = p.guardian.Process.Kill()
+			<-p.gone
+		}
+		t.Stop()
+		if !p.swept {
+			proc.KillSession(p.pid, p.marker, p.start, p.grace)
+		}
+		for _, c := range p.cleanup {
+			_ = os.RemoveAll(c)
+		}
+	})
+}
