@@ -182,7 +182,7 @@ func TestPoisonedShellNeverGivesWrongResults(t *testing.T) {
 		"readonly __agentsh_n", "readonly __agentsh_d", "declare -r __agentsh_c=x",
 		"__agentsh_d=/nonexistent", "unset __agentsh_d",
 		"declare -n __agentsh_n=PATH", "declare -n __agentsh_c=HOME", "declare -n __agentsh_x=IFS",
-		"unalias __agentsh_r", "alias __agentsh_r=true", "alias __agentsh_b=false", "alias __agentsh_e=false",
+		"unalias __ar", "alias __ar=true", "alias __agentsh_b=false", "alias __agentsh_e=false",
 		"shopt -u expand_aliases", "unset BASH_ALIASES", "readonly BASH_ALIASES",
 		// Builtins shadowed by functions or aliases.
 		"builtin() { :; }", "exec() { :; }", "eval() { :; }", "printf() { :; }", "source() { :; }",

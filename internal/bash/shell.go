@@ -54,7 +54,7 @@ import (
 //	E <end nonce> <rc>  command finished with exit status rc
 const (
 	markerVar      = "AGENTSH_SHELL_MARK"
-	requestAlias   = "__agentsh_r"
+	requestAlias   = "__ar"
 	startTimeout   = 10 * time.Second // shell start and snapshot sourcing
 	ackTimeout     = 5 * time.Second  // request sent → S; only a poisoned shell misses it
 	drainSilence   = 250 * time.Millisecond
@@ -62,7 +62,7 @@ const (
 	statusGrace    = 200 * time.Millisecond // for a status line still in flight when the shell died
 	readBufferSize = 1 << 20
 	fifoPipeSize   = 1 << 20
-	nonceLen       = 12
+	nonceLen       = 10
 	// idleFirst and idleEvery pace the watchdog that finds a shell which
 	// stopped answering: a run that ends normally never reaches it.
 	ackIdleEvery = 20 * time.Millisecond
@@ -88,17 +88,18 @@ const LingerNotice = "A background process is still writing to this output; what
 
 // requestAliasText is what the request alias expands to; the end nonce
 // follows it on the request line and becomes __agentsh_e's second argument.
-const requestAliasText = `\__agentsh_b&&{ \builtin eval "$__agentsh_c";}>&19 2>&1 <&62;\__agentsh_e "$?"`
+const requestAliasText = `\__agentsh_b&&{ \builtin eval "$__agentsh_c";}>&19 2>&1 </dev/null;\__agentsh_e "$?"`
 
 // initScript defines the protocol. Everything is called through \builtin
 // (aliases cannot shadow it) except exec, whose redirections persist only
-// when it is called directly; a function named exec is caught because the
-// start line is printed through fd 19 (8>&19 fails when exec did nothing).
-// Disabled builtins (enable -n eval) are listed by the epilogue's
-// `enable -n` on the status channel, and the shell is replaced after that
-// run. The fd 62 check re-arms the command's stdin. The prologue's cd is
-// skipped when the shell is already there.
-const initScript = `\exec 1>&3 3>&- 62</dev/null %s
+// when it is called directly; a function named exec leaves fd 19 open after
+// the epilogue, which afterExitDrain finds (and the state never carries such
+// a function into another shell). Disabled builtins (enable -n eval) are
+// listed by the epilogue's `enable -n` on the status channel, and the shell
+// is replaced after that run. The command's stdin is opened anew for every
+// run: a kept fd would need a check per run that costs more than the open.
+// The prologue's cd is skipped when the shell is already there.
+const initScript = `\exec 1>&3 3>&- %s
 __agentsh_d=%s
 %s
 \builtin shopt -s expand_aliases
@@ -107,8 +108,7 @@ __agentsh_b() {
 	\builtin export -n __agentsh_w __agentsh_o __agentsh_c __agentsh_x __agentsh_p __agentsh_s __agentsh_n # under set -a they would reach every child
 	\exec 19>"$__agentsh_o" || { \builtin printf 'F %%s\n' "$__agentsh_n"; \builtin return 125; }
 	[[ -z $__agentsh_x ]] || \builtin eval "\exec $__agentsh_x" 2>/dev/null
-	[[ /dev/fd/62 -ef /dev/null ]] || { \exec 62</dev/null; [[ /dev/fd/62 -ef /dev/null ]]; } || \builtin return 125
-	\builtin printf 'S %%s\n' "$__agentsh_n" 8>&19 || \builtin return 125
+	\builtin printf 'S %%s\n' "$__agentsh_n"
 	[[ -z $__agentsh_p ]] || \builtin source "$__agentsh_p" >/dev/null 2>&1
 	[[ -z $__agentsh_w || $__agentsh_w == "$PWD" ]] || \builtin cd -- "$__agentsh_w" 2>&19
 }
@@ -122,7 +122,7 @@ __agentsh_dump() {
 		\builtin printf 'F\0'
 		for __agentsh_i in "${__agentsh_v[@]}"; do [[ $__agentsh_i == @(__agentsh*|builtin|exec) ]] || \builtin declare -f -- "$__agentsh_i"; done
 		\builtin printf '\0A\0'
-		for __agentsh_i in "${!BASH_ALIASES[@]}"; do [[ $__agentsh_i == __agentsh_r ]] || \builtin printf '\\builtin alias -- %%q=%%q\n' "$__agentsh_i" "${BASH_ALIASES[$__agentsh_i]}"; done
+		for __agentsh_i in "${!BASH_ALIASES[@]}"; do [[ $__agentsh_i == __ar ]] || \builtin printf '\\builtin alias -- %%q=%%q\n' "$__agentsh_i" "${BASH_ALIASES[$__agentsh_i]}"; done
 		\builtin printf '\0O\0'
 		\builtin shopt -p; \builtin set +o
 		\builtin printf '\0Z\0'
@@ -133,11 +133,11 @@ __agentsh_e() {
 	[[ -z $__agentsh_s ]] || \__agentsh_dump
 	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n
 	[[ $BASHOPTS == *expand_aliases* ]] || \builtin shopt -s expand_aliases
-	[[ ${BASH_ALIASES[__agentsh_r]-} == '%s' ]] || \builtin alias __agentsh_r='%s'
+	[[ ${BASH_ALIASES[__ar]-} == '%s' ]] || \builtin alias __ar='%s'
 	\builtin enable -n || \builtin printf 'P\n'
 	\builtin printf 'E %%s %%d\n' "$2" "$1"
 }
-\builtin alias __agentsh_r='%s'
+\builtin alias __ar='%s'
 \builtin printf 'R %%d\n' "$$"
 `
 
@@ -548,15 +548,16 @@ func discardControl(f *os.File) {
 	}
 }
 
-// newNonce returns a random token of nonceLen letters and digits (~71 bits).
-func newNonce() string {
+// newNonces returns two random tokens of nonceLen letters and digits
+// (~59 bits each) from one read of the system's random source.
+func newNonces() (string, string) {
 	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	var b [nonceLen]byte
+	var b [2 * nonceLen]byte
 	_, _ = rand.Read(b[:])
 	for i := range b {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
-	return string(b[:])
+	return string(b[:nonceLen]), string(b[nonceLen:])
 }
 
 // startLine reports whether line is the start acknowledgement (or the FIFO
@@ -657,7 +658,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	}
 	rd, hold, fifo := prep.rd, prep.hold, prep.path
 	defer s.schedulePrepare() // the one after the next is made while this runs
-	startNonce, endNonce := newNonce(), newNonce()
+	startNonce, endNonce := newNonces()
 
 	// Single-quoted assignments: bash parses them with one buffered read
 	// of the file, and no text inside single quotes can be a syntax error.
@@ -776,7 +777,6 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	}
 	poll.Stop()
 	hold.Close()
-	_ = os.Remove(fifo)
 	s.aliases = ""
 
 	// Reader: the only goroutine that writes to w.
@@ -788,6 +788,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 		late      atomic.Bool // the drain hit its total bound: output kept coming
 	)
 	go func() {
+		_ = os.Remove(fifo) // the shell has it open; off the critical path
 		bp := bufPool.Get().(*[]byte)
 		buf := *bp
 		eof := true

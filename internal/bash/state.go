@@ -279,7 +279,7 @@ for __agentsh_i in "${__agentsh_v[@]}"; do [[ -n ${__agentsh_k[$__agentsh_i]-} |
 		}
 		b = append(b, "\nfor __agentsh_i in \"${__agentsh_v[@]}\"; do [[ -n ${__agentsh_k[$__agentsh_i]-} || $__agentsh_i == __agentsh* ]] || \\builtin unset -f -- \"$__agentsh_i\"; done\n"...)
 		b = append(b, st.funcs...)
-		b = append(b, "\nfor __agentsh_i in \"${!BASH_ALIASES[@]}\"; do [[ $__agentsh_i == __agentsh_r ]] || \\builtin unalias -- \"$__agentsh_i\"; done\n"...)
+		b = append(b, "\nfor __agentsh_i in \"${!BASH_ALIASES[@]}\"; do [[ $__agentsh_i == __ar ]] || \\builtin unalias -- \"$__agentsh_i\"; done\n"...)
 		b = append(b, st.aliases...)
 		b = append(b, '\n')
 		b = append(b, st.options...)
