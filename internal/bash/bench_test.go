@@ -493,3 +493,22 @@ func BenchmarkColdStart(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkWarmTrueStateCapture is the warm round trip of a bang command:
+// `true` with the session state captured after it (CaptureAll), against
+// BenchmarkWarmTrueExecutor. A model's command pays this only when
+// MayChangeState says it may change the state.
+func BenchmarkWarmTrueStateCapture(b *testing.B) {
+	e, cfg, pid := warmExecutor(b)
+	ctx := context.Background()
+	opts := RunOptions{Shell: cfg, State: NewSessionState(b.TempDir()), Capture: CaptureAll}
+	b.ReportAllocs()
+	cpu0 := selfCPU() + shellCPU(b, pid)
+	n := 0
+	for b.Loop() {
+		r, err := e.Run(ctx, "true", opts)
+		mustExit0(b, r, err)
+		n++
+	}
+	reportCPU(b, selfCPU()+shellCPU(b, pid)-cpu0, n, "cpu-us/op", time.Microsecond)
+}
