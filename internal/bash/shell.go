@@ -175,7 +175,6 @@ type shellSession struct {
 	// capture (so a shell that is behind gets it applied first).
 	state    *SessionState
 	stateVer uint64
-	grace    time.Duration
 
 	mu        sync.Mutex
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
