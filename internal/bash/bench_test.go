@@ -107,9 +107,15 @@ func mustExit0(b *testing.B, r BashResult, err error) {
 // Executor.Run on a cached session. Goal: <= 0.3 ms and <= 0.3x
 // BenchmarkFreshBashTrue.
 func BenchmarkWarmTrueExecutor(b *testing.B) {
+	benchWarmTrue(b, RunOptions{})
+}
+
+// benchWarmTrue times b.N runs of `true` with opts (the shell filled in) on a
+// warm session, reporting the CPU of agentsh and the shell per run.
+func benchWarmTrue(b *testing.B, opts RunOptions) {
 	e, cfg, pid := warmExecutor(b)
 	ctx := context.Background()
-	opts := RunOptions{Shell: cfg}
+	opts.Shell = cfg
 	b.ReportAllocs()
 	cpu0 := selfCPU() + shellCPU(b, pid)
 	n := 0
@@ -499,16 +505,5 @@ func BenchmarkColdStart(b *testing.B) {
 // BenchmarkWarmTrueExecutor. A model's command pays this only when
 // MayChangeState says it may change the state.
 func BenchmarkWarmTrueStateCapture(b *testing.B) {
-	e, cfg, pid := warmExecutor(b)
-	ctx := context.Background()
-	opts := RunOptions{Shell: cfg, State: NewSessionState(b.TempDir()), Capture: CaptureAll}
-	b.ReportAllocs()
-	cpu0 := selfCPU() + shellCPU(b, pid)
-	n := 0
-	for b.Loop() {
-		r, err := e.Run(ctx, "true", opts)
-		mustExit0(b, r, err)
-		n++
-	}
-	reportCPU(b, selfCPU()+shellCPU(b, pid)-cpu0, n, "cpu-us/op", time.Microsecond)
+	benchWarmTrue(b, RunOptions{State: NewSessionState(b.TempDir()), Capture: CaptureAll})
 }

@@ -3,23 +3,14 @@ package bash
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"agentsh/internal/proctest"
 )
 
-var tagSeq atomic.Int64
-
-// sleepTag is a sleep duration no other process on the machine uses, so
-// proctest.WithArg finds this run's sleeps even when they cleared their
-// environment (and with it the session's marker).
-func sleepTag() string {
-	return fmt.Sprintf("1000.%d%05d", os.Getpid(), tagSeq.Add(1))
-}
+var sleepTag = proctest.SleepTag
 
 // escapeCases are commands that leave processes behind that try to outlive
 // the run; %[1]s is a tag every one of them carries as an argument, count is

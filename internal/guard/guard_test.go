@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -30,14 +29,7 @@ func bashPath(t testing.TB) string {
 	return p
 }
 
-var tagSeq atomic.Int64
-
-// newTag is a sleep duration no other process on the machine uses, so
-// proctest.WithArg finds exactly this test's sleeps, even those that
-// cleared their environment.
-func newTag() string {
-	return fmt.Sprintf("1000.%d%04d", os.Getpid(), tagSeq.Add(1))
-}
+var newTag = proctest.SleepTag
 
 // escapees leaves behind every kind of process that tries to outlive its
 // shell, each with the argument tag: a subshell's job, setsid -f, setsid -f

@@ -5,13 +5,24 @@ package proctest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
 )
 
 // Marked lists live processes (zombies excluded) other than this one whose
 // initial environment holds the exact entry kv ("NAME=value").
-func Marked(kv string) []int {
+func Marked(kv string) []int { return withEntry("environ", kv) }
+
+// WithArg lists live processes (zombies excluded) other than this one whose
+// command line holds arg as one whole argument. Processes that cleared their
+// environment carry no marker; a unique argument still finds them.
+func WithArg(arg string) []int { return withEntry("cmdline", arg) }
+
+// withEntry lists live processes other than this one whose NUL-separated
+// /proc/<pid>/<file> holds entry as one whole element.
+func withEntry(file, entry string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range ents {
@@ -26,12 +37,12 @@ func Marked(kv string) []int {
 		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		data, err := os.ReadFile("/proc/" + e.Name() + "/" + file)
 		if err != nil {
 			continue
 		}
-		for _, v := range bytes.Split(env, []byte{0}) {
-			if string(v) == kv {
+		for _, v := range bytes.Split(data, []byte{0}) {
+			if string(v) == entry {
 				out = append(out, pid)
 				break
 			}
@@ -40,34 +51,11 @@ func Marked(kv string) []int {
 	return out
 }
 
-// WithArg lists live processes (zombies excluded) other than this one whose
-// command line holds arg as one whole argument. Processes that cleared their
-// environment carry no marker; a unique argument still finds them.
-func WithArg(arg string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		for _, a := range bytes.Split(cmdline, []byte{0}) {
-			if string(a) == arg {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
+var tagSeq atomic.Int64
+
+// SleepTag is a sleep duration no other process on the machine uses, so
+// WithArg finds a test's sleeps even when they cleared their environment
+// (and with it a session's marker).
+func SleepTag() string {
+	return fmt.Sprintf("1000.%d%05d", os.Getpid(), tagSeq.Add(1))
 }

@@ -7,21 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"agentsh/internal/proctest"
 )
 
-var tagSeq atomic.Int64
-
-// sleepTag is a sleep duration no other process on the machine uses, so
-// proctest.WithArg finds this run's sleeps even when they cleared their
-// environment (and with it the session's marker).
-func sleepTag() string {
-	return fmt.Sprintf("1000.%d%05d", os.Getpid(), tagSeq.Add(1))
-}
+var sleepTag = proctest.SleepTag
 
 // ptyEscapees leaves a `setsid -f` sleep and an `env -i setsid -f` sleep
 // (no marker, a session of its own, reparented away from the shell). They
