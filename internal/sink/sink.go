@@ -13,6 +13,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 )
 
 // DefaultMaxBytes is the default size of the in-memory tail (50 KiB).
@@ -28,6 +29,18 @@ const readBufSize = 1 << 20
 // instead of writing it straight through.
 const fileBufSize = 16 << 10
 
+// DefaultArtifactMaxBytes is the default cap of an artifact file (1 GiB).
+const DefaultArtifactMaxBytes = 1 << 30
+
+// MinArtifactMaxBytes is the smallest cap Options accepts: a smaller one is
+// raised to it, so the head and the tail each keep more than the in-memory
+// tail's worth of lines.
+const MinArtifactMaxBytes = 64 << 10
+
+// capWindow bounds how far the head's end moves back to a newline, and the
+// tail's start forward to one, when a capped artifact is cut.
+const capWindow = 4 << 10
+
 // maxEmptyReads mirrors bufio: a reader that keeps returning 0, nil is broken.
 const maxEmptyReads = 100
 
@@ -40,10 +53,15 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); retur
 
 // Options configures an OutputSink.
 type Options struct {
-	MaxBytes     int          // in-memory tail size; <= 0 means DefaultMaxBytes
-	ArtifactPath string       // file for the complete output on overflow; "" = none
-	ArtifactID   string       // reported in Summary only when the file was written
-	OnChunk      func([]byte) // receives each sanitized chunk; slice valid only during the call
+	MaxBytes     int    // in-memory tail size; <= 0 means DefaultMaxBytes
+	ArtifactPath string // file for the complete output on overflow; "" = none
+	ArtifactID   string // reported in Summary only when the file was written
+	// ArtifactMaxBytes caps the artifact file: past it the file keeps the
+	// stream's first half and its newest output (see Summary.DroppedBytes).
+	// <= 0 means DefaultArtifactMaxBytes; a positive value below
+	// MinArtifactMaxBytes is raised to it.
+	ArtifactMaxBytes int
+	OnChunk          func([]byte) // receives each sanitized chunk; slice valid only during the call
 }
 
 // Summary describes the collected output after Dump.
@@ -54,7 +72,15 @@ type Summary struct {
 	TotalBytes  int    // bytes of the complete sanitized stream
 	OutputLines int    // lines of the tail (without the notice)
 	OutputBytes int    // bytes of the tail (without the notice)
-	ArtifactID  string // set only when the artifact file holds the complete stream
+	ArtifactID  string // set only when the artifact file was written
+	// DroppedBytes is how many bytes of the stream the capped artifact
+	// left out between its head and its tail (0 when it holds it all);
+	// the file then reads head, DroppedMarker, tail.
+	DroppedBytes int
+	// HeadLines is the number of complete lines the artifact's head holds
+	// when DroppedBytes > 0: line numbers in the file match the stream's
+	// only up to there.
+	HeadLines int
 	// ArtifactError says why the complete stream was not saved although
 	// it outgrew the tail and an artifact path was given; nil otherwise.
 	ArtifactError error
@@ -74,6 +100,10 @@ type OutputSink struct {
 	overflow bool // the stream outgrew the tail at least once
 	file     *os.File
 	fileW    *bufio.Writer
+	filePos  int // where fileW writes next: the stream offset until the cap, then a place in the ring
+	capMax   int // artifact cap (Options.ArtifactMaxBytes resolved)
+	headDone bool
+	headNL   int   // '\n' in the first capMax/2 bytes, counted when they are complete
 	fileErr  error // the artifact could not be opened or written: memory only
 	dumped   bool
 	summary  Summary
@@ -84,7 +114,11 @@ func New(opts Options) *OutputSink {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
-	return &OutputSink{opts: opts, tail: tail{max: opts.MaxBytes}}
+	c := opts.ArtifactMaxBytes
+	if c <= 0 {
+		c = DefaultArtifactMaxBytes
+	}
+	return &OutputSink{opts: opts, tail: tail{max: opts.MaxBytes}, capMax: max(c, MinArtifactMaxBytes)}
 }
 
 // Write consumes raw command output. It always returns len(p), nil: artifact
@@ -143,13 +177,18 @@ func (s *OutputSink) Dump(notice string) Summary {
 	s.dumped = true
 	s.push(s.san.Flush(nil))
 	artifact := ""
+	dropped, headLines := 0, 0
 	if s.file != nil {
 		err := s.fileW.Flush()
+		if err == nil && s.total > s.capMax {
+			dropped, headLines, err = s.cutFile()
+		}
 		if cerr := s.file.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
 			s.dropFile(fmt.Errorf("write artifact: %w", err))
+			dropped, headLines = 0, 0
 		} else {
 			artifact = s.opts.ArtifactID
 			s.file, s.fileW = nil, nil
@@ -161,13 +200,15 @@ func (s *OutputSink) Dump(notice string) Summary {
 		out = "[" + notice + "]\n" + out
 	}
 	s.summary = Summary{
-		Output:      out,
-		Truncated:   s.overflow,
-		TotalLines:  lines(s.newlines, s.total, s.lastByte),
-		TotalBytes:  s.total,
-		OutputLines: countLines(tail),
-		OutputBytes: len(tail),
-		ArtifactID:  artifact,
+		Output:       out,
+		Truncated:    s.overflow,
+		TotalLines:   lines(s.newlines, s.total, s.lastByte),
+		TotalBytes:   s.total,
+		OutputLines:  countLines(tail),
+		OutputBytes:  len(tail),
+		ArtifactID:   artifact,
+		DroppedBytes: dropped,
+		HeadLines:    headLines,
 	}
 	if s.fileErr != nil {
 		s.summary.ArtifactError = s.fileErr
@@ -194,9 +235,11 @@ func (s *OutputSink) push(c []byte) {
 		}
 	}
 	if s.file != nil {
-		if _, err := s.fileW.Write(c); err != nil {
-			s.dropFile(fmt.Errorf("write artifact: %w", err))
-		}
+		s.writeFile(c)
+	}
+	if half := s.capMax / 2; !s.headDone && s.total+len(c) >= half {
+		s.headDone = true
+		s.headNL = s.newlines + bytes.Count(c[:half-s.total], []byte{'\n'})
 	}
 	s.total += len(c)
 	s.newlines += bytes.Count(c, []byte{'\n'})
@@ -210,7 +253,7 @@ func (s *OutputSink) openFile() {
 	// No O_TRUNC: the path is usually an empty reservation, and truncating
 	// an existing file makes ext4 flush the whole artifact to disk on close
 	// (measured: ~450 ms for 1 GB, every time). Truncate only if needed.
-	f, err := os.OpenFile(s.opts.ArtifactPath, os.O_WRONLY|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(s.opts.ArtifactPath, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		s.fileErr = fmt.Errorf("open artifact: %w", err)
 		return
@@ -225,9 +268,155 @@ func (s *OutputSink) openFile() {
 		return
 	}
 	s.file, s.fileW = f, bufio.NewWriterSize(f, fileBufSize)
-	if _, err := s.fileW.Write(s.tail.buf); err != nil {
-		s.dropFile(fmt.Errorf("write artifact: %w", err))
+	s.writeFile(s.tail.buf)
+}
+
+// writeFile appends c to the artifact. The file holds the stream as it is
+// up to the cap; past it, the region after the first half is a ring that
+// keeps the newest capMax-capMax/2 bytes, and cutFile puts it in order at
+// Dump. Wrapping is a seek back, so the writes stay sequential.
+func (s *OutputSink) writeFile(c []byte) {
+	for len(c) > 0 && s.file != nil {
+		if s.filePos == s.capMax {
+			half := s.capMax / 2
+			if err := s.fileW.Flush(); err != nil {
+				s.dropFile(fmt.Errorf("write artifact: %w", err))
+				return
+			}
+			if _, err := s.file.Seek(int64(half), io.SeekStart); err != nil {
+				s.dropFile(fmt.Errorf("write artifact: %w", err))
+				return
+			}
+			s.filePos = half
+		}
+		n := min(len(c), s.capMax-s.filePos)
+		if _, err := s.fileW.Write(c[:n]); err != nil {
+			s.dropFile(fmt.Errorf("write artifact: %w", err))
+			return
+		}
+		s.filePos += n
+		c = c[n:]
 	}
+}
+
+// DroppedMarker is the line a capped artifact has between its head and its
+// tail, for n dropped bytes.
+func DroppedMarker(n int) string {
+	return fmt.Sprintf("[… %d bytes dropped …]\n", n)
+}
+
+// cutFile turns a capped artifact into head, marker, tail: the head is the
+// first half cut back to its last newline within capWindow (else to a
+// character boundary), the tail is the ring in stream order starting after
+// its first newline within capWindow (else at a character boundary). The
+// marker gets a newline of its own before it when the head does not end
+// with one. It returns the bytes of the stream left out and the lines of
+// the head.
+func (s *OutputSink) cutFile() (dropped, headLines int, err error) {
+	f := s.file
+	half := s.capMax / 2
+	ring := s.capMax - half
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	buf := *bp
+
+	// The head's end.
+	w := min(capWindow, half)
+	win := buf[:w]
+	if _, err := f.ReadAt(win, int64(half-w)); err != nil {
+		return 0, 0, fmt.Errorf("read artifact: %w", err)
+	}
+	headLen := half
+	if i := bytes.LastIndexByte(win, '\n'); i >= 0 {
+		headLen = half - w + i + 1
+	} else {
+		headLen = half - w + runeCut(win)
+	}
+
+	// The ring in order: its oldest byte is where the next one would go.
+	// The part that wrapped (B) is copied after the rest (A), so the tail
+	// is one run from src.
+	p := (s.total - half) % ring
+	src := half + p
+	if p > 0 {
+		if err := moveRange(f, half+ring, half, p, buf); err != nil {
+			return 0, 0, err
+		}
+	}
+	w = min(capWindow, ring)
+	win = buf[:w]
+	if _, err := f.ReadAt(win, int64(src)); err != nil {
+		return 0, 0, fmt.Errorf("read artifact: %w", err)
+	}
+	skip := 0
+	if i := bytes.IndexByte(win, '\n'); i >= 0 {
+		skip = i + 1
+	} else {
+		for skip < len(win) && skip < utf8.UTFMax && !utf8.RuneStart(win[skip]) {
+			skip++
+		}
+	}
+	tailLen := ring - skip
+	dropped = s.total - headLen - tailLen
+	marker := DroppedMarker(dropped)
+	if headLen > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], int64(headLen-1)); err != nil {
+			return 0, 0, fmt.Errorf("read artifact: %w", err)
+		}
+		if last[0] != '\n' {
+			marker = "\n" + marker
+		}
+	}
+	// The tail first: the marker may overlap where it is now.
+	dst := headLen + len(marker)
+	if err := moveRange(f, dst, src+skip, tailLen, buf); err != nil {
+		return 0, 0, err
+	}
+	if _, err := f.WriteAt([]byte(marker), int64(headLen)); err != nil {
+		return 0, 0, err
+	}
+	if err := f.Truncate(int64(dst + tailLen)); err != nil {
+		return 0, 0, err
+	}
+	return dropped, s.headNL, nil
+}
+
+// runeCut returns how much of b ends at a character boundary: a trailing
+// character that b holds only part of is left out.
+func runeCut(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return len(b)
+			}
+			return i
+		}
+	}
+	return len(b)
+}
+
+// moveRange copies n bytes of f from src to dst like memmove: the ranges
+// may overlap.
+func moveRange(f *os.File, dst, src, n int, buf []byte) error {
+	if dst == src || n == 0 {
+		return nil
+	}
+	for done := 0; done < n; {
+		k := min(len(buf), n-done)
+		off := done // from the start when moving left, from the end when moving right
+		if dst > src {
+			off = n - done - k
+		}
+		if _, err := f.ReadAt(buf[:k], int64(src+off)); err != nil {
+			return fmt.Errorf("read artifact: %w", err)
+		}
+		if _, err := f.WriteAt(buf[:k], int64(dst+off)); err != nil {
+			return err
+		}
+		done += k
+	}
+	return nil
 }
 
 // dropFile abandons the artifact after a write error: a partial file would
