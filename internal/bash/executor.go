@@ -32,7 +32,10 @@ type RunOptions struct {
 	Timeout      time.Duration // 0 = DefaultTimeout; floor 1s
 	ArtifactPath string        // spill file for the full output, "" = none
 	ArtifactID   string
-	OnChunk      func([]byte) // sanitized output as it arrives; the slice is only valid during the call
+	// ArtifactMaxBytes caps the artifact (settings artifacts.maxBytes);
+	// <= 0 means sink.DefaultArtifactMaxBytes.
+	ArtifactMaxBytes int
+	OnChunk          func([]byte) // sanitized output as it arrives; the slice is only valid during the call
 	// StopAfterLines > 0 stops reading after that many lines, as the
 	// `| head -n N` stripped by NormalizeCommand would have.
 	StopAfterLines int
@@ -60,7 +63,13 @@ type BashResult struct {
 	OutputLines int    `json:"outputLines"`
 	OutputBytes int    `json:"outputBytes"`
 	ArtifactID  string `json:"artifactId,omitempty"`
-	Head        string `json:"-"` // first CaptureHeadLines lines, when asked for
+	// ArtifactDroppedBytes is how much of the output the capped artifact
+	// left out between its head and its tail (0 = it holds everything).
+	ArtifactDroppedBytes int `json:"artifactDroppedBytes,omitempty"`
+	// ArtifactHeadLines is how many lines the artifact's head holds when
+	// bytes were dropped: its line numbers match the output's up to there.
+	ArtifactHeadLines int    `json:"-"`
+	Head              string `json:"-"` // first CaptureHeadLines lines, when asked for
 }
 
 // Executor runs commands on cached persistent shells.
@@ -208,7 +217,8 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 		head = &headCapture{lines: opts.CaptureHeadLines, next: onChunk}
 		onChunk = head.write
 	}
-	out := sink.New(sink.Options{ArtifactPath: opts.ArtifactPath, ArtifactID: opts.ArtifactID, OnChunk: onChunk})
+	out := sink.New(sink.Options{ArtifactPath: opts.ArtifactPath, ArtifactID: opts.ArtifactID,
+		ArtifactMaxBytes: opts.ArtifactMaxBytes, OnChunk: onChunk})
 	if ctx.Err() != nil {
 		return summaryResult(out.Dump("Command cancelled"), nil, true), nil
 	}
@@ -301,5 +311,6 @@ func summaryResult(s sink.Summary, code *int, cancelled bool) BashResult {
 		Output: s.Output, ExitCode: code, Cancelled: cancelled, Truncated: s.Truncated,
 		TotalLines: s.TotalLines, TotalBytes: s.TotalBytes,
 		OutputLines: s.OutputLines, OutputBytes: s.OutputBytes, ArtifactID: s.ArtifactID,
+		ArtifactDroppedBytes: s.DroppedBytes, ArtifactHeadLines: s.HeadLines,
 	}
 }

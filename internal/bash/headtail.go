@@ -99,9 +99,10 @@ func nthNewlineFromEnd(s string, n int) int {
 // ("" = none). Whatever is shown, the metadata describes exactly those lines
 // (shownRange in the whole output's numbering, outputLines/outputBytes of
 // the returned text) and keeps the artifact id, so the notice never
-// describes the tail the lines were not taken from. A window larger than
-// 50 KB keeps its first 50 KB when only head applies and its last 50 KB
-// otherwise (truncatedBy "bytes").
+// describes the tail the lines were not taken from. (A capped artifact serves
+// only the lines of its head: after it, its numbering is not the output's.)
+// A window larger than 50 KB keeps its first 50 KB when only head applies
+// and its last 50 KB otherwise (truncatedBy "bytes").
 func shapeOutput(res BashResult, head, tail int, artifactPath string) (string, *OutputMeta, bool) {
 	if !res.Truncated {
 		ht := ApplyHeadTail(res.Output, head, tail)
@@ -138,6 +139,11 @@ func shapeOutput(res BashResult, head, tail int, artifactPath string) (string, *
 		// Larger than the captured first lines, which are its first 50 KB.
 		text, first, cut = res.Head, 1, true
 	default:
+		if res.ArtifactDroppedBytes > 0 && end > res.ArtifactHeadLines {
+			// The capped artifact's lines after its head are numbered
+			// differently from the output's (and may not be there).
+			artifactPath = ""
+		}
 		var ok bool
 		if text, first, cut, ok = readLineRange(artifactPath, start, end, keepStart); !ok {
 			// Neither memory nor a file holds these lines: cut what is
@@ -146,6 +152,9 @@ func shapeOutput(res BashResult, head, tail int, artifactPath string) (string, *
 			src, srcFirst := res.Output, bufFirst
 			if res.Head != "" {
 				src, srcFirst = res.Head, 1
+				if i := strings.LastIndexByte(src, '\n'); i >= 0 {
+					src = src[:i+1] // its last line may be cut at 50 KB
+				}
 			}
 			ht := ApplyHeadTail(src, head, tail)
 			text, first, cut = ht.Text, srcFirst, true
@@ -169,7 +178,7 @@ func shapeOutput(res BashResult, head, tail int, artifactPath string) (string, *
 		TotalLines: total, TotalBytes: res.TotalBytes,
 		OutputLines: n, OutputBytes: len(text),
 		ShownRange: ShownRange{Start: first, End: last},
-		ArtifactID: res.ArtifactID,
+		ArtifactID: res.ArtifactID, ArtifactDroppedBytes: res.ArtifactDroppedBytes,
 	}}, true
 }
 

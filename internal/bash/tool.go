@@ -112,12 +112,19 @@ type ArtifactAllocator interface {
 	Release(id string) // the run did not spill; drop the reservation
 }
 
+// DefaultArtifactMaxBytes is the default of settings artifacts.maxBytes.
+const DefaultArtifactMaxBytes = sink.DefaultArtifactMaxBytes
+
+// MinArtifactMaxBytes is the smallest artifacts.maxBytes settings accept.
+const MinArtifactMaxBytes = sink.MinArtifactMaxBytes
+
 // ToolSettings are the settings the bash tool reads on every call.
 type ToolSettings struct {
 	VirtualTerminal    string            // "on" | "off"
 	InterceptorEnabled bool              // bashInterceptor.enabled
 	InterceptorRules   []InterceptorRule // nil = DefaultInterceptorRules()
 	Shell              ShellConfig       // resolved shell, prefix, env and snapshot
+	ArtifactMaxBytes   int               // artifacts.maxBytes; <= 0 = sink.DefaultArtifactMaxBytes
 }
 
 // ToolContext is what the surrounding agent knows at the time of a call.
@@ -166,6 +173,9 @@ type TruncationMeta struct {
 	OutputBytes int        `json:"outputBytes"`
 	ShownRange  ShownRange `json:"shownRange"`
 	ArtifactID  string     `json:"artifactId,omitempty"`
+	// ArtifactDroppedBytes is how many bytes of the output the capped
+	// artifact left out between its head and its tail.
+	ArtifactDroppedBytes int `json:"artifactDroppedBytes,omitempty"`
 	// ArtifactError says why the full output was not saved (e.g. "no
 	// space left on device") when there is no ArtifactID.
 	ArtifactError string `json:"artifactError,omitempty"`
@@ -270,6 +280,9 @@ func TruncationNotice(t *TruncationMeta) string {
 	}
 	if t.ArtifactID != "" {
 		b.WriteString(". Full: artifact://" + t.ArtifactID)
+		if t.ArtifactDroppedBytes > 0 {
+			fmt.Fprintf(&b, " (%s dropped from the middle)", FormatSize(t.ArtifactDroppedBytes))
+		}
 	} else if t.ArtifactError != "" {
 		b.WriteString(". Full output not saved: " + t.ArtifactError)
 	}
@@ -337,7 +350,7 @@ func ResultMeta(r BashResult) *OutputMeta {
 		TotalLines: r.TotalLines, TotalBytes: r.TotalBytes,
 		OutputLines: r.OutputLines, OutputBytes: r.OutputBytes,
 		ShownRange: ShownRange{Start: r.TotalLines - r.OutputLines + 1, End: r.TotalLines},
-		ArtifactID: r.ArtifactID,
+		ArtifactID: r.ArtifactID, ArtifactDroppedBytes: r.ArtifactDroppedBytes,
 	}}
 }
 
@@ -530,6 +543,7 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 	opts := RunOptions{
 		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
 		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stopAfter,
+		ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
 		// The tail buffer loses the first lines of a long output; the
 		// executor keeps them aside for the head argument.
 		CaptureHeadLines: max(head, 0),
@@ -572,7 +586,7 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 		Shell: shell, Command: command, Cwd: cwd,
 		Env:  pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
 		Cols: cols, Rows: rows, Timeout: timeout,
-		ArtifactPath: artPath, ArtifactID: artID,
+		ArtifactPath: artPath, ArtifactID: artID, ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
 	})
 	if tc.Terminal != nil {
 		tc.Terminal.AttachPTY(s, command)
@@ -582,6 +596,7 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 		Output: r.Output, ExitCode: r.ExitCode, Cancelled: r.Cancelled, Truncated: r.Truncated,
 		TotalLines: r.TotalLines, TotalBytes: r.TotalBytes, OutputLines: r.OutputLines,
 		OutputBytes: r.OutputBytes, ArtifactID: r.ArtifactID,
+		ArtifactDroppedBytes: r.DroppedBytes, ArtifactHeadLines: r.HeadLines,
 	}, r.TimedOut, nil
 }
 

@@ -71,7 +71,9 @@ type Options struct {
 	Timeout      time.Duration // 0 = none
 	ArtifactPath string        // spill file for the complete output; "" = none
 	ArtifactID   string        // reported when the spill file was written
-	KillGrace    time.Duration // SIGTERM → SIGKILL; 0 = DefaultKillGrace
+	// ArtifactMaxBytes caps the spill file; <= 0 = sink.DefaultArtifactMaxBytes.
+	ArtifactMaxBytes int
+	KillGrace        time.Duration // SIGTERM → SIGKILL; 0 = DefaultKillGrace
 }
 
 // Result is the outcome of a session. Timeouts and kills are results, not
@@ -139,8 +141,9 @@ func Start(ctx context.Context, opts Options) *Session {
 	}
 	opts.Cols, opts.Rows = ClampSize(opts.Cols, opts.Rows)
 	s := &Session{
-		opts:     opts,
-		out:      sink.New(sink.Options{ArtifactPath: opts.ArtifactPath, ArtifactID: opts.ArtifactID}),
+		opts: opts,
+		out: sink.New(sink.Options{ArtifactPath: opts.ArtifactPath, ArtifactID: opts.ArtifactID,
+			ArtifactMaxBytes: opts.ArtifactMaxBytes}),
 		killReq:  make(chan struct{}),
 		done:     make(chan struct{}),
 		feedWake: make(chan struct{}, 1),

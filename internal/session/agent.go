@@ -227,13 +227,13 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 	if strings.TrimSpace(command) == "" {
 		return BashRun{}, errors.New("Command must not be empty") //lint:ignore ST1005 user-facing text
 	}
-	shell := a.shell
+	shell, artMax := a.shell, 0
 	if l := a.live.Load(); l != nil {
 		ts, err := l.ToolSettings()
 		if err != nil {
 			return BashRun{}, err
 		}
-		shell = ts.Shell
+		shell, artMax = ts.Shell, ts.ArtifactMaxBytes
 		shell.ScrubEnv = nil // the user's own commands keep the whole environment
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -263,7 +263,7 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 	res, err := a.exec.Run(ctx, command, bash.RunOptions{
 		Shell: shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
 		State: a.state, Capture: bash.CaptureAll,
-		ArtifactPath: artPath, ArtifactID: artID, OnChunk: onChunk,
+		ArtifactPath: artPath, ArtifactID: artID, ArtifactMaxBytes: artMax, OnChunk: onChunk,
 	})
 	if artID != "" && res.ArtifactID == "" {
 		a.artifacts.Release(artID)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,10 +41,15 @@ type Settings struct {
 	ShellPath           string               // shell.path
 	ShellPrefix         string               // shell.prefix, overridden by a non-empty AGENTSH_SHELL_PREFIX
 	ShellEnv            map[string]string    // shell.env, merged key by key across files
+	ArtifactMaxBytes    int                  // artifacts.maxBytes: an artifact's cap (default bash.DefaultArtifactMaxBytes)
 	ShellScrubEnv       []string             // shell.scrubEnv: names the model's shells do not inherit (bash.DefaultScrubEnv unless configured; [] = none)
 	Raw                 map[string]any       // merged tree from the files (nested form, no env overrides), for keys not modelled yet
 	Sources             []string             // files that were loaded, in merge order
 }
+
+// maxArtifactMaxBytes bounds artifacts.maxBytes (1 PiB) so the value stays
+// an exact integer.
+const maxArtifactMaxBytes = 1 << 50
 
 // ShellPrefixEnv names the environment variable that overrides shell.prefix.
 const ShellPrefixEnv = "AGENTSH_SHELL_PREFIX"
@@ -135,7 +141,8 @@ type settingsFile struct {
 
 // buildSettings parses and merges files in order.
 func buildSettings(files []settingsFile) (*Settings, error) {
-	s := &Settings{VirtualTerminal: "off", ShellScrubEnv: bash.DefaultScrubEnv(), Raw: map[string]any{}}
+	s := &Settings{VirtualTerminal: "off", ShellScrubEnv: bash.DefaultScrubEnv(), ArtifactMaxBytes: bash.DefaultArtifactMaxBytes,
+		Raw: map[string]any{}}
 	for _, f := range files {
 		tree, err := parseSettingsFile(f.path, f.data)
 		if err != nil {
@@ -168,6 +175,7 @@ func (s *Settings) ToolSettings() (bash.ToolSettings, error) {
 		VirtualTerminal:    s.VirtualTerminal,
 		InterceptorEnabled: s.InterceptorEnabled,
 		InterceptorRules:   rules,
+		ArtifactMaxBytes:   s.ArtifactMaxBytes,
 		Shell: bash.ShellConfig{
 			Path:         shellPath,
 			Prefix:       s.ShellPrefix,
@@ -387,6 +395,9 @@ func (s *Settings) applyRaw() {
 				Pattern: str("pattern"), Flags: str("flags"), Tool: str("tool"), Message: str("message"),
 			})
 		}
+	}
+	if v, ok := s.Lookup("artifacts.maxBytes"); ok && v != nil {
+		s.ArtifactMaxBytes = int(v.(float64))
 	}
 	if v, ok := s.Lookup("shell.path"); ok && v != nil {
 		s.ShellPath = v.(string)
@@ -648,6 +659,20 @@ func validateSettings(tree map[string]any, fail func(key, msg string) error) err
 			if obj["pattern"] == "" {
 				return fail(base+".pattern", "must not be empty")
 			}
+		}
+	}
+
+	arts, err := object(tree, "artifacts", "artifacts")
+	if err != nil {
+		return err
+	}
+	if v, ok := arts["maxBytes"]; ok && v != nil {
+		// A cap of 0 would keep nothing and a tiny one too little to
+		// be worth a file, so both are refused rather than guessed at.
+		n, ok := v.(float64)
+		if !ok || n != math.Trunc(n) || n < bash.MinArtifactMaxBytes || n > maxArtifactMaxBytes {
+			return fail("artifacts.maxBytes", fmt.Sprintf("must be a whole number of bytes from %d to %d, got %s",
+				bash.MinArtifactMaxBytes, int64(maxArtifactMaxBytes), jsonValue(v)))
 		}
 	}
 

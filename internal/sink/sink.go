@@ -1,7 +1,8 @@
 // Package sink collects the output of a shell command: it sanitizes the raw
 // terminal stream into plain UTF-8 text, keeps a bounded UTF-8-safe tail in
 // memory for the model, and spills the complete text to an artifact file
-// once it outgrows that tail.
+// once it outgrows that tail; past the artifact's cap the file keeps the
+// first half and the newest output.
 package sink
 
 import (

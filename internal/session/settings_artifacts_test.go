@@ -1,0 +1,117 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSettingsArtifactsMaxBytes: artifacts.maxBytes defaults to 1 GiB,
+// reads nested or dotted, merges like any scalar (null resets it) and
+// reaches the bash tool's settings.
+func TestSettingsArtifactsMaxBytes(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		global, project string
+		want            int
+	}{
+		{"", "", 1 << 30},
+		{`{"artifacts": {"maxBytes": 65536}}`, "", 65536},
+		{`{"artifacts.maxBytes": 2147483648}`, "", 2 << 30},
+		{`{"artifacts": {"maxBytes": 1e6}}`, `{"artifacts.maxBytes": 200000}`, 200000},
+		{`{"artifacts": {"maxBytes": 1e6}}`, `{"artifacts": {"maxBytes": null}}`, 1 << 30},
+	}
+	for _, c := range cases {
+		g, p := "", ""
+		if c.global != "" {
+			g = writeSettingsAt(t, dir, "global.json", c.global)
+		}
+		if c.project != "" {
+			p = writeSettingsAt(t, dir, "project.json", c.project)
+		}
+		s, err := LoadSettingsFrom(g, p)
+		if err != nil {
+			t.Fatalf("%s + %s: %v", c.global, c.project, err)
+		}
+		ts, err := s.ToolSettings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.ArtifactMaxBytes != c.want || ts.ArtifactMaxBytes != c.want {
+			t.Errorf("%s + %s: settings %d, tool %d, want %d", c.global, c.project, s.ArtifactMaxBytes, ts.ArtifactMaxBytes, c.want)
+		}
+	}
+}
+
+// TestSettingsArtifactsMaxBytesRefused: zero, negative, fractional, too
+// small and non-numeric caps are errors at their position.
+func TestSettingsArtifactsMaxBytesRefused(t *testing.T) {
+	dir := t.TempDir()
+	const rng = "artifacts.maxBytes: must be a whole number of bytes from 65536 to 1125899906842624, got "
+	cases := []struct{ content, want string }{
+		{`{"artifacts": {"maxBytes": 0}}`, `:1:28: ` + rng + `number 0`},
+		{`{"artifacts.maxBytes": -1}`, `:1:24: ` + rng + `number -1`},
+		{`{"artifacts.maxBytes": 65535}`, `:1:24: ` + rng + `number 65535`},
+		{`{"artifacts.maxBytes": 100000.5}`, `:1:24: ` + rng + `number 100000.5`},
+		{`{"artifacts.maxBytes": "1GB"}`, `:1:24: ` + rng + `string "1GB"`},
+		{`{"artifacts.maxBytes": 1e300}`, `:1:24: ` + rng + `number 1e+300`},
+		{`{"artifacts": 5}`, `:1:15: artifacts: expected object, got number`},
+	}
+	for _, c := range cases {
+		p := writeSettings(t, dir, c.content)
+		_, err := LoadSettingsFrom(p, "")
+		if err == nil {
+			t.Errorf("%q: no error", c.content)
+			continue
+		}
+		if want := "settings: " + p + c.want; err.Error() != want {
+			t.Errorf("%q:\n got  %q\n want %q", c.content, err, want)
+		}
+	}
+}
+
+func writeSettingsAt(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBangArtifactCap: a bang command's artifact follows artifacts.maxBytes
+// from the settings the session follows, and the text the model reads says
+// how much was dropped.
+func TestBangArtifactCap(t *testing.T) {
+	a, _ := newAgent(t)
+	g := writeSettingsAt(t, t.TempDir(), "settings.json", `{"artifacts": {"maxBytes": 65536}}`)
+	l, err := WatchSettingsFrom(g, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.FollowSettings(l)
+	run, err := a.ExecuteBashRun(context.Background(), "seq 1 200000", nil, BashOptions{})
+	if err != nil || run.ArtifactID == "" || run.ArtifactDroppedBytes == 0 {
+		t.Fatalf("run %+v, %v", run.BashResult, err)
+	}
+	p, err := a.Artifacts().Path(run.ArtifactID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := fmt.Sprintf("\n[… %d bytes dropped …]\n", run.ArtifactDroppedBytes)
+	if !strings.HasPrefix(string(b), "1\n2\n3\n") || !strings.HasSuffix(string(b), "\n199999\n200000\n") ||
+		strings.Count(string(b), marker) != 1 || len(b) > 65536+len(marker) {
+		t.Fatalf("artifact of %d bytes: %q … %q", len(b), b[:20], b[len(b)-20:])
+	}
+	text := BashExecutionToText(a.Messages()[0].(*BashExecutionMessage))
+	if want := fmt.Sprintf("Full: artifact://%s (1.2MB dropped from the middle)]", run.ArtifactID); !strings.HasSuffix(text, want) {
+		t.Fatalf("the model reads …%q, want it to end in %q", text[max(0, len(text)-150):], want)
+	}
+}
