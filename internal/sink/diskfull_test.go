@@ -46,3 +46,29 @@ func TestSinkArtifactOnFullDisk(t *testing.T) {
 		t.Errorf("second TakeArtifactError = %v, want nil", err)
 	}
 }
+
+// A capped artifact that fits the disk but whose ring cannot be put in
+// order (that briefly needs the wrapped part again) is dropped like any
+// partial artifact: none is claimed, and the summary says why.
+func TestSinkCappedArtifactOnFullDisk(t *testing.T) {
+	const capMax = 64 << 10
+	dir := disktest.Mount(t, 512<<10)
+	path := filepath.Join(dir, "8.bash.log")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	disktest.Fill(t, dir, 72<<10)
+	// The ring wraps with 30000 bytes in its wrapped part: the cap fits,
+	// the cap plus that part does not.
+	stream := numberedLines(60000)[:capMax/2+3*(capMax/2)+30000]
+	s := New(Options{ArtifactPath: path, ArtifactID: "8", ArtifactMaxBytes: capMax})
+	writeChunks(t, s, stream, 4096, 8)
+	got := s.Dump("")
+	if got.ArtifactID != "" || got.DroppedBytes != 0 || !errors.Is(got.ArtifactError, syscall.ENOSPC) {
+		t.Fatalf("artifact %q, dropped %d, error %v; want none, 0, ENOSPC", got.ArtifactID, got.DroppedBytes, got.ArtifactError)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("partial artifact left behind: %v", err)
+	}
+	TakeArtifactError(path)
+}
