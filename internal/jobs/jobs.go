@@ -441,6 +441,11 @@ func (j *Job) Input(text string) error {
 // its final state once nothing of it is left.
 func (j *Job) Kill() State {
 	j.sess.Kill()
+	return j.Final()
+}
+
+// Final waits for the job to end and returns its final state.
+func (j *Job) Final() State {
 	<-j.sess.Done()
 	// The monitor records the result; wait for it so the state is final.
 	for {
