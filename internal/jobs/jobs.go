@@ -288,8 +288,9 @@ func (j *Job) monitor() {
 	}
 }
 
-// readingTerminal asks the kernel whether a process of the job sleeps in a
-// read of the job's terminal, after QuietForInput without output.
+// readingTerminal asks the kernel whether a process of the job sleeps
+// waiting to read the job's terminal (read, or select/poll/epoll on it),
+// after QuietForInput without output.
 func (j *Job) readingTerminal() bool {
 	if j.tty == "" || time.Since(time.Unix(0, j.lastOut.Load())) < QuietForInput {
 		return false
@@ -298,7 +299,7 @@ func (j *Job) readingTerminal() bool {
 	// `read`, a REPL); only when it is not, look at the shell's tree (the
 	// processes of a pipeline), which costs a few more files.
 	pgrp := j.sess.ForegroundPgrp()
-	if pgrp > 0 && proc.BlockedReadingFile(pgrp, j.tty) {
+	if pgrp > 0 && proc.WaitingToRead(pgrp, j.tty) {
 		return true
 	}
 	shell := j.sess.Pid()
@@ -307,14 +308,14 @@ func (j *Job) readingTerminal() bool {
 	}
 	if pids, ok := proc.Descendants(shell); ok {
 		for _, p := range pids {
-			if p != pgrp && proc.BlockedReadingFile(p, j.tty) {
+			if p != pgrp && proc.WaitingToRead(p, j.tty) {
 				return true
 			}
 		}
 		return false
 	}
 	for _, p := range proc.List() {
-		if (p.Sid == shell || (pgrp > 0 && p.Pgrp == pgrp)) && p.Pid != pgrp && proc.BlockedReadingFile(p.Pid, j.tty) {
+		if (p.Sid == shell || (pgrp > 0 && p.Pgrp == pgrp)) && p.Pid != pgrp && proc.WaitingToRead(p.Pid, j.tty) {
 			return true
 		}
 	}

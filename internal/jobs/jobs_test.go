@@ -196,6 +196,48 @@ func TestPythonREPL(t *testing.T) {
 	waitState(t, j, "exited 0")
 }
 
+// TestReadlineREPLWaits: python3's interpreter on a terminal waits in
+// select (readline), not in read(2); it is waiting for input all the same,
+// and answers through Input.
+func TestReadlineREPLWaits(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed: the REPL test needs it")
+	}
+	m := newManager(t)
+	j := mustStart(t, m, spec(t, py+" -q -i"))
+	waitState(t, j, "waiting for input")
+	if err := j.Input(`print(6*7)\n`); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, j, "42")
+	waitState(t, j, "waiting for input")
+	if err := j.Input(`exit()\n`); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, j, "exited 0")
+}
+
+// TestVimThroughInput: a full-screen editor waits for input (in select or
+// poll on the terminal), writes a file from keys sent with Input, and quits.
+func TestVimThroughInput(t *testing.T) {
+	vim, err := exec.LookPath("vim")
+	if err != nil {
+		t.Skip("vim not installed")
+	}
+	m := newManager(t)
+	s := spec(t, vim+" -u NONE -N -n note.txt")
+	j := mustStart(t, m, s)
+	waitState(t, j, "waiting for input")
+	if err := j.Input(`ihello from a job\e:wq\n`); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, j, "exited 0")
+	if b, err := os.ReadFile(s.Cwd + "/note.txt"); err != nil || string(b) != "hello from a job\n" {
+		t.Errorf("note.txt = %q, %v", b, err)
+	}
+}
+
 // TestCtrlC: \x03 interrupts the foreground program like ctrl+c.
 func TestCtrlC(t *testing.T) {
 	m := newManager(t)

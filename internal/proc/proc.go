@@ -301,24 +301,6 @@ func FileHolders(pid int, f *os.File) []int {
 	return out
 }
 
-// BlockedReadingFile reports whether pid sleeps in read(2) on any fd that
-// is link (e.g. a terminal's "/dev/pts/3"): what the kernel says of a
-// program waiting for input, whatever it printed before.
-func BlockedReadingFile(pid int, link string) bool {
-	var buf [256]byte
-	b := readSmall("/proc/"+strconv.Itoa(pid)+"/syscall", buf[:])
-	f := bytes.Fields(b)
-	if len(f) < 2 || string(f[0]) != strconv.Itoa(syscall.SYS_READ) || !bytes.HasPrefix(f[1], []byte("0x")) {
-		return false
-	}
-	fd, err := strconv.ParseInt(string(f[1][2:]), 16, 32)
-	if err != nil {
-		return false
-	}
-	l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(int(fd)))
-	return err == nil && l == link
-}
-
 // Descendants returns root and every process below it, read from
 // /proc/<pid>/task/<tid>/children: a few small files for a job's tree
 // instead of the stat of every process on the machine. ok is false when the
