@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"agentsh/internal/jobs"
 	"agentsh/internal/pty"
 	"agentsh/internal/sink"
 )
@@ -35,6 +36,8 @@ type ToolParams struct {
 	Cwd     string   `json:"cwd,omitempty"`
 	Head    *int     `json:"head,omitempty"`
 	Tail    *int     `json:"tail,omitempty"`
+	// Background starts the command as a job (SPEC §9) and returns at once.
+	Background bool `json:"background,omitempty"`
 }
 
 // ParseToolParams decodes tool-call arguments, accepting numbers sent as
@@ -87,6 +90,13 @@ func ParseToolParams(raw []byte) (ToolParams, error) {
 			n := int(x)
 			*f.dst = &n
 		}
+	}
+	if v, ok := m["background"]; ok && string(v) != "null" {
+		b, err := parseBool(v)
+		if err != nil {
+			return ToolParams{}, toolErrorf("Invalid background: expected true or false, got %s", v)
+		}
+		p.Background = b
 	}
 	return p, nil
 }
@@ -392,6 +402,9 @@ func ShouldUsePTY(virtualTerminal string, hasUI bool, getenv func(string) string
 // Tool is the model's bash tool (SPEC §1).
 type Tool struct {
 	Executor *Executor // nil = Default()
+	// Jobs is where `background: true` starts jobs; nil = such calls are
+	// refused.
+	Jobs *jobs.Manager
 }
 
 // Execute runs one bash tool call through normalization, interception,
@@ -477,6 +490,10 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		} else {
 			allocErr = err
 		}
+	}
+
+	if p.Background {
+		return startJob(ctx, t.Jobs, command, cwd, p.Timeout, artPath, artID, tc)
 	}
 
 	var res BashResult

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -299,3 +300,41 @@ func FileHolders(pid int, f *os.File) []int {
 	}
 	return out
 }
+
+// Descendants returns root and every process below it, read from
+// /proc/<pid>/task/<tid>/children: a few small files for a job's tree
+// instead of the stat of every process on the machine. ok is false when the
+// kernel has no such files (built without CONFIG_PROC_CHILDREN).
+func Descendants(root int) (pids []int, ok bool) {
+	if !hasChildren() {
+		return nil, false
+	}
+	var buf [4096]byte
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+		d, err := os.Open(dir)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		tids, _ := d.Readdirnames(-1)
+		d.Close()
+		pids = append(pids, pid)
+		for _, tid := range tids {
+			for _, f := range bytes.Fields(readSmall(dir+tid+"/children", buf[:])) {
+				if c, err := strconv.Atoi(string(f)); err == nil {
+					queue = append(queue, c)
+				}
+			}
+		}
+	}
+	return pids, true
+}
+
+// hasChildren reports whether the kernel offers the children files.
+var hasChildren = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/task/" + strconv.Itoa(syscall.Gettid()) + "/children")
+	return err == nil
+})

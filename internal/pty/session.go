@@ -74,6 +74,9 @@ type Options struct {
 	// ArtifactMaxBytes caps the spill file; <= 0 = sink.DefaultArtifactMaxBytes.
 	ArtifactMaxBytes int
 	KillGrace        time.Duration // SIGTERM → SIGKILL; 0 = DefaultKillGrace
+	// OnOutput receives each sanitized chunk of output as the sink records
+	// it (the slice is valid only during the call; it must not block).
+	OnOutput func([]byte)
 }
 
 // Result is the outcome of a session. Timeouts and kills are results, not
@@ -103,6 +106,7 @@ type Session struct {
 	screen *Screen
 	out    *sink.OutputSink
 	master *os.File
+	tty    string         // the slave's path, e.g. /dev/pts/3
 	guard  *guard.Process // the shell's guardian: ends every process of the session
 	marker []byte
 
@@ -143,7 +147,7 @@ func Start(ctx context.Context, opts Options) *Session {
 	s := &Session{
 		opts: opts,
 		out: sink.New(sink.Options{ArtifactPath: opts.ArtifactPath, ArtifactID: opts.ArtifactID,
-			ArtifactMaxBytes: opts.ArtifactMaxBytes}),
+			ArtifactMaxBytes: opts.ArtifactMaxBytes, OnChunk: opts.OnOutput}),
 		killReq:  make(chan struct{}),
 		done:     make(chan struct{}),
 		feedWake: make(chan struct{}, 1),
@@ -217,7 +221,7 @@ func (s *Session) spawn() error {
 		master.Close()
 		return fmt.Errorf("start %s: %w", shell, err)
 	}
-	s.master, s.guard = master, g
+	s.master, s.guard, s.tty = master, g, tty.Name()
 	return nil
 }
 
@@ -244,6 +248,32 @@ func (s *Session) Pid() int {
 		return 0
 	}
 	return s.guard.Pid()
+}
+
+// TTY is the path of the terminal the program runs on (e.g. /dev/pts/3);
+// "" when it never started.
+func (s *Session) TTY() string { return s.tty }
+
+// ForegroundPgrp is the terminal's foreground process group (TIOCGPGRP on
+// the master), or 0 once the session has ended or when it cannot be told.
+func (s *Session) ForegroundPgrp() int {
+	select {
+	case <-s.done:
+		return 0
+	default:
+	}
+	if s.master == nil {
+		return 0
+	}
+	pgrp := 0
+	_ = control(s.master, func(fd int) error {
+		p, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+		if err == nil {
+			pgrp = p
+		}
+		return err
+	})
+	return pgrp
 }
 
 // Done is closed when the session has ended and its result is ready.

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"agentsh/internal/bash"
@@ -36,6 +37,14 @@ var bashSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"tail":{"type":"integer","description":"Return only the last N lines of the command's output, after head when both apply (replaces a trailing | tail of the command)."}` +
 	`},"required":["command"],"additionalProperties":false}`)
 
+// bashJobsSchema is bashSchema with background, offered when the bash tool
+// has a job manager.
+var bashJobsSchema = json.RawMessage(strings.Replace(string(bashSchema), `},"required"`, `,`+
+	`"background":{"type":"boolean","description":"Start the command as a job and return at once (within 1 second, with what it printed by then): `+
+	`for servers, watchers and anything that does not end by itself. No default timeout; an explicit timeout still kills it. `+
+	`head and tail do not apply. Follow it up with job_output, job_input and job_kill."}`+
+	`},"required"`, 1))
+
 type bashTool struct {
 	tool *bash.Tool
 	ctx  func() bash.ToolContext
@@ -55,9 +64,14 @@ func NewBash(tool *bash.Tool, ctx func() bash.ToolContext) Tool {
 	return &bashTool{tool: tool, ctx: ctx}
 }
 
-func (b *bashTool) Name() string            { return BashName }
-func (b *bashTool) Description() string     { return bashDescription }
-func (b *bashTool) Schema() json.RawMessage { return bashSchema }
+func (b *bashTool) Name() string        { return BashName }
+func (b *bashTool) Description() string { return bashDescription }
+func (b *bashTool) Schema() json.RawMessage {
+	if b.tool.Jobs != nil {
+		return bashJobsSchema
+	}
+	return bashSchema
+}
 
 func (b *bashTool) bind(r *Registry) {
 	b.mu.Lock()

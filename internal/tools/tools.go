@@ -120,7 +120,12 @@ func (r *Registry) Specs() []llm.ToolSpec {
 
 // Standard is the registry every mode gives the model: bash first, then the
 // file tools, so `agentsh exec`, print mode, RPC and the TUI all offer (and
-// the interceptor suggests) the same set.
-func Standard(bashTool Tool, env Env) (*Registry, error) {
-	return NewRegistry(append([]Tool{bashTool}, FileTools(env)...)...)
+// the interceptor suggests) the same set; then the job tools when the bash
+// tool has a job manager (SPEC §9).
+func Standard(bt Tool, env Env) (*Registry, error) {
+	ts := append([]Tool{bt}, FileTools(env)...)
+	if b, ok := bt.(*bashTool); ok && b.tool.Jobs != nil {
+		ts = append(ts, JobTools(b.tool.Jobs)...)
+	}
+	return NewRegistry(ts...)
 }

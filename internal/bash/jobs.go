@@ -1,0 +1,174 @@
+package bash
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"agentsh/internal/jobs"
+	"agentsh/internal/pty"
+)
+
+// BackgroundSettle is how long a `background: true` call waits before it
+// returns: what the command printed by then (a server's "listening on …", an
+// early error) is in the result, and a command that ends sooner returns
+// its exit status at once.
+const BackgroundSettle = time.Second
+
+// NoJobsMessage refuses `background: true` where no job manager exists.
+const NoJobsMessage = "Background jobs are not available in this mode."
+
+// startJob runs command as a job of m (SPEC §9): on a terminal, with no
+// timeout unless one was asked for, returning after BackgroundSettle or as
+// soon as it ends.
+func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout *float64,
+	artPath, artID string, tc ToolContext) (*ToolResult, error) {
+	release := func() {
+		if artID != "" {
+			tc.Artifacts.Release(artID)
+		}
+	}
+	if m == nil {
+		release()
+		return nil, &ToolError{Message: NoJobsMessage}
+	}
+	shell, err := ResolveShell(tc.Settings.Shell.Path)
+	if err != nil {
+		release()
+		return nil, &ToolError{Message: err.Error()}
+	}
+	if tc.Settings.Shell.Prefix != "" {
+		command = tc.Settings.Shell.Prefix + " " + command
+	}
+	var limit time.Duration
+	if timeout != nil {
+		limit, _ = ClampTimeout(timeout)
+	}
+	j, err := m.Start(jobs.Spec{
+		Command: command, Shell: shell, Cwd: cwd,
+		Env:          pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
+		ArtifactPath: artPath, ArtifactID: artID, Timeout: limit,
+		ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
+	})
+	if err != nil {
+		release()
+		return nil, &ToolError{Message: err.Error()}
+	}
+	if artID != "" {
+		go func() {
+			<-j.Done()
+			if r, _ := j.Result(); r.ArtifactID == "" {
+				tc.Artifacts.Release(artID)
+			}
+		}()
+	}
+	st := j.Wait(ctx, BackgroundSettle)
+	out := j.ReadNew()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Started job %s: %s\n", j.ID(), command)
+	if body := JobOutputText(out, ""); body != "" {
+		b.WriteString(body)
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	b.WriteString(JobSentence(j.ID(), st))
+	if !st.Ended() {
+		b.WriteString(" " + JobToolsHint(j.ID()))
+	}
+	details := ToolDetails{}
+	if st.Kind == jobs.Exited {
+		code := st.Code
+		details.ExitCode = &code
+	}
+	return &ToolResult{Text: b.String(), Details: details}, nil
+}
+
+// JobSentence says a job's state as a sentence: "Job 1 is running.",
+// "Job 1 is waiting for input.", "Job 1 exited with code 0.", "Job 1 was
+// killed.", "Job 1 timed out and was killed.", "Job 1 failed."
+func JobSentence(id string, st jobs.State) string {
+	switch st.Kind {
+	case jobs.Running:
+		return "Job " + id + " is running."
+	case jobs.WaitingForInput:
+		return "Job " + id + " is waiting for input."
+	case jobs.Exited:
+		return fmt.Sprintf("Job %s exited with code %d.", id, st.Code)
+	case jobs.Killed:
+		return "Job " + id + " was killed."
+	case jobs.TimedOut:
+		return "Job " + id + " timed out and was killed."
+	default:
+		return "Job " + id + " failed."
+	}
+}
+
+// JobToolsHint tells the model how to follow a job up.
+func JobToolsHint(id string) string {
+	q, _ := json.Marshal(id)
+	return fmt.Sprintf(`Read its new output with job_output {"id": %[1]s} (add "wait_seconds" to wait until it ends or waits for input), `+
+		`type into it with job_input {"id": %[1]s, "text": "..."}, stop it with job_kill {"id": %[1]s}; jobs lists every job.`, q)
+}
+
+// JobOutputText is a piece of a job's output as the model reads it, with
+// the truncation notice when only its tail is kept; empty means nothing
+// new (the caller says so in its own words, or not at all).
+func JobOutputText(o jobs.Output, empty string) string {
+	text := strings.TrimSuffix(o.Text, "\n")
+	if text == "" && !o.Truncated {
+		return empty
+	}
+	if !o.Truncated {
+		return text
+	}
+	notice := fmt.Sprintf("[Showing the last %s of %s of new output", FormatSize(len(o.Text)), FormatSize(o.Bytes))
+	if o.ArtifactID != "" {
+		notice += ". Full: artifact://" + o.ArtifactID
+	}
+	return text + "\n\n" + notice + "]"
+}
+
+// JobLine is one row of the jobs list: id, state, runtime, output size and
+// the command's first line.
+func JobLine(j *jobs.Job) string {
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s", j.ID(), j.State(), FormatRuntime(j.Runtime()), FormatSize(j.OutputBytes()), FirstLine(j.Command()))
+}
+
+// FormatRuntime rounds a job's runtime for people: "0.4s", "12s", "3m05s",
+// "2h01m".
+func FormatRuntime(d time.Duration) string {
+	switch {
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}
+
+// FirstLine is a command's first line, with " …" when more follow.
+func FirstLine(command string) string {
+	if i := strings.IndexByte(command, '\n'); i >= 0 {
+		return command[:i] + " …"
+	}
+	return command
+}
+
+// parseBool accepts a JSON boolean or one sent as a string ("true").
+func parseBool(v json.RawMessage) (bool, error) {
+	var b bool
+	if err := json.Unmarshal(v, &b); err == nil {
+		return b, nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return false, err
+	}
+	return strconv.ParseBool(strings.TrimSpace(s))
+}

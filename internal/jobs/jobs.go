@@ -1,0 +1,515 @@
+// Package jobs runs long-running and interactive commands as jobs of an
+// agent session (SPEC §9): each on a pseudo-terminal below a guardian, so a
+// prompt waits instead of reading EOF and nothing outlives the session. A
+// job's output is read piece by piece, its terminal is fed text, and the
+// kernel tells when it waits for input.
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"agentsh/internal/proc"
+	"agentsh/internal/pty"
+	"agentsh/internal/sink"
+)
+
+// DefaultMaxJobs is how many jobs may run at once in one session.
+const DefaultMaxJobs = 16
+
+// Default terminal size of a job.
+const (
+	DefaultCols = 120
+	DefaultRows = 40
+)
+
+// QuietForInput is how long a job blocked reading its terminal must have
+// printed nothing before it counts as waiting for input: a program that
+// reads between bursts of output is still working.
+const QuietForInput = time.Second
+
+// pollEvery is how often a quiet job's processes are looked at.
+const pollEvery = 100 * time.Millisecond
+
+// ErrClosed is returned by Start once the manager is closed.
+var ErrClosed = errors.New("the job manager is closed")
+
+// TooManyError refuses a start while MaxJobs jobs run. Its text is a
+// sentence the model reads as is.
+type TooManyError struct{ Running int }
+
+func (e *TooManyError) Error() string {
+	return fmt.Sprintf("Too many jobs (%d running): kill one with job_kill first.", e.Running)
+}
+
+// Kind is the phase of a job's life.
+type Kind int
+
+// The kinds of state a job can be in.
+const (
+	Running Kind = iota
+	WaitingForInput
+	Exited   // ended by itself with an exit code
+	Killed   // ended by Kill or Manager.Close
+	TimedOut // ended because its timeout passed
+	Failed   // the terminal could not be set up or read; no exit code
+)
+
+// State is a job's state; String gives the words the tools show.
+type State struct {
+	Kind Kind
+	Code int // the exit code, for Exited
+}
+
+// String is "running", "waiting for input", "exited N", "killed",
+// "timed out" or "failed".
+func (s State) String() string {
+	switch s.Kind {
+	case Running:
+		return "running"
+	case WaitingForInput:
+		return "waiting for input"
+	case Exited:
+		return "exited " + strconv.Itoa(s.Code)
+	case Killed:
+		return "killed"
+	case TimedOut:
+		return "timed out"
+	default:
+		return "failed"
+	}
+}
+
+// Ended reports whether the job is over.
+func (s State) Ended() bool { return s.Kind >= Exited }
+
+// Spec describes a job to start.
+type Spec struct {
+	Command      string   // run as `<Shell> -lc <Command>`
+	Shell        string   // shell binary; "" = /bin/sh
+	Cwd          string   // working directory; "" = the current one
+	Env          []string // full environment; nil = the hardened inherited one
+	Cols, Rows   int      // terminal size; 0 = 120×40
+	ArtifactPath string   // file for the complete output; "" = none
+	ArtifactID   string   // reported once the file holds the output
+	// ArtifactMaxBytes caps the file (artifacts.maxBytes); <= 0 = the default.
+	ArtifactMaxBytes int
+	Timeout          time.Duration // 0 = none; when it passes the job is killed
+}
+
+// Output is a piece of a job's output: the text since the previous read,
+// bounded like any output (the last 50 KB, on character boundaries).
+type Output struct {
+	Text       string
+	Bytes      int    // bytes of output since the previous read; > len(Text) when truncated
+	Truncated  bool   // Text is only the tail of the new output
+	TotalBytes int    // bytes of the job's whole output so far
+	ArtifactID string // the artifact holding the whole output, when there is one
+}
+
+// Manager holds the jobs of one agent session.
+type Manager struct {
+	// MaxJobs bounds the jobs running at once; <= 0 = DefaultMaxJobs.
+	MaxJobs int
+
+	mu     sync.Mutex
+	jobs   []*Job
+	next   int
+	closed bool
+}
+
+// NewManager returns an empty manager with the default limit.
+func NewManager() *Manager { return &Manager{MaxJobs: DefaultMaxJobs} }
+
+// Start runs spec's command as a new job. It refuses when MaxJobs jobs are
+// running or the manager is closed.
+func (m *Manager) Start(spec Spec) (*Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	limit := m.MaxJobs
+	if limit <= 0 {
+		limit = DefaultMaxJobs
+	}
+	running := 0
+	for _, j := range m.jobs {
+		if !j.State().Ended() {
+			running++
+		}
+	}
+	if running >= limit {
+		return nil, &TooManyError{Running: running}
+	}
+	m.next++
+	j := start(strconv.Itoa(m.next), spec)
+	m.jobs = append(m.jobs, j)
+	return j, nil
+}
+
+// List returns every job of the session, oldest first.
+func (m *Manager) List() []*Job {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*Job(nil), m.jobs...)
+}
+
+// Get finds a job by id; surrounding blanks are ignored ("1", " 1 ").
+func (m *Manager) Get(id string) (*Job, bool) {
+	id = strings.TrimSpace(id)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, j := range m.jobs {
+		if j.id == id {
+			return j, true
+		}
+	}
+	return nil, false
+}
+
+// Running counts the jobs that have not ended (waiting ones included).
+func (m *Manager) Running() int {
+	n := 0
+	for _, j := range m.List() {
+		if !j.State().Ended() {
+			n++
+		}
+	}
+	return n
+}
+
+// Close kills every job and returns once all are gone; later starts fail.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	jobs := append([]*Job(nil), m.jobs...)
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() { defer wg.Done(); j.Kill() }()
+	}
+	wg.Wait()
+}
+
+// Job is one command running on its own terminal.
+type Job struct {
+	id, command string
+	started     time.Time
+	sess        *pty.Session
+	tty         string
+	artifactID  string
+
+	lastOut atomic.Int64 // UnixNano of the latest output
+
+	mu      sync.Mutex
+	fresh   *sink.TailBuffer // output since the previous read
+	newN    int              // bytes since the previous read
+	total   int
+	waiting bool
+	ended   time.Time
+	result  *pty.Result
+	changed chan struct{} // closed and replaced on every state change
+}
+
+func start(id string, spec Spec) *Job {
+	cols, rows := spec.Cols, spec.Rows
+	if cols <= 0 {
+		cols = DefaultCols
+	}
+	if rows <= 0 {
+		rows = DefaultRows
+	}
+	j := &Job{
+		id: id, command: spec.Command, started: time.Now(),
+		artifactID: spec.ArtifactID,
+		fresh:      sink.NewTailBuffer(sink.DefaultMaxBytes),
+		changed:    make(chan struct{}),
+	}
+	j.lastOut.Store(j.started.UnixNano())
+	j.sess = pty.Start(context.Background(), pty.Options{
+		Shell: spec.Shell, Command: spec.Command, Cwd: spec.Cwd, Env: spec.Env,
+		Cols: cols, Rows: rows, Timeout: spec.Timeout,
+		ArtifactPath: spec.ArtifactPath, ArtifactID: spec.ArtifactID,
+		ArtifactMaxBytes: spec.ArtifactMaxBytes,
+		OnOutput:         j.record,
+	})
+	j.tty = j.sess.TTY()
+	go j.monitor()
+	return j
+}
+
+// record takes a sanitized chunk from the session's sink.
+func (j *Job) record(c []byte) {
+	j.lastOut.Store(time.Now().UnixNano())
+	j.mu.Lock()
+	_, _ = j.fresh.Write(c)
+	j.newN += len(c)
+	j.total += len(c)
+	if j.waiting {
+		j.waiting = false
+		j.notifyLocked()
+	}
+	j.mu.Unlock()
+}
+
+func (j *Job) notifyLocked() {
+	close(j.changed)
+	j.changed = make(chan struct{})
+}
+
+// monitor records the end of the session and, while it runs, whether it
+// waits for input.
+func (j *Job) monitor() {
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-j.sess.Done():
+			res := j.sess.Wait()
+			j.mu.Lock()
+			j.result, j.ended, j.waiting = &res, time.Now(), false
+			j.notifyLocked()
+			j.mu.Unlock()
+			return
+		case <-t.C:
+			w := j.readingTerminal()
+			j.mu.Lock()
+			if w != j.waiting && j.result == nil {
+				j.waiting = w
+				j.notifyLocked()
+			}
+			j.mu.Unlock()
+		}
+	}
+}
+
+// readingTerminal asks the kernel whether a process of the job sleeps
+// waiting to read the job's terminal (read, or select/poll/epoll on it),
+// after QuietForInput without output.
+func (j *Job) readingTerminal() bool {
+	if j.tty == "" || time.Since(time.Unix(0, j.lastOut.Load())) < QuietForInput {
+		return false
+	}
+	// The foreground group's leader is the usual reader (the shell's
+	// `read`, a REPL); only when it is not, look at the shell's tree (the
+	// processes of a pipeline), which costs a few more files.
+	pgrp := j.sess.ForegroundPgrp()
+	if pgrp > 0 && proc.WaitingToRead(pgrp, j.tty) {
+		return true
+	}
+	shell := j.sess.Pid()
+	if shell <= 0 {
+		return false
+	}
+	if pids, ok := proc.Descendants(shell); ok {
+		for _, p := range pids {
+			if p != pgrp && proc.WaitingToRead(p, j.tty) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range proc.List() {
+		if (p.Sid == shell || (pgrp > 0 && p.Pgrp == pgrp)) && p.Pid != pgrp && proc.WaitingToRead(p.Pid, j.tty) {
+			return true
+		}
+	}
+	return false
+}
+
+// ID is the job's short id ("1", "2", …).
+func (j *Job) ID() string { return j.id }
+
+// Command is the command line the job runs.
+func (j *Job) Command() string { return j.command }
+
+// Screen is the job's emulated terminal (its last lines show a prompt).
+func (j *Job) Screen() *pty.Screen { return j.sess.Screen() }
+
+// State is the job's state now.
+func (j *Job) State() State {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.stateLocked()
+}
+
+func (j *Job) stateLocked() State {
+	switch {
+	case j.result == nil && j.waiting:
+		return State{Kind: WaitingForInput}
+	case j.result == nil:
+		return State{Kind: Running}
+	case j.result.ExitCode != nil:
+		return State{Kind: Exited, Code: *j.result.ExitCode}
+	case j.result.TimedOut:
+		return State{Kind: TimedOut}
+	case j.result.Cancelled:
+		return State{Kind: Killed}
+	default:
+		return State{Kind: Failed}
+	}
+}
+
+// Runtime is how long the job has run (until it ended).
+func (j *Job) Runtime() time.Duration {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.result != nil {
+		return j.ended.Sub(j.started)
+	}
+	return time.Since(j.started)
+}
+
+// OutputBytes is the size of the job's whole output so far.
+func (j *Job) OutputBytes() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.total
+}
+
+// ReadNew returns the output since the previous ReadNew (the whole output
+// on the first) and marks it read.
+func (j *Job) ReadNew() Output {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	text := j.fresh.String()
+	out := Output{Text: text, Bytes: j.newN, Truncated: j.newN > len(text), TotalBytes: j.total}
+	switch {
+	case j.result != nil:
+		out.ArtifactID = j.result.ArtifactID
+	case j.total > sink.DefaultMaxBytes:
+		out.ArtifactID = j.artifactID // the sink spills once the output outgrows its tail
+	}
+	j.fresh = sink.NewTailBuffer(sink.DefaultMaxBytes)
+	j.newN = 0
+	return out
+}
+
+// Result is the session's outcome once the job has ended: the tail of the
+// whole output with its notice ("Command cancelled", …) and the artifact.
+func (j *Job) Result() (pty.Result, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.result == nil {
+		return pty.Result{}, false
+	}
+	return *j.result, true
+}
+
+// Wait returns the job's state as soon as the job ends or waits for input,
+// or when d or ctx is over. A job already waiting or ended returns at once.
+func (j *Job) Wait(ctx context.Context, d time.Duration) State {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		j.mu.Lock()
+		st, ch := j.stateLocked(), j.changed
+		j.mu.Unlock()
+		if st.Kind != Running {
+			return st
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return j.State()
+		case <-ctx.Done():
+			return j.State()
+		}
+	}
+}
+
+// Input writes text to the job's terminal, with \n (the Enter key), \r,
+// \t, \e (escape), \\ and \xHH (e.g. \x03 ctrl+c, \x04 ctrl+d) decoded.
+func (j *Job) Input(text string) error {
+	if _, err := j.sess.Write(DecodeInput(text)); err != nil {
+		return fmt.Errorf("job %s: %w", j.id, err)
+	}
+	j.mu.Lock()
+	if j.waiting {
+		j.waiting = false
+		j.notifyLocked()
+	}
+	j.mu.Unlock()
+	return nil
+}
+
+// Kill ends the job's whole process tree, as a timeout does, and returns
+// its final state once nothing of it is left.
+func (j *Job) Kill() State {
+	j.sess.Kill()
+	return j.Final()
+}
+
+// Final waits for the job to end and returns its final state.
+func (j *Job) Final() State {
+	<-j.sess.Done()
+	// The monitor records the result; wait for it so the state is final.
+	for {
+		j.mu.Lock()
+		st, ch := j.stateLocked(), j.changed
+		j.mu.Unlock()
+		if st.Ended() {
+			return st
+		}
+		<-ch
+	}
+}
+
+// Done is closed when the job has ended.
+func (j *Job) Done() <-chan struct{} { return j.sess.Done() }
+
+// DecodeInput turns the escapes a model writes into the bytes a terminal
+// gets. A newline, written or as \n, is the Enter key (CR, as a terminal
+// sends it: the line discipline makes it a newline for a program reading
+// lines, and raw-mode programs see Enter). Unknown escapes stay as written.
+func DecodeInput(s string) []byte {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\n' {
+			out = append(out, '\r')
+			continue
+		}
+		if c != '\\' || i+1 >= len(s) {
+			out = append(out, c)
+			continue
+		}
+		switch s[i+1] {
+		case 'n', 'r':
+			out = append(out, '\r')
+			i++
+		case 't':
+			out = append(out, '\t')
+			i++
+		case 'e':
+			out = append(out, 0x1b)
+			i++
+		case '\\':
+			out = append(out, '\\')
+			i++
+		case 'x':
+			if i+3 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) {
+				v, _ := strconv.ParseUint(s[i+2:i+4], 16, 8)
+				out = append(out, byte(v))
+				i += 3
+			} else {
+				out = append(out, c)
+			}
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}

@@ -1,0 +1,133 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDescendantsAndWaitingToRead: a shell's pipeline is found below
+// it, and only the stage sleeping in read(2) on our pipe (cat) counts as
+// reading it; the shell (wait4) and sleep do not.
+func TestDescendantsAndWaitingToRead(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	cmd := exec.Command(bash, "-c", "cat | sleep 30; true")
+	cmd.Stdin = r
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	link, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(r.Fd())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var ok bool
+		if pids, ok = Descendants(cmd.Process.Pid); !ok {
+			t.Skip("the kernel has no /proc/<pid>/task/<tid>/children")
+		}
+		if len(pids) == 3 && slices.ContainsFunc(pids, func(p int) bool { return WaitingToRead(p, link) }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("descendants %v never became bash, sleep and a cat reading stdin (hang guard)", pids)
+		}
+	}
+	if pids[0] != cmd.Process.Pid {
+		t.Errorf("Descendants = %v, want the root first", pids)
+	}
+	readers := 0
+	for _, p := range pids {
+		if WaitingToRead(p, link) {
+			readers++
+		}
+		if WaitingToRead(p, "/dev/null") {
+			t.Errorf("process %d reads /dev/null", p)
+		}
+	}
+	if readers != 1 {
+		t.Errorf("%d processes read the pipe, want 1 (cat)", readers)
+	}
+}
+
+// TestWaitingToReadMultiplexed: a program waiting in select, poll or epoll
+// with a pipe among the files it reads waits to read that pipe; one that
+// waits on another pipe, on ours for writing only, or on nothing, does not.
+func TestWaitingToReadMultiplexed(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed: it makes the select, poll and epoll calls")
+	}
+	for name, c := range map[string]struct {
+		code    string
+		reading bool
+	}{
+		"select":       {"import select,sys; select.select([sys.stdin],[],[])", true},
+		"poll":         {"import select,sys; p=select.poll(); p.register(sys.stdin, select.POLLIN); p.poll()", true},
+		"epoll":        {"import select,sys; e=select.epoll(); e.register(sys.stdin.fileno(), select.EPOLLIN); e.poll()", true},
+		"select-other": {"import os,select; r,w=os.pipe(); select.select([r],[],[])", false},
+		"select-write": {"import select,sys; select.select([],[sys.stdin],[])", false},
+		"select-none":  {"import select; select.select([],[],[],60)", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			defer w.Close()
+			cmd := exec.Command(py, "-c", c.code)
+			cmd.Stdin = r
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			link, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(r.Fd())))
+			pid := cmd.Process.Pid
+			// Wait until the program sleeps in its last call (the interpreter
+			// starts with reads of its own files).
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if WaitingToRead(pid, link) {
+					break
+				}
+				if st, ok := Stat(pid); ok && st.State == 'S' && sleepsIn(pid) && !c.reading {
+					time.Sleep(100 * time.Millisecond) // settled in its wait
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("never settled (hang guard)")
+				}
+			}
+			if got := WaitingToRead(pid, link); got != c.reading {
+				t.Errorf("WaitingToRead = %v, want %v", got, c.reading)
+			}
+		})
+	}
+}
+
+// sleepsIn reports whether pid sleeps in a call that waits for files (not
+// starting up in an open or mmap).
+func sleepsIn(pid int) bool {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return false
+	}
+	nr, _ := strconv.Atoi(f[0])
+	c, known := waitCalls[nr]
+	return known && c != callRead
+}

@@ -1,0 +1,116 @@
+package proc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"strconv"
+)
+
+// waitCall is how a system call names the files it waits on.
+type waitCall int
+
+const (
+	callRead   waitCall = iota + 1 // read(fd, …)
+	callPoll                       // poll/ppoll(struct pollfd *fds, nfds, …)
+	callSelect                     // select/pselect6(nfds, fd_set *readfds, …)
+	callEpoll                      // epoll_wait…(epfd, …): the set is in fdinfo
+)
+
+// maxWatched bounds the fds read from a poll array or select set: a program
+// at a prompt watches a handful.
+const maxWatched = 4096
+
+// Poll and epoll event bits that mean "ready to read".
+const (
+	pollIn  = 0x1
+	pollPri = 0x2
+)
+
+// WaitingToRead reports whether pid sleeps waiting for input from link (a
+// terminal's path, e.g. "/dev/pts/3"): in read(2) on it, or in select, poll
+// or epoll with it among the files watched for reading (a readline prompt,
+// an editor, a REPL). Only the kernel's view is used: /proc/<pid>/syscall,
+// the call's fd arrays in the process's memory, and the epoll set in
+// /proc/<pid>/fdinfo.
+func WaitingToRead(pid int, link string) bool {
+	var buf [256]byte
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	f := bytes.Fields(readSmall(dir+"syscall", buf[:]))
+	if len(f) < 3 {
+		return false // "running", or no permission
+	}
+	nr, err := strconv.Atoi(string(f[0]))
+	if err != nil {
+		return false
+	}
+	arg := func(i int) uint64 {
+		v, err := strconv.ParseUint(string(bytes.TrimPrefix(f[1+i], []byte("0x"))), 16, 64)
+		if err != nil {
+			return 0
+		}
+		return v
+	}
+	is := func(fd int) bool {
+		l, err := os.Readlink(dir + "fd/" + strconv.Itoa(fd))
+		return err == nil && l == link
+	}
+	switch waitCalls[nr] {
+	case callRead:
+		return is(int(int32(arg(0))))
+	case callPoll:
+		n := min(arg(1), maxWatched)
+		b := readMem(pid, arg(0), int(n)*8) // struct pollfd {int fd; short events, revents;}
+		for i := 0; i+8 <= len(b); i += 8 {
+			fd := int32(binary.NativeEndian.Uint32(b[i:]))
+			ev := binary.NativeEndian.Uint16(b[i+4:])
+			if fd >= 0 && ev&(pollIn|pollPri) != 0 && is(int(fd)) {
+				return true
+			}
+		}
+	case callSelect:
+		n := min(arg(0), maxWatched)
+		if arg(1) == 0 {
+			return false
+		}
+		b := readMem(pid, arg(1), int((n+63)/64*8)) // an fd_set of longs
+		for fd := 0; fd < int(n) && fd/8 < len(b); fd++ {
+			// Bit fd of an array of little-endian longs is bit fd%8 of
+			// byte fd/8 (amd64 and arm64 are little-endian).
+			if b[fd/8]&(1<<(fd%8)) != 0 && is(fd) {
+				return true
+			}
+		}
+	case callEpoll:
+		var info [8192]byte
+		for _, line := range bytes.Split(readSmall(dir+"fdinfo/"+strconv.Itoa(int(int32(arg(0)))), info[:]), []byte{'\n'}) {
+			// "tfd:        0 events:       19 data: … pos:0 ino:… sdev:…"
+			lf := bytes.Fields(line)
+			if len(lf) < 4 || string(lf[0]) != "tfd:" || string(lf[2]) != "events:" {
+				continue
+			}
+			fd, err1 := strconv.Atoi(string(lf[1]))
+			ev, err2 := strconv.ParseUint(string(lf[3]), 16, 32)
+			if err1 == nil && err2 == nil && ev&(pollIn|pollPri) != 0 && is(fd) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readMem reads n bytes at addr of pid's memory (nil when it cannot: the
+// process is gone, or we may not look).
+func readMem(pid int, addr uint64, n int) []byte {
+	if n <= 0 || addr == 0 {
+		return nil
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	m, _ := f.ReadAt(b, int64(addr))
+	return b[:m]
+}
