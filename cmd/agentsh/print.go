@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
 	"agentsh/internal/rpc"
 	"agentsh/internal/session"
@@ -316,7 +317,9 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		return fail(err)
 	}
 	defer closeStore()
-	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
+	jm := jobs.NewManager()
+	defer stopJobs(jm, stderr)
+	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor, Jobs: jm}, func() bash.ToolContext {
 		tc := agent.ToolContext(toolSettings)
 		tc.HasUI = false // print mode: never a PTY
 		return tc
@@ -453,7 +456,9 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		defer mu.Unlock()
 		return current
 	}
-	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
+	jm := jobs.NewManager()
+	defer stopJobs(jm, stderr)
+	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor, Jobs: jm}, func() bash.ToolContext {
 		tc := currentAgent().ToolContext(toolSettings)
 		tc.HasUI = false // RPC: never a PTY
 		return tc
@@ -480,4 +485,13 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// stopJobs ends every job still running when a mode exits, saying so on
+// stderr (SPEC §9: every job dies with the session).
+func stopJobs(m *jobs.Manager, stderr io.Writer) {
+	if n := m.Running(); n > 0 {
+		fmt.Fprintf(stderr, "agentsh: stopping %d running job(s) at exit\n", n)
+	}
+	m.Close()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
 	"agentsh/internal/tui"
 )
@@ -65,8 +66,10 @@ func runTUI(o printOptions, stderr io.Writer) int {
 	defer closeStore()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	jm := jobs.NewManager()
+	defer jm.Close() // quitting stops every job (their guardians would anyway)
 	err = tui.Run(ctx, tui.Config{
-		Session: agent, Executor: executor, ToolSettings: toolSettings,
+		Session: agent, Executor: executor, ToolSettings: toolSettings, Jobs: jm,
 		Provider: provider, Model: model, ModelLabel: spec, ModelError: modelErr,
 		NoColor: os.Getenv("NO_COLOR") != "",
 	})

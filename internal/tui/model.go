@@ -108,7 +108,7 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 	}
 	sess := cfg.Session
 	host := m.host
-	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor}, func() bash.ToolContext {
+	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor, Jobs: cfg.Jobs}, func() bash.ToolContext {
 		tc := sess.ToolContext(cfg.ToolSettings)
 		tc.HasUI = true
 		tc.Terminal = host

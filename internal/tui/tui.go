@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
 	"agentsh/internal/session"
 )
@@ -22,6 +23,7 @@ import (
 type Config struct {
 	Session      *session.AgentSession
 	Executor     *bash.Executor // nil = bash.Default()
+	Jobs         *jobs.Manager  // where the model's background commands run; nil = none
 	ToolSettings bash.ToolSettings
 	Provider     llm.Provider // nil: no model configured; bang commands still work
 	Model        string       // the provider's model name, as the requests carry it
