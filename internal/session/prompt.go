@@ -55,6 +55,15 @@ func toolSummary(name string) string {
 			"Read the file first; prefer it to sed -i."
 	case tools.WriteName:
 		return "Create or overwrite a whole file atomically; prefer it to echo/cat redirection."
+	case tools.JobsName:
+		return "List the session's jobs with their state. A job is a bash command started with background: true, " +
+			"which returns at once: use it for servers, watchers and anything that does not end by itself or asks for input."
+	case tools.JobOutputName:
+		return "Read a job's new output; wait_seconds waits until it ends or waits for input."
+	case tools.JobInputName:
+		return "Type text into a job's terminal (\\n is Enter, \\x03 ctrl+c, \\x04 ctrl+d) and see what follows."
+	case tools.JobKillName:
+		return "Stop a job and everything it started."
 	}
 	return ""
 }
