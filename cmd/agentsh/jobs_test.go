@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"agentsh/internal/proctest"
@@ -44,5 +47,86 @@ func TestPrintModeBackgroundJob(t *testing.T) {
 	}
 	if left := proctest.WithArg(tag); len(left) != 0 {
 		t.Fatalf("the job's sleep survived agentsh: %v", left)
+	}
+}
+
+// TestPrintModeMaxJobsSetting: bash.maxJobs from the settings bounds the
+// jobs of the mode's manager: with 2, the model's third background start
+// is refused with the engine's sentence, and both jobs are stopped at exit.
+func TestPrintModeMaxJobsSetting(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	writeFile(t, filepath.Join(s.work, ".agentsh", "settings.json"), `{"bash": {"maxJobs": 2}}`)
+	tag := proctest.SleepTag()
+	cmd, _ := json.Marshal(map[string]any{"command": "sleep " + tag, "background": true})
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		if n < 3 {
+			w.bash(fmt.Sprintf("call_%d", n), string(cmd))
+			return
+		}
+		w.answer("done")
+	})
+	r := s.runIn(nil, srv.env(), "-p", "start three servers", "--model", "openai/test")
+	if r.code != 0 || r.stdout != "done\n" || !strings.Contains(r.stderr, "agentsh: stopping 2 running job(s) at exit\n") {
+		t.Fatalf("%+v", r)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4", len(reqs))
+	}
+	if got := lastToolResult(reqs[2]); !strings.HasPrefix(got, "Started job 2: sleep "+tag) {
+		t.Errorf("second start %q", got)
+	}
+	if got, want := lastToolResult(reqs[3]), "Too many jobs (2 running): kill one with job_kill first."; got != want {
+		t.Errorf("third start %q, want %q", got, want)
+	}
+	if left := proctest.WithArg(tag); len(left) != 0 {
+		t.Fatalf("a job's sleep survived agentsh: %v", left)
+	}
+}
+
+// TestPrintModeJobEndNotice: in print mode a background job that ends while
+// the model works is told to it at a later step, once, with its id, exit
+// status, command and output.
+func TestPrintModeJobEndNotice(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	job := "while [ ! -e " + gate + " ]; do sleep 0.05; done; echo built"
+	start, _ := json.Marshal(map[string]any{"command": job, "background": true})
+	open, _ := json.Marshal(map[string]any{"command": "touch " + gate + "; sleep 0.2"})
+	const notice = "[Job 1 exited with code 0: "
+	var server atomic.Pointer[sseServer]
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		switch {
+		case n == 0:
+			w.bash("call_bg", string(start))
+		case n == 1:
+			w.bash("call_open", string(open))
+		default:
+			// Keep working until the notice arrives (a hang guard bounds it).
+			body := server.Load().requests()[n]
+			if strings.Contains(strings.Join(wire(body), "\n"), notice) || n > 40 {
+				w.answer("done")
+				return
+			}
+			w.bash(fmt.Sprintf("call_%d", n), `{"command":"sleep 0.2"}`)
+		}
+	})
+	server.Store(srv)
+	r := s.runIn(nil, srv.env(), "-p", "build", "--model", "openai/test")
+	if r.code != 0 || r.stdout != "done\n" {
+		t.Fatalf("%+v", r)
+	}
+	reqs := srv.requests()
+	msgs := wire(reqs[len(reqs)-1])
+	var notes []string
+	for _, m := range msgs {
+		if strings.Contains(m, notice) {
+			notes = append(notes, m)
+		}
+	}
+	if want := "user: " + notice + job + "]\nbuilt"; len(notes) != 1 || notes[0] != want {
+		t.Fatalf("notices %q, want once %q", notes, want)
 	}
 }

@@ -317,8 +317,9 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		return fail(err)
 	}
 	defer closeStore()
-	jm := jobs.NewManager()
+	jm := newJobs(toolSettings)
 	defer stopJobs(jm, stderr)
+	agent.SetJobs(jm)
 	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor, Jobs: jm}, func() bash.ToolContext {
 		tc := agent.ToolContext(toolSettings)
 		tc.HasUI = false // print mode: never a PTY
@@ -426,6 +427,8 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 			st.Close()
 		}
 	}()
+	jm := newJobs(toolSettings)
+	defer stopJobs(jm, stderr)
 	newSession := func() (*session.AgentSession, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -445,6 +448,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 			return nil, err
 		}
 		agent.FollowSettings(live) // settings.json edits apply from the next command
+		agent.SetJobs(jm)
 		if store != nil {
 			stores = append(stores, store)
 		}
@@ -456,8 +460,6 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		defer mu.Unlock()
 		return current
 	}
-	jm := jobs.NewManager()
-	defer stopJobs(jm, stderr)
 	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor, Jobs: jm}, func() bash.ToolContext {
 		tc := currentAgent().ToolContext(toolSettings)
 		tc.HasUI = false // RPC: never a PTY
@@ -485,6 +487,16 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// newJobs is a mode's job manager, holding bash.maxJobs jobs at once as the
+// settings said at start.
+func newJobs(ts bash.ToolSettings) *jobs.Manager {
+	m := jobs.NewManager()
+	if ts.MaxJobs > 0 {
+		m.MaxJobs = ts.MaxJobs
+	}
+	return m
 }
 
 // stopJobs ends every job still running when a mode exits, saying so on

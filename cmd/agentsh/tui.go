@@ -16,7 +16,6 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"agentsh/internal/bash"
-	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
 	"agentsh/internal/tui"
 )
@@ -66,7 +65,8 @@ func runTUI(o printOptions, stderr io.Writer) int {
 	defer closeStore()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	jm := jobs.NewManager()
+	jm := newJobs(toolSettings)
+	agent.SetJobs(jm)
 	defer jm.Close() // quitting stops every job (their guardians would anyway)
 	err = tui.Run(ctx, tui.Config{
 		Session: agent, Executor: executor, ToolSettings: toolSettings, Jobs: jm,

@@ -135,6 +135,8 @@ type ToolSettings struct {
 	InterceptorRules   []InterceptorRule // nil = DefaultInterceptorRules()
 	Shell              ShellConfig       // resolved shell, prefix, env and snapshot
 	ArtifactMaxBytes   int               // artifacts.maxBytes; <= 0 = sink.DefaultArtifactMaxBytes
+	MaxJobs            int               // bash.maxJobs, for the mode's job manager; <= 0 = jobs.DefaultMaxJobs
+	AutoBackground     time.Duration     // bash.autoBackgroundSeconds: a foreground call becomes a job after this long; 0 = never
 }
 
 // ToolContext is what the surrounding agent knows at the time of a call.

@@ -215,6 +215,7 @@ type Job struct {
 	total   int
 	waiting bool
 	ended   time.Time
+	endRead bool // ReadNew ran after the job ended: the reader saw how it ended
 	result  *pty.Result
 	changed chan struct{} // closed and replaced on every state change
 }
@@ -385,12 +386,21 @@ func (j *Job) ReadNew() Output {
 	switch {
 	case j.result != nil:
 		out.ArtifactID = j.result.ArtifactID
+		j.endRead = true
 	case j.total > sink.DefaultMaxBytes:
 		out.ArtifactID = j.artifactID // the sink spills once the output outgrows its tail
 	}
 	j.fresh = sink.NewTailBuffer(sink.DefaultMaxBytes)
 	j.newN = 0
 	return out
+}
+
+// ReadAfterEnd reports whether ReadNew ran once the job had ended, so
+// whoever read it (job_output, job_kill) already knows how it ended.
+func (j *Job) ReadAfterEnd() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.endRead
 }
 
 // Result is the session's outcome once the job has ended: the tail of the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/jobs"
 )
 
 // ErrBashRunning refuses a bang command while another one runs; the text is
@@ -60,6 +61,8 @@ type AgentSession struct {
 	streaming   bool
 	bashRunning bool
 	bashCancel  context.CancelFunc
+	jobs        *jobs.Manager      // where the model's background commands run; nil = none
+	jobsTold    map[*jobs.Job]bool // ended jobs the model was told about (or that ended before SetJobs)
 }
 
 // New returns a session for cwd. With a store, the id, the messages already

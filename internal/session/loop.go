@@ -101,6 +101,13 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 			return err
 		}
 		r.send(Event{Type: EventTurnStart, Turn: turn})
+		// Jobs that ended meanwhile are told as a user-role note after the
+		// tool results (or the prompt): it cannot split a call from its
+		// result, every provider accepts it there, and it stays in the
+		// history like a bang result does.
+		if n := r.a.JobNotice(); n != "" {
+			r.append(&UserMessage{Text: n, Timestamp: r.a.now().UnixMilli()})
+		}
 		names := reg.Names()
 		req := llm.Request{
 			Model:    model,

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/jobs"
 )
 
 // InterceptorPattern is one bashInterceptor rule: a command matching Pattern
@@ -43,6 +44,8 @@ type Settings struct {
 	ShellEnv            map[string]string    // shell.env, merged key by key across files
 	ArtifactMaxBytes    int                  // artifacts.maxBytes: an artifact's cap (default bash.DefaultArtifactMaxBytes)
 	ShellScrubEnv       []string             // shell.scrubEnv: names the model's shells do not inherit (bash.DefaultScrubEnv unless configured; [] = none)
+	MaxJobs             int                  // bash.maxJobs: jobs running at once in a session (default jobs.DefaultMaxJobs)
+	AutoBackgroundSecs  float64              // bash.autoBackgroundSeconds: a foreground command becomes a job after this long (default DefaultAutoBackgroundSeconds; 0 = never)
 	Raw                 map[string]any       // merged tree from the files (nested form, no env overrides), for keys not modelled yet
 	Sources             []string             // files that were loaded, in merge order
 }
@@ -50,6 +53,16 @@ type Settings struct {
 // maxArtifactMaxBytes bounds artifacts.maxBytes (1 PiB) so the value stays
 // an exact integer.
 const maxArtifactMaxBytes = 1 << 50
+
+// DefaultAutoBackgroundSeconds is bash.autoBackgroundSeconds when not set.
+const DefaultAutoBackgroundSeconds = 60
+
+// Bounds of the job settings: values past them are typos, not wishes, and
+// they keep the numbers exact integers and durations.
+const (
+	maxMaxJobs               = 1 << 20
+	maxAutoBackgroundSeconds = 86400
+)
 
 // ShellPrefixEnv names the environment variable that overrides shell.prefix.
 const ShellPrefixEnv = "AGENTSH_SHELL_PREFIX"
@@ -142,7 +155,7 @@ type settingsFile struct {
 // buildSettings parses and merges files in order.
 func buildSettings(files []settingsFile) (*Settings, error) {
 	s := &Settings{VirtualTerminal: "off", ShellScrubEnv: bash.DefaultScrubEnv(), ArtifactMaxBytes: bash.DefaultArtifactMaxBytes,
-		Raw: map[string]any{}}
+		MaxJobs: jobs.DefaultMaxJobs, AutoBackgroundSecs: DefaultAutoBackgroundSeconds, Raw: map[string]any{}}
 	for _, f := range files {
 		tree, err := parseSettingsFile(f.path, f.data)
 		if err != nil {
@@ -176,6 +189,8 @@ func (s *Settings) ToolSettings() (bash.ToolSettings, error) {
 		InterceptorEnabled: s.InterceptorEnabled,
 		InterceptorRules:   rules,
 		ArtifactMaxBytes:   s.ArtifactMaxBytes,
+		MaxJobs:            s.MaxJobs,
+		AutoBackground:     time.Duration(s.AutoBackgroundSecs * float64(time.Second)),
 		Shell: bash.ShellConfig{
 			Path:         shellPath,
 			Prefix:       s.ShellPrefix,
@@ -381,6 +396,12 @@ func (s *Settings) Lookup(key string) (any, bool) {
 func (s *Settings) applyRaw() {
 	if v, ok := s.Lookup("bash.virtualTerminal"); ok && v != nil {
 		s.VirtualTerminal = v.(string)
+	}
+	if v, ok := s.Lookup("bash.maxJobs"); ok && v != nil {
+		s.MaxJobs = int(v.(float64))
+	}
+	if v, ok := s.Lookup("bash.autoBackgroundSeconds"); ok && v != nil {
+		s.AutoBackgroundSecs = v.(float64)
 	}
 	if v, ok := s.Lookup("bashInterceptor.enabled"); ok && v != nil {
 		s.InterceptorEnabled = v.(bool)
@@ -621,6 +642,18 @@ func validateSettings(tree map[string]any, fail func(key, msg string) error) err
 	if v, ok := bashObj["virtualTerminal"]; ok && v != nil {
 		if sv, _ := v.(string); sv != "on" && sv != "off" {
 			return fail("bash.virtualTerminal", `must be "on" or "off", got `+jsonValue(v))
+		}
+	}
+	if v, ok := bashObj["maxJobs"]; ok && v != nil {
+		// 0 would refuse every job; a model that needs none just starts none.
+		if n, ok := v.(float64); !ok || n != math.Trunc(n) || n < 1 || n > maxMaxJobs {
+			return fail("bash.maxJobs", fmt.Sprintf("must be a whole number of jobs from 1 to %d, got %s", maxMaxJobs, jsonValue(v)))
+		}
+	}
+	if v, ok := bashObj["autoBackgroundSeconds"]; ok && v != nil {
+		if n, ok := v.(float64); !ok || n < 0 || n > maxAutoBackgroundSeconds {
+			return fail("bash.autoBackgroundSeconds", fmt.Sprintf("must be a number of seconds from 0 (never) to %d, got %s",
+				maxAutoBackgroundSeconds, jsonValue(v)))
 		}
 	}
 
