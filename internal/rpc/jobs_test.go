@@ -30,6 +30,21 @@ func startJobs(t *testing.T) (*client, string) {
 	return serve(t, cfg, tag), dir
 }
 
+// started waits for the response with the given id to a bash background
+// command and for the job_start event, which come in either order.
+func (c *client) started(id string) (resp, start map[string]any) {
+	c.t.Helper()
+	for resp == nil || start == nil {
+		switch l := c.next(); {
+		case l["type"] == "job_start":
+			start = l
+		case l["type"] == "response" && l["id"] == id:
+			resp = l
+		}
+	}
+	return resp, start
+}
+
 // event waits for the next job event of the given type, skipping other lines.
 func (c *client) event(typ string) map[string]any {
 	c.t.Helper()
@@ -46,15 +61,15 @@ func (c *client) event(typ string) map[string]any {
 func TestBackgroundJobPrompt(t *testing.T) {
 	c, dir := startJobs(t)
 	c.send(`{"id":"b","type":"bash","background":true,"command":"pwd; echo \"tag=$RPCTEST_TAG\"; read -p \"Proceed? [y/N] \" a; echo \"got $a\""}`)
-	r := c.response("b")
+	r, e := c.started("b")
 	d, _ := r["data"].(map[string]any)
 	if r["success"] != true || d["id"] != "1" || !strings.HasPrefix(d["command"].(string), "pwd; ") {
 		t.Fatalf("bash background: %v", r)
 	}
-	if e := c.event("job_start"); e["job"].(map[string]any)["id"] != "1" {
+	if j := e["job"].(map[string]any); j["id"] != "1" || j["command"] != d["command"] {
 		t.Fatalf("job_start %v", e)
 	}
-	e := c.event("job_update")
+	e = c.event("job_update")
 	if j := e["job"].(map[string]any); j["state"] != "waitingForInput" || j["stateText"] != "waiting for input" {
 		t.Fatalf("job_update %v", e)
 	}
@@ -117,10 +132,9 @@ func TestJobKillAndErrors(t *testing.T) {
 	}
 	tag := proctest.SleepTag()
 	c.send(`{"id":"b","type":"bash","background":true,"command":"sleep ` + tag + ` & sleep ` + tag + `; echo never"}`)
-	if r := c.response("b"); r["success"] != true {
+	if r, _ := c.started("b"); r["success"] != true {
 		t.Fatalf("bash background: %v", r)
 	}
-	c.event("job_start")
 	deadline := time.Now().Add(15 * time.Second)
 	for len(proctest.WithArg(tag)) < 2 {
 		if time.Now().After(deadline) {
