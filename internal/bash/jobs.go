@@ -70,7 +70,7 @@ func StartJob(m *jobs.Manager, command, cwd string, limit time.Duration, artPath
 	}
 	if m == nil {
 		release()
-		return nil, errors.New(NoJobsMessage)
+		return nil, errors.New(NoJobsMessage) //lint:ignore ST1005 the model reads it as is
 	}
 	shell, err := ResolveShell(tc.Settings.Shell.Path)
 	if err != nil {

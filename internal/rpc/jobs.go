@@ -31,7 +31,7 @@ const (
 )
 
 // errNoJobs answers the job commands when Config.Jobs is nil.
-var errNoJobs = errors.New(bash.NoJobsMessage)
+var errNoJobs = errors.New(bash.NoJobsMessage) //lint:ignore ST1005 user-facing text
 
 // JobInfo is a job as the job commands and events show it.
 type JobInfo struct {
