@@ -482,7 +482,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	// stdout closed by the client: Serve returns the write error after the
 	// same shutdown as on stdin EOF, and agentsh exits 1 (docs/rpc.md).
-	err = rpc.Serve(ctx, in, stdout, rpc.Config{NewSession: newSession, Provider: provider, Model: model, Tools: reg})
+	err = rpc.Serve(ctx, in, stdout, rpc.Config{NewSession: newSession, Provider: provider, Model: model, Tools: reg, Jobs: jm})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fail(err)
 	}

@@ -3,6 +3,7 @@ package bash
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -26,45 +27,15 @@ const NoJobsMessage = "Background jobs are not available in this mode."
 // soon as it ends.
 func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout *float64,
 	artPath, artID string, tc ToolContext) (*ToolResult, error) {
-	release := func() {
-		if artID != "" {
-			tc.Artifacts.Release(artID)
-		}
-	}
-	if m == nil {
-		release()
-		return nil, &ToolError{Message: NoJobsMessage}
-	}
-	shell, err := ResolveShell(tc.Settings.Shell.Path)
-	if err != nil {
-		release()
-		return nil, &ToolError{Message: err.Error()}
-	}
-	if tc.Settings.Shell.Prefix != "" {
-		command = tc.Settings.Shell.Prefix + " " + command
-	}
 	var limit time.Duration
 	if timeout != nil {
 		limit, _ = ClampTimeout(timeout)
 	}
-	j, err := m.Start(jobs.Spec{
-		Command: command, Shell: shell, Cwd: cwd,
-		Env:          pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
-		ArtifactPath: artPath, ArtifactID: artID, Timeout: limit,
-		ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
-	})
+	j, err := StartJob(m, command, cwd, limit, artPath, artID, tc)
 	if err != nil {
-		release()
 		return nil, &ToolError{Message: err.Error()}
 	}
-	if artID != "" {
-		go func() {
-			<-j.Done()
-			if r, _ := j.Result(); r.ArtifactID == "" {
-				tc.Artifacts.Release(artID)
-			}
-		}()
-	}
+	command = j.Command()
 	st := j.Wait(ctx, BackgroundSettle)
 	out := j.ReadNew()
 	var b strings.Builder
@@ -84,6 +55,50 @@ func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout
 		details.ExitCode = &code
 	}
 	return &ToolResult{Text: b.String(), Details: details}, nil
+}
+
+// StartJob runs command as a job of m in cwd, with tc's shell, prefix and
+// environment (the session's exports and shell.env; the names of
+// tc.Settings.Shell.ScrubEnv left out) and the reserved artifact artID at
+// artPath, released when the job ends without spilling or cannot start.
+// limit 0 = no timeout. The job's Command includes the prefix.
+func StartJob(m *jobs.Manager, command, cwd string, limit time.Duration, artPath, artID string, tc ToolContext) (*jobs.Job, error) {
+	release := func() {
+		if artID != "" {
+			tc.Artifacts.Release(artID)
+		}
+	}
+	if m == nil {
+		release()
+		return nil, errors.New(NoJobsMessage) //lint:ignore ST1005 the model reads it as is
+	}
+	shell, err := ResolveShell(tc.Settings.Shell.Path)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	if tc.Settings.Shell.Prefix != "" {
+		command = tc.Settings.Shell.Prefix + " " + command
+	}
+	j, err := m.Start(jobs.Spec{
+		Command: command, Shell: shell, Cwd: cwd,
+		Env:          pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
+		ArtifactPath: artPath, ArtifactID: artID, Timeout: limit,
+		ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
+	})
+	if err != nil {
+		release()
+		return nil, err
+	}
+	if artID != "" {
+		go func() {
+			<-j.Done()
+			if r, _ := j.Result(); r.ArtifactID == "" {
+				tc.Artifacts.Release(artID)
+			}
+		}()
+	}
+	return j, nil
 }
 
 // JobSentence says a job's state as a sentence: "Job 1 is running.",

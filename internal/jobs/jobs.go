@@ -118,10 +118,31 @@ type Manager struct {
 	// MaxJobs bounds the jobs running at once; <= 0 = DefaultMaxJobs.
 	MaxJobs int
 
-	mu     sync.Mutex
-	jobs   []*Job
-	next   int
-	closed bool
+	mu       sync.Mutex
+	jobs     []*Job
+	next     int
+	closed   bool
+	onChange func(Change)
+}
+
+// Change is one notification of a job's life (see Manager.OnChange).
+type Change struct {
+	Job   *Job
+	State State
+	// Started marks a job's first notification; its State is Running or
+	// WaitingForInput, never an ended one, so an end always follows it.
+	Started bool
+}
+
+// OnChange makes f hear of every job started from now on: once when it
+// starts, on every turn between running and waiting for input, and once
+// when it ends. A job's calls come in order from one goroutine of its own;
+// turns quicker than f are merged into the latest state. f must not block
+// for long; nil stops the calls for later jobs.
+func (m *Manager) OnChange(f func(Change)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onChange = f
 }
 
 // NewManager returns an empty manager with the default limit.
@@ -151,6 +172,9 @@ func (m *Manager) Start(spec Spec) (*Job, error) {
 	m.next++
 	j := start(strconv.Itoa(m.next), spec)
 	m.jobs = append(m.jobs, j)
+	if f := m.onChange; f != nil {
+		go j.announce(f)
+	}
 	return j, nil
 }
 
@@ -245,6 +269,32 @@ func start(id string, spec Spec) *Job {
 	j.tty = j.sess.TTY()
 	go j.monitor()
 	return j
+}
+
+// announce calls f with the job's start, its turns between running and
+// waiting for input, and its end.
+func (j *Job) announce(f func(Change)) {
+	j.mu.Lock()
+	st, ch := j.stateLocked(), j.changed
+	j.mu.Unlock()
+	last := st
+	if st.Ended() {
+		last = State{Kind: Running}
+	}
+	f(Change{Job: j, State: last, Started: true})
+	for {
+		if st != last {
+			f(Change{Job: j, State: st})
+			last = st
+		}
+		if st.Ended() {
+			return
+		}
+		<-ch
+		j.mu.Lock()
+		st, ch = j.stateLocked(), j.changed
+		j.mu.Unlock()
+	}
 }
 
 // record takes a sanitized chunk from the session's sink.

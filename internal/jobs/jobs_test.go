@@ -496,3 +496,56 @@ func TestStartFailure(t *testing.T) {
 		t.Errorf("output = %q, want the PTY error", out)
 	}
 }
+
+// OnChange tells of a job's start, its wait for input, its return to
+// running once typed into, and its end, in that order; a job that ends at
+// once still gets a start before its end.
+func TestOnChange(t *testing.T) {
+	m := newManager(t)
+	changes := make(chan Change, 100)
+	m.OnChange(func(c Change) { changes <- c })
+	next := func() Change {
+		t.Helper()
+		select {
+		case c := <-changes:
+			return c
+		case <-time.After(hangGuard):
+			t.Fatal("no change (hang guard)")
+		}
+		return Change{}
+	}
+	j := mustStart(t, m, spec(t, `read -p "Proceed? [y/N] " a; echo "got $a"`))
+	if c := next(); c.Job != j || !c.Started || c.State.String() != "running" {
+		t.Fatalf("first change %+v", c)
+	}
+	if c := next(); c.Started || c.State.String() != "waiting for input" {
+		t.Fatalf("second change %+v", c)
+	}
+	if err := j.Input("y\n"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for c := next(); ; c = next() {
+		got = append(got, c.State.String())
+		if c.State.Ended() {
+			break
+		}
+	}
+	// The turn to running may merge into the end when the job ends first.
+	if g := strings.Join(got, ", "); g != "running, exited 0" && g != "exited 0" {
+		t.Fatalf("after input: %q", got)
+	}
+
+	quick := mustStart(t, m, spec(t, "exit 3"))
+	if c := next(); c.Job != quick || !c.Started || c.State.Ended() {
+		t.Fatalf("quick job's first change %+v", c)
+	}
+	if c := next(); c.Job != quick || c.State.String() != "exited 3" {
+		t.Fatalf("quick job's end %+v", c)
+	}
+	select {
+	case c := <-changes:
+		t.Fatalf("a change after the end: %+v", c)
+	default:
+	}
+}

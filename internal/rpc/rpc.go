@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
 	"agentsh/internal/session"
 	"agentsh/internal/tools"
@@ -36,6 +37,11 @@ type Config struct {
 	Model    string
 	// Tools is the registry offered to the model (nil = no tools).
 	Tools *tools.Registry
+	// Jobs holds the background jobs: the user's (bash with background)
+	// and, when the model's bash tool is given the same manager, the
+	// model's. Serve reports every job started while it runs as job_start,
+	// job_update and job_end events. nil = the job commands fail.
+	Jobs *jobs.Manager
 }
 
 // Command types.
@@ -61,6 +67,12 @@ type command struct {
 	Type    *string         `json:"type"`
 	Message *string         `json:"message,omitempty"`
 	Command *string         `json:"command,omitempty"`
+	// Background makes bash start a job; JobID, WaitSeconds and Text are
+	// the job commands' arguments.
+	Background  bool            `json:"background,omitempty"`
+	JobID       json.RawMessage `json:"jobId,omitempty"`
+	WaitSeconds *float64        `json:"waitSeconds,omitempty"`
+	Text        *string         `json:"text,omitempty"`
 }
 
 // Response answers one command.
@@ -105,6 +117,7 @@ type server struct {
 	out      io.Writer
 	writeErr error
 	outGone  chan struct{} // closed at the first failed write
+	stopped  bool          // Serve has returned: late job events are dropped
 
 	mu     sync.Mutex
 	sess   *session.AgentSession
@@ -134,6 +147,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	defer cancel()
 	s := &server{cfg: cfg, base: base, out: out, outGone: make(chan struct{}), sess: sess, bashes: map[*job]struct{}{}}
 	s.writeLine(map[string]string{"type": "ready"})
+	if cfg.Jobs != nil {
+		cfg.Jobs.OnChange(s.jobEvent)
+		defer cfg.Jobs.OnChange(nil)
+	}
 
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
@@ -180,11 +197,12 @@ loop:
 	s.sess.AbortBash()
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.outMu.Lock()
+	s.stopped = true
 	if result == nil {
-		s.outMu.Lock()
 		result = s.writeErr
-		s.outMu.Unlock()
 	}
+	s.outMu.Unlock()
 	return result
 }
 
@@ -197,7 +215,7 @@ func (s *server) writeLine(v any) {
 	b = append(b, '\n')
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	if s.writeErr != nil {
+	if s.writeErr != nil || s.stopped {
 		return
 	}
 	if _, err := s.out.Write(b); err != nil {
@@ -244,7 +262,19 @@ func (s *server) handleLine(line []byte) {
 	case CmdNewSession:
 		s.newSession(&c)
 	case CmdBash:
-		s.startBash(&c)
+		if c.Background {
+			s.startBackground(&c)
+		} else {
+			s.startBash(&c)
+		}
+	case CmdJobs:
+		s.listJobs(&c)
+	case CmdJobOutput:
+		s.jobOutput(&c)
+	case CmdJobInput:
+		s.jobInput(&c)
+	case CmdJobKill:
+		s.jobKill(&c)
 	case CmdAbortBash:
 		s.abortBash()
 		s.ok(&c, nil)

@@ -104,14 +104,14 @@ func findJob(m *jobs.Manager, args map[string]json.RawMessage) (*jobs.Job, *Resu
 	}
 	j, found := m.Get(id)
 	if !found {
-		r := errResult(noJob(m, strings.TrimSpace(id)))
+		r := errResult(NoJob(m, strings.TrimSpace(id)))
 		return nil, &r
 	}
 	return j, nil
 }
 
-// noJob says that id names no job, and which ones exist.
-func noJob(m *jobs.Manager, id string) string {
+// NoJob says that id names no job of m, and which ones exist.
+func NoJob(m *jobs.Manager, id string) string {
 	var ids []string
 	for _, j := range m.List() {
 		ids = append(ids, j.ID())
