@@ -84,6 +84,8 @@ type model struct {
 
 	quitArmed bool
 	quitting  bool
+	confirm   *quitConfirm // quitting would stop running jobs: asked first
+	jobsWatch jobsWatch
 	spin      int
 	edX, edY  int // the editor's cursor, from the last editorView
 	ticking   bool
@@ -136,6 +138,15 @@ func (m *model) Init() tea.Cmd { return nil }
 
 // Update implements tea.Model.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.route(msg)
+	if tc := m.jobsWatch.update(msg, m.cfg.Jobs); tc != nil {
+		cmd = tea.Batch(cmd, tc)
+	}
+	return m, cmd
+}
+
+// route hands msg to the surface it is for.
+func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
@@ -232,6 +243,16 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	}
+	if m.confirm != nil {
+		switch m.confirm.update(msg) {
+		case quitYes:
+			m.confirm = nil
+			return m, m.quit()
+		case quitNo:
+			m.confirm = nil
+		}
+		return m, nil
+	}
 	if k != "ctrl+c" {
 		m.quitArmed = false
 	}
@@ -239,7 +260,8 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch k {
 	case "ctrl+c":
 		if m.quitArmed {
-			return m, m.quit()
+			m.quitArmed = false
+			return m, m.requestQuit()
 		}
 		m.quitArmed = true
 		m.editor.Reset()
@@ -247,7 +269,7 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case "ctrl+d":
 		if m.editor.Value() == "" {
-			return m, m.quit()
+			return m, m.requestQuit()
 		}
 	case "esc":
 		if !m.agentRunning && !m.bangRunning && m.selected != nil {
@@ -310,6 +332,16 @@ func (m *model) recall(dir int) bool {
 		m.editor.MoveToBegin()
 	}
 	return true
+}
+
+// requestQuit quits, after asking when jobs are running (quitting stops
+// them: the caller closes the job manager).
+func (m *model) requestQuit() tea.Cmd {
+	if running, _ := jobCounts(m.cfg.Jobs); running > 0 {
+		m.confirm = &quitConfirm{running: running}
+		return nil
+	}
+	return m.quit()
 }
 
 func (m *model) quit() tea.Cmd {
@@ -1009,6 +1041,8 @@ func (m *model) statusView() string {
 	var right string
 	spinner := spinnerFrames[m.spin]
 	switch {
+	case m.confirm != nil:
+		right = m.st.warning.Render(m.confirm.view())
 	case m.quitArmed:
 		right = m.st.warning.Render("press ctrl+c again to quit")
 	case m.flash != "":
@@ -1027,6 +1061,12 @@ func (m *model) statusView() string {
 			hint += " · " + render.PagerKey + " full output"
 		}
 		right = m.st.status.Render(hint + " · esc deselect")
+	}
+	if js := m.jobsStatus(); js != "" && m.confirm == nil {
+		if right != "" {
+			right += m.st.status.Render(" · ")
+		}
+		right += js
 	}
 	gap := m.width - lipgloss.Width(left) - lipgloss.Width(right)
 	if gap < 1 {
