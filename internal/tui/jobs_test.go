@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/jobs"
 	"agentsh/internal/pty"
@@ -188,5 +189,126 @@ func TestQuitAsksWhileJobsRun(t *testing.T) {
 	h.press('c', tea.ModCtrl)
 	if msgs := runCmd(h.update(tea.KeyPressMsg{Code: 'y', Text: "y"})); !hasMsg[tea.QuitMsg](msgs) || !h.m.quitting {
 		t.Fatalf("y did not quit: %v", msgs)
+	}
+}
+
+// waitScreenText waits until the job's terminal shows want.
+func waitScreenText(t *testing.T, j *jobs.Job, want string) {
+	t.Helper()
+	deadline := time.Now().Add(jobsHangGuard)
+	for !strings.Contains(strings.Join(j.Screen().Text(), "\n"), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s never showed %q", j.ID(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkPanel asserts the panel fills the screen, no wider than it.
+func checkPanel(t *testing.T, h *harness, w, ht int) string {
+	t.Helper()
+	s := h.screen()
+	lines := strings.Split(s, "\n")
+	if len(lines) != ht {
+		t.Errorf("panel has %d lines, want %d:\n%s", len(lines), ht, s)
+	}
+	for i, l := range lines {
+		if lw := ansi.StringWidth(l); lw > w {
+			t.Errorf("panel line %d is %d wide: %q", i, lw, l)
+		}
+	}
+	return s
+}
+
+func TestJobsPanel(t *testing.T) {
+	const w, ht = 90, 16
+	h := newHarness(t, w, ht)
+	mgr := withJobs(h)
+	server := startJob(t, mgr, "echo hello-from-job; sleep 60")
+	done := startJob(t, mgr, "echo done-job")
+	waitScreenText(t, server, "hello-from-job")
+	if st := done.Final(); st.String() != "exited 0" {
+		t.Fatalf("job 2 ended %q", st)
+	}
+
+	// /jobs opens the panel on the newest job still running.
+	h.typeText("/jobs")
+	h.press(tea.KeyEnter, 0)
+	if h.m.jobsPanel == nil {
+		t.Fatal("/jobs did not open the panel")
+	}
+	s := checkPanel(t, h, w, ht)
+	lines := strings.Split(s, "\n")
+	for _, want := range []string{
+		"Jobs · 1 running",
+		"ID   STATE               RUNTIME     OUTPUT  COMMAND",
+		"── last output of job 1 ",
+		"hello-from-job",
+		jobsPanelHelp,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("panel lacks %q:\n%s", want, s)
+		}
+	}
+	row := func(id string) string {
+		for _, l := range lines {
+			if f := strings.Fields(strings.TrimPrefix(l, "›")); len(f) > 0 && f[0] == id {
+				return l
+			}
+		}
+		t.Fatalf("no row for job %s:\n%s", id, s)
+		return ""
+	}
+	if r := row("1"); !strings.HasPrefix(r, "› 1    running") || !strings.HasSuffix(r, "echo hello-from-job; sleep 60") ||
+		!strings.Contains(r, "bytes") {
+		t.Errorf("row of job 1 = %q", r)
+	}
+	if r := row("2"); !strings.HasPrefix(r, "  2    exited 0") || !strings.HasSuffix(r, "echo done-job") {
+		t.Errorf("row of job 2 = %q", r)
+	}
+
+	// ↓ selects job 2: its output shows; k on it says it has ended.
+	h.press(tea.KeyDown, 0)
+	s = checkPanel(t, h, w, ht)
+	if !strings.Contains(s, "── last output of job 2 ") || !strings.Contains(s, "done-job") {
+		t.Errorf("after ↓, panel:\n%s", s)
+	}
+	if cmd := h.update(tea.KeyPressMsg{Code: 'k', Text: "k"}); cmd != nil {
+		t.Error("k on an ended job asks for a kill")
+	}
+	if s := h.screen(); !strings.Contains(s, "job 2 has already ended (exited 0)") {
+		t.Errorf("k on an ended job:\n%s", s)
+	}
+	// enter on a job whose output fits its screen: no output file.
+	h.press(tea.KeyEnter, 0)
+	if h.m.pager != nil || !strings.Contains(h.screen(), "job 2 has no output file yet") {
+		t.Errorf("enter without an artifact:\n%s", h.screen())
+	}
+
+	// ↑ and k kill job 1; the panel says so and the row shows it.
+	h.press(tea.KeyUp, 0)
+	msgs := runCmd(h.update(tea.KeyPressMsg{Code: 'k', Text: "k"}))
+	if !strings.Contains(h.screen(), "killing job 1…") {
+		t.Errorf("no kill note:\n%s", h.screen())
+	}
+	for _, msg := range msgs {
+		h.update(msg)
+	}
+	if st := server.State(); st.String() != "killed" {
+		t.Fatalf("job 1 is %q after k", st)
+	}
+	s = checkPanel(t, h, w, ht)
+	if !strings.Contains(s, "job 1 killed") || !strings.Contains(s, "Jobs · 0 running") {
+		t.Errorf("after the kill:\n%s", s)
+	}
+
+	// esc closes; ctrl+t opens it again.
+	h.press(tea.KeyEscape, 0)
+	if h.m.jobsPanel != nil || strings.Contains(h.screen(), "Jobs ·") {
+		t.Fatalf("esc did not close the panel:\n%s", h.screen())
+	}
+	h.press('t', tea.ModCtrl)
+	if h.m.jobsPanel == nil {
+		t.Fatal("ctrl+t did not open the panel")
 	}
 }
