@@ -91,7 +91,7 @@ func TestAgentLoopFileTools(t *testing.T) {
 		fn := tl.(map[string]any)["function"].(map[string]any)
 		names = append(names, fn["name"].(string))
 	}
-	if strings.Join(names, ",") != "bash,read,grep,find,edit,write" {
+	if strings.Join(names, ",") != "bash,read,grep,find,edit,write,jobs,job_output,job_input,job_kill" {
 		t.Errorf("tools sent: %v", names)
 	}
 	checks := []struct {
