@@ -312,3 +312,49 @@ func TestJobsPanel(t *testing.T) {
 		t.Fatal("ctrl+t did not open the panel")
 	}
 }
+
+// enter in the panel opens a job's whole output, once it has an output
+// file, in the pager; q returns to the panel.
+func TestJobsPanelOpensOutputInPager(t *testing.T) {
+	const w, ht = 90, 16
+	h := newHarnessStore(t, w, ht, true)
+	mgr := withJobs(h)
+	arts := h.m.cfg.Session.Artifacts()
+	if arts == nil {
+		t.Fatal("a stored session has no artifact folder")
+	}
+	id, path, err := arts.Allocate("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	// 108,894 bytes: more than a job keeps in memory, so the file holds it.
+	j, err := mgr.Start(jobs.Spec{Command: "seq 1 20000", Shell: sh, Cwd: t.TempDir(),
+		Env:          pty.BuildEnv(os.Environ(), map[string]string{"HOME": t.TempDir()}),
+		ArtifactPath: path, ArtifactID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := j.Final(); st.String() != "exited 0" {
+		t.Fatalf("job ended %q", st)
+	}
+	if j.ArtifactID() != id {
+		t.Fatalf("job's artifact %q, want %q", j.ArtifactID(), id)
+	}
+	h.press('t', tea.ModCtrl)
+	h.press(tea.KeyEnter, 0)
+	if h.m.pager == nil {
+		t.Fatalf("enter did not open the pager:\n%s", h.screen())
+	}
+	s := h.screen()
+	if !strings.Contains(s, "artifact://"+id+" · job 1: seq 1 20000") || !strings.Contains(s, "of 20000") {
+		t.Errorf("pager:\n%s", s)
+	}
+	h.update(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	if h.m.pager != nil || h.m.jobsPanel == nil || !strings.Contains(h.screen(), "Jobs · 0 running") {
+		t.Errorf("q did not return to the panel:\n%s", h.screen())
+	}
+}
