@@ -432,13 +432,10 @@ func (j *Job) ReadNew() Output {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	text := j.fresh.String()
-	out := Output{Text: text, Bytes: j.newN, Truncated: j.newN > len(text), TotalBytes: j.total}
-	switch {
-	case j.result != nil:
-		out.ArtifactID = j.result.ArtifactID
+	out := Output{Text: text, Bytes: j.newN, Truncated: j.newN > len(text), TotalBytes: j.total,
+		ArtifactID: j.artifactLocked()}
+	if j.result != nil {
 		j.endRead = true
-	case j.total > sink.DefaultMaxBytes:
-		out.ArtifactID = j.artifactID // the sink spills once the output outgrows its tail
 	}
 	j.fresh = sink.NewTailBuffer(sink.DefaultMaxBytes)
 	j.newN = 0
@@ -451,6 +448,24 @@ func (j *Job) ReadAfterEnd() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.endRead
+}
+
+// ArtifactID is the artifact holding the job's whole output, once there is
+// one; it does not mark anything read.
+func (j *Job) ArtifactID() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.artifactLocked()
+}
+
+func (j *Job) artifactLocked() string {
+	switch {
+	case j.result != nil:
+		return j.result.ArtifactID
+	case j.total > sink.DefaultMaxBytes:
+		return j.artifactID // the sink spills once the output outgrows its tail
+	}
+	return ""
 }
 
 // Result is the session's outcome once the job has ended: the tail of the

@@ -64,7 +64,8 @@ type model struct {
 	placed    []placed // where the last frame put each visible item
 	selected  item     // the output block ctrl+o and ctrl+g act on; nil: the latest
 	pager     *pager   // the full-output viewer, over everything
-	flash     string   // a one-key status message
+	jobsPanel *jobsPanel
+	flash     string // a one-key status message
 
 	editor    *editor
 	history   []string
@@ -84,6 +85,8 @@ type model struct {
 
 	quitArmed bool
 	quitting  bool
+	confirm   *quitConfirm // quitting would stop running jobs: asked first
+	jobsWatch jobsWatch
 	spin      int
 	edX, edY  int // the editor's cursor, from the last editorView
 	ticking   bool
@@ -129,13 +132,22 @@ const placeholder = "Message the agent, or !command to run it in the shell"
 
 const welcomeText = "agentsh · enter sends · shift+enter newline · !cmd runs in the shell (!!cmd keeps it from the model) · " +
 	"esc cancels · ctrl+o expands output · alt+↑/↓ or a click selects one · ctrl+g shows a truncated output in full · " +
-	"pgup/pgdn scroll · ctrl+c twice or ctrl+d quits"
+	"pgup/pgdn scroll · " + JobsKey + " or /jobs: jobs · ctrl+c twice or ctrl+d quits"
 
 // Init implements tea.Model.
 func (m *model) Init() tea.Cmd { return nil }
 
 // Update implements tea.Model.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.route(msg)
+	if tc := m.jobsWatch.update(msg, m.cfg.Jobs); tc != nil {
+		cmd = tea.Batch(cmd, tc)
+	}
+	return m, cmd
+}
+
+// route hands msg to the surface it is for.
+func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
@@ -145,10 +157,16 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.pagerInput(msg)
 			return m, nil
 		}
+		if m.jobsPanel != nil {
+			return m, m.panelInput(msg)
+		}
 		return m.key(msg)
 	case tea.PasteMsg:
 		if m.pager != nil {
 			m.pagerInput(msg)
+			return m, nil
+		}
+		if m.jobsPanel != nil {
 			return m, nil
 		}
 		if m.overlay != nil {
@@ -158,7 +176,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.editor.InsertString(msg.Content)
 		return m, nil
 	case tea.MouseClickMsg:
-		if m.pager == nil && m.overlay == nil && msg.Mouse().Button == tea.MouseLeft {
+		if m.pager == nil && m.jobsPanel == nil && m.overlay == nil && msg.Mouse().Button == tea.MouseLeft {
 			m.click(msg.Mouse().Y)
 		}
 		return m, nil
@@ -197,6 +215,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cols, rows := ptyInnerSize(m.width, m.height)
 		msg.s.Resize(cols, rows)
 		return m, m.startTick()
+	case jobKilledMsg:
+		if m.jobsPanel != nil {
+			m.jobsPanel.note = "job " + msg.id + " " + msg.state.String()
+		}
+		return m, nil
 	case ptyChangedMsg:
 		return m, nil // the next View reads the screen
 	case ptyDoneMsg:
@@ -232,6 +255,16 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	}
+	if m.confirm != nil {
+		switch m.confirm.update(msg) {
+		case quitYes:
+			m.confirm = nil
+			return m, m.quit()
+		case quitNo:
+			m.confirm = nil
+		}
+		return m, nil
+	}
 	if k != "ctrl+c" {
 		m.quitArmed = false
 	}
@@ -239,7 +272,8 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch k {
 	case "ctrl+c":
 		if m.quitArmed {
-			return m, m.quit()
+			m.quitArmed = false
+			return m, m.requestQuit()
 		}
 		m.quitArmed = true
 		m.editor.Reset()
@@ -247,7 +281,7 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case "ctrl+d":
 		if m.editor.Value() == "" {
-			return m, m.quit()
+			return m, m.requestQuit()
 		}
 	case "esc":
 		if !m.agentRunning && !m.bangRunning && m.selected != nil {
@@ -261,6 +295,9 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case render.PagerKey:
 		m.openPager()
+		return m, nil
+	case JobsKey:
+		m.openJobsPanel()
 		return m, nil
 	case "alt+up", "ctrl+up":
 		m.selectOutput(-1)
@@ -310,6 +347,16 @@ func (m *model) recall(dir int) bool {
 		m.editor.MoveToBegin()
 	}
 	return true
+}
+
+// requestQuit quits, after asking when jobs are running (quitting stops
+// them: the caller closes the job manager).
+func (m *model) requestQuit() tea.Cmd {
+	if running, _ := jobCounts(m.cfg.Jobs); running > 0 {
+		m.confirm = &quitConfirm{running: running}
+		return nil
+	}
+	return m.quit()
 }
 
 func (m *model) quit() tea.Cmd {
@@ -377,6 +424,12 @@ func (m *model) submit() tea.Cmd {
 	text := m.editor.Value()
 	trimmed := strings.TrimSpace(text)
 	if trimmed == "" {
+		return nil
+	}
+	if trimmed == "/jobs" {
+		m.pushHistory(text)
+		m.editor.Reset()
+		m.openJobsPanel()
 		return nil
 	}
 	if strings.HasPrefix(trimmed, "!") {
@@ -769,23 +822,56 @@ func (m *model) openPager() {
 		if id == "" {
 			continue
 		}
-		arts := m.cfg.Session.Artifacts()
-		if arts == nil {
-			m.flash = "No artifact folder: this session keeps no full outputs."
-			return
-		}
-		path, err := arts.Resolve(session.ArtifactScheme + id)
-		if err == nil {
-			var p *pager
-			if p, err = openPager(path, session.ArtifactScheme+id+" · "+title); err == nil {
-				m.pager = p
-				return
-			}
-		}
-		m.flash = "Cannot open artifact://" + id + ": " + err.Error()
+		m.flash = m.openArtifact(id, title)
 		return
 	}
 	m.flash = "No truncated output to view (" + render.PagerKey + " opens the full output of a truncated result)."
+}
+
+// openArtifact shows artifact id in the pager, or says why it cannot.
+func (m *model) openArtifact(id, title string) (problem string) {
+	arts := m.cfg.Session.Artifacts()
+	if arts == nil {
+		return "No artifact folder: this session keeps no full outputs."
+	}
+	path, err := arts.Resolve(session.ArtifactScheme + id)
+	if err == nil {
+		var p *pager
+		if p, err = openPager(path, session.ArtifactScheme+id+" · "+title); err == nil {
+			m.pager = p
+			return ""
+		}
+	}
+	return "Cannot open artifact://" + id + ": " + err.Error()
+}
+
+// openJobsPanel is JobsKey and /jobs.
+func (m *model) openJobsPanel() {
+	if m.cfg.Jobs == nil {
+		m.flash = "No background jobs in this session."
+		return
+	}
+	m.jobsPanel = newJobsPanel(m.cfg.Jobs)
+}
+
+// panelInput hands a key to the jobs panel and carries out its answer.
+func (m *model) panelInput(msg tea.Msg) tea.Cmd {
+	switch a := m.jobsPanel.update(msg).(type) {
+	case panelClose:
+		m.jobsPanel = nil
+	case panelOpenOutput:
+		id := a.job.ArtifactID()
+		if id == "" {
+			m.jobsPanel.note = "job " + a.job.ID() + " has no output file yet: its last output is shown above"
+			return nil
+		}
+		m.jobsPanel.note = m.openArtifact(id, "job "+a.job.ID()+": "+oneLine(a.job.Command()))
+	case panelKill:
+		j := a.job
+		// Kill waits until the job's processes are gone: not in Update.
+		return func() tea.Msg { return jobKilledMsg{id: j.ID(), state: j.Kill()} }
+	}
+	return nil
 }
 
 // artifactOf returns the artifact id of a truncated block and its title.
@@ -837,8 +923,14 @@ func (m *model) View() tea.View {
 		v.AltScreen = !m.quitting
 		return v
 	}
-	if m.pager != nil {
-		v := tea.NewView(m.pager.View(m.width, m.height, m.st))
+	if m.pager != nil || m.jobsPanel != nil {
+		var content string
+		if m.pager != nil {
+			content = m.pager.View(m.width, m.height, m.st)
+		} else {
+			content = m.jobsPanel.view(m.width, m.height, m.st)
+		}
+		v := tea.NewView(content)
 		v.AltScreen = true
 		v.MouseMode = tea.MouseModeCellMotion
 		v.WindowTitle = "agentsh"
@@ -1009,6 +1101,8 @@ func (m *model) statusView() string {
 	var right string
 	spinner := spinnerFrames[m.spin]
 	switch {
+	case m.confirm != nil:
+		right = m.st.warning.Render(m.confirm.view())
 	case m.quitArmed:
 		right = m.st.warning.Render("press ctrl+c again to quit")
 	case m.flash != "":
@@ -1027,6 +1121,12 @@ func (m *model) statusView() string {
 			hint += " · " + render.PagerKey + " full output"
 		}
 		right = m.st.status.Render(hint + " · esc deselect")
+	}
+	if js := m.jobsStatus(); js != "" && m.confirm == nil {
+		if right != "" {
+			right += m.st.status.Render(" · ")
+		}
+		right += js
 	}
 	gap := m.width - lipgloss.Width(left) - lipgloss.Width(right)
 	if gap < 1 {

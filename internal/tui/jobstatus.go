@@ -1,0 +1,108 @@
+package tui
+
+import (
+	"strconv"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"agentsh/internal/jobs"
+)
+
+// jobsInterval is how often the screen looks at the jobs while any runs:
+// their states change without telling the TUI (a prompt starts waiting,
+// a server exits).
+const jobsInterval = 500 * time.Millisecond
+
+type jobsTickMsg struct{}
+
+// jobsWatch keeps one jobs tick in flight while a job of the session
+// runs, and none otherwise. Jobs start from the model's tool calls, so
+// every message gives it the chance to notice a new one.
+type jobsWatch struct {
+	ticking bool
+}
+
+// update returns the next tick when one is due.
+func (w *jobsWatch) update(msg tea.Msg, mgr *jobs.Manager) tea.Cmd {
+	if _, ok := msg.(jobsTickMsg); ok {
+		w.ticking = false
+	}
+	if mgr == nil || w.ticking || mgr.Running() == 0 {
+		return nil
+	}
+	w.ticking = true
+	return tea.Tick(jobsInterval, func(time.Time) tea.Msg { return jobsTickMsg{} })
+}
+
+// jobCounts are the jobs that have not ended, and how many of them wait
+// for input.
+func jobCounts(mgr *jobs.Manager) (running, waiting int) {
+	if mgr == nil {
+		return 0, 0
+	}
+	for _, j := range mgr.List() {
+		switch j.State().Kind {
+		case jobs.Running:
+			running++
+		case jobs.WaitingForInput:
+			running++
+			waiting++
+		}
+	}
+	return running, waiting
+}
+
+// jobsWord is "1 job" or "N jobs".
+func jobsWord(n int) string {
+	if n == 1 {
+		return "1 job"
+	}
+	return strconv.Itoa(n) + " jobs"
+}
+
+// jobsStatus is the status line's part for the jobs: "2 jobs", and
+// "· 1 waiting for input" when a job waits; "" with none running.
+func (m *model) jobsStatus() string {
+	running, waiting := jobCounts(m.cfg.Jobs)
+	if running == 0 {
+		return ""
+	}
+	s := m.st.statusRunning.Render(jobsWord(running))
+	if waiting > 0 {
+		s += m.st.status.Render(" · ") + m.st.warning.Render(strconv.Itoa(waiting)+" waiting for input")
+	}
+	return s
+}
+
+// quitConfirm asks, once, before quitting stops running jobs. It answers
+// with quitYes (y), quitNo (n, esc) or quitAsk (any other key: still asking).
+type quitConfirm struct {
+	running int
+}
+
+type quitAnswer int
+
+const (
+	quitAsk quitAnswer = iota
+	quitYes
+	quitNo
+)
+
+func (q *quitConfirm) update(msg tea.KeyPressMsg) quitAnswer {
+	switch msg.String() {
+	case "y", "Y":
+		return quitYes
+	case "n", "N", "esc":
+		return quitNo
+	}
+	return quitAsk
+}
+
+// view is the question, shown in the status line.
+func (q *quitConfirm) view() string {
+	if q.running == 1 {
+		return "1 job running — quit and stop it? y/n"
+	}
+	return strconv.Itoa(q.running) + " jobs running — quit and stop them? y/n"
+}
