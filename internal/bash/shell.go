@@ -67,7 +67,9 @@ const (
 	// stopped answering: a run that ends normally never reaches it.
 	ackIdleEvery = 20 * time.Millisecond
 	idleFirst    = 50 * time.Millisecond
-	idleGrace    = 20 * time.Millisecond // for an end line already written when the shell is found idle
+	idleGrace    = 20 * time.Millisecond  // for an end line already written when the shell is found idle
+	idleConfirm  = 100 * time.Millisecond // between the two looks that find the shell idle
+	ackIdleGrace = 250 * time.Millisecond // for a start line in flight when the shell is found idle
 	idleEvery    = 200 * time.Millisecond
 	// lingerPause rate-limits the discard loop of a background job that
 	// keeps writing after its run: at most one read per pause.
@@ -753,7 +755,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 			return notStarted(errors.New("shell exited before the command started"))
 		case <-poll.C:
 			if s.idle() || time.Now().After(ackDeadline) {
-				if _, ok := s.pendingStatus(func(l string) bool { ok, fail := startLine(l, startNonce); return ok && !fail }, statusGrace); ok {
+				if _, ok := s.pendingStatus(func(l string) bool { ok, fail := startLine(l, startNonce); return ok && !fail }, ackIdleGrace); ok {
 					started = true
 					continue
 				}
@@ -860,7 +862,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	}
 
 	var out runOutcome
-	readerDone, haveExit, quiet := false, false, false
+	readerDone, haveExit, quiet, idleSeen := false, false, false, false
 	var holdCheck *time.Timer
 	var holdC <-chan time.Time
 	defer func() {
@@ -923,7 +925,17 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 			}
 		case <-watchC:
 			if !s.idle() {
+				idleSeen = false
 				watch.Reset(idleEvery)
+				continue
+			}
+			if !idleSeen {
+				// Seen idle once: an end line written just before may
+				// still be on its way through a loaded machine. Idle
+				// again at the next look, with no end line in between,
+				// is the answer.
+				idleSeen = true
+				watch.Reset(idleConfirm)
 				continue
 			}
 			// Back at its control socket without an end line: the
