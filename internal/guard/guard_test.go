@@ -20,14 +20,7 @@ import (
 // hangGuard bounds every wait: a hang fails the test instead of blocking.
 const hangGuard = 20 * time.Second
 
-func bashPath(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash not installed")
-	}
-	return p
-}
+var bashPath = proctest.BashPath
 
 var newTag = proctest.SleepTag
 

@@ -21,14 +21,7 @@ import (
 // takes, so only a hang trips it.
 const hangGuard = 30 * time.Second
 
-func bashPath(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash not installed")
-	}
-	return p
-}
+var bashPath = proctest.BashPath
 
 // spec is a job running command in bash, with HOME in a temporary folder
 // so no user profile slows the login shell.

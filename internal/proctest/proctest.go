@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"sync/atomic"
+	"testing"
 )
 
 // Marked lists live processes (zombies excluded) other than this one whose
@@ -58,4 +60,15 @@ var tagSeq atomic.Int64
 // (and with it a session's marker).
 func SleepTag() string {
 	return fmt.Sprintf("1000.%d%05d", os.Getpid(), tagSeq.Add(1))
+}
+
+// BashPath is bash's path for tests that run it; the test is skipped when
+// there is none.
+func BashPath(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	return p
 }

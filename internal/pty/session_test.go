@@ -20,14 +20,7 @@ import (
 // fails instead.
 const hangGuard = 20 * time.Second
 
-func bashPath(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash not installed")
-	}
-	return p
-}
+var bashPath = proctest.BashPath
 
 // testMark returns an environment entry unique to the test, so a /proc scan
 // can prove that nothing of the run survived.
