@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -24,20 +25,8 @@ func TestRPCJobs(t *testing.T) {
 	s := newSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	cmd := s.command(ctx, s.work, secretsEnv(), "--mode", "rpc")
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outPipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, in, outPipe := s.startRPC(ctx, secretsEnv(), func(cmd *exec.Cmd) { cmd.Stderr = &stderr })
 	lines := make(chan map[string]any, 64)
 	go func() {
 		defer close(lines)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +23,29 @@ type rpcLine struct {
 	Data    json.RawMessage `json:"data"`
 }
 
+// startRPC starts `agentsh --mode rpc` in the sandbox's work folder with
+// extraEnv, after setup (may be nil) has adjusted the command, and returns
+// it with its stdin and stdout.
+func (s *sandbox) startRPC(ctx context.Context, extraEnv []string, setup func(*exec.Cmd)) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+	s.t.Helper()
+	cmd := s.command(ctx, s.work, extraEnv, "--mode", "rpc")
+	if setup != nil {
+		setup(cmd)
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	return cmd, in, out
+}
+
 // TestRPCModeEndToEnd drives a real `agentsh --mode rpc` process over its
 // stdin and stdout: ready line, ids echoed, a running bash interrupted by
 // abort_bash, errors for bad lines, and a clean exit on stdin EOF with no
@@ -30,18 +54,7 @@ func TestRPCModeEndToEnd(t *testing.T) {
 	s := newSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := s.command(ctx, s.work, nil, "--mode", "rpc")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outPipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, in, outPipe := s.startRPC(ctx, nil, nil)
 	lines := make(chan rpcLine, 64)
 	go func() {
 		defer close(lines)

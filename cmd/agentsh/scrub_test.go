@@ -50,18 +50,7 @@ func (s *sandbox) rpcBashOutput(extraEnv []string, command string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	cmd := s.command(ctx, s.work, extraEnv, "--mode", "rpc")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, in, out := s.startRPC(ctx, extraEnv, nil)
 	defer func() { _ = cmd.Wait() }()
 	defer in.Close()
 	b, _ := json.Marshal(map[string]string{"id": "b", "type": "bash", "command": command})

@@ -64,18 +64,7 @@ func TestSettingsEditAppliesToNextRPCBash(t *testing.T) {
 	writeFile(t, global, `{"shell": {"env": {"AGSH_LIVE": "one"}}}`)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	cmd := s.command(ctx, s.work, nil, "--mode", "rpc")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, in, out := s.startRPC(ctx, nil, nil)
 	defer func() {
 		in.Close()
 		if err := cmd.Wait(); err != nil {

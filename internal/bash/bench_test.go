@@ -167,46 +167,26 @@ func removeUntimed(b *testing.B, path string) {
 // As on the tool path, the artifact file exists (empty) before the run:
 // session.ArtifactManager claims each id with O_EXCL.
 func BenchmarkGigabyteSpill(b *testing.B) {
-	skipUnlessGB(b)
-	e, cfg, pid := warmExecutor(b)
-	art := filepath.Join(b.TempDir(), "1.bash.log")
-	opts := RunOptions{Shell: cfg, ArtifactPath: art, ArtifactID: "1", Timeout: 10 * time.Minute}
-	b.SetBytes(gbBytes)
-	var cpu time.Duration
-	n := 0
-	for b.Loop() {
-		b.StopTimer()
-		f, err := os.OpenFile(art, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = f.Close()
-		b.StartTimer()
-		cpu0 := selfCPU() + shellCPU(b, pid)
-		r, err := e.Run(context.Background(), gbCommand, opts)
-		cpu += selfCPU() + shellCPU(b, pid) - cpu0
-		n++
-		mustExit0(b, r, err)
-		b.StopTimer()
-		st, serr := os.Stat(art)
-		if r.TotalBytes != gbBytes || r.ArtifactID != "1" || serr != nil || st.Size() != gbBytes {
-			b.Fatalf("total %d artifact %q stat %v, %v", r.TotalBytes, r.ArtifactID, st, serr)
-		}
-		b.StartTimer()
-		removeUntimed(b, art)
-	}
-	reportCPU(b, cpu, n, "cpu-s/op", time.Second)
+	benchGigabyteSpill(b, 0, func(r BashResult, size int64) bool { return size == gbBytes })
 }
 
 // BenchmarkGigabyteSpillCapped: BenchmarkGigabyteSpill with a 256 MiB
 // artifact cap, so the ring wraps and is put in order at the end; the
 // artifact must come out at the cap (plus the marker line).
 func BenchmarkGigabyteSpillCapped(b *testing.B) {
-	skipUnlessGB(b)
 	const capMax = 256 << 20
+	benchGigabyteSpill(b, capMax, func(r BashResult, size int64) bool {
+		return r.ArtifactDroppedBytes >= gbBytes-capMax && size <= capMax+int64(len(sink.DroppedMarker(r.ArtifactDroppedBytes)))
+	})
+}
+
+// benchGigabyteSpill runs the 1 GB command with an artifact (capped at
+// maxBytes, 0 = the default) and checks each run's artifact with ok.
+func benchGigabyteSpill(b *testing.B, maxBytes int, ok func(r BashResult, size int64) bool) {
+	skipUnlessGB(b)
 	e, cfg, pid := warmExecutor(b)
 	art := filepath.Join(b.TempDir(), "1.bash.log")
-	opts := RunOptions{Shell: cfg, ArtifactPath: art, ArtifactID: "1", ArtifactMaxBytes: capMax, Timeout: 10 * time.Minute}
+	opts := RunOptions{Shell: cfg, ArtifactPath: art, ArtifactID: "1", ArtifactMaxBytes: maxBytes, Timeout: 10 * time.Minute}
 	b.SetBytes(gbBytes)
 	var cpu time.Duration
 	n := 0
@@ -225,8 +205,7 @@ func BenchmarkGigabyteSpillCapped(b *testing.B) {
 		mustExit0(b, r, err)
 		b.StopTimer()
 		st, serr := os.Stat(art)
-		if r.TotalBytes != gbBytes || r.ArtifactID != "1" || serr != nil || r.ArtifactDroppedBytes < gbBytes-capMax ||
-			st.Size() > capMax+int64(len(sink.DroppedMarker(r.ArtifactDroppedBytes))) {
+		if r.TotalBytes != gbBytes || r.ArtifactID != "1" || serr != nil || !ok(r, st.Size()) {
 			b.Fatalf("total %d artifact %q dropped %d stat %v, %v", r.TotalBytes, r.ArtifactID, r.ArtifactDroppedBytes, st, serr)
 		}
 		b.StartTimer()

@@ -622,9 +622,9 @@ func (s *shellSession) idle() bool {
 	if st.State == 'T' || st.State == 't' {
 		return true
 	}
-	// Asleep (not woken by bytes still to read) in read(2) on the control
-	// socket.
-	return st.State == 'S' && s.ctlLink != "" && proc.BlockedReading(s.pid, 0, s.ctlLink)
+	// Asleep (not woken by bytes still to read) waiting to read the
+	// control socket.
+	return st.State == 'S' && s.ctlLink != "" && proc.WaitingToRead(s.pid, s.ctlLink)
 }
 
 func setPipeSize(f *os.File, size int) {
@@ -660,6 +660,8 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	rd, hold, fifo := prep.rd, prep.hold, prep.path
 	defer s.schedulePrepare() // the one after the next is made while this runs
 	startNonce, endNonce := newNonces()
+	isStart := func(l string) bool { ok, fail := startLine(l, startNonce); return ok && !fail }
+	isEnd := func(l string) bool { _, ok := endLine(l, endNonce); return ok }
 
 	// Single-quoted assignments: bash parses them with one buffered read
 	// of the file, and no text inside single quotes can be a syntax error.
@@ -748,14 +750,14 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 		case <-s.done:
 			// It died: if it got as far as opening the output, the command
 			// ran (and must not run again); otherwise it is safe to retry.
-			if _, ok := s.pendingStatus(func(l string) bool { ok, fail := startLine(l, startNonce); return ok && !fail }, statusGrace); ok {
+			if _, ok := s.pendingStatus(isStart, statusGrace); ok {
 				started = true
 				continue
 			}
 			return notStarted(errors.New("shell exited before the command started"))
 		case <-poll.C:
 			if s.idle() || time.Now().After(ackDeadline) {
-				if _, ok := s.pendingStatus(func(l string) bool { ok, fail := startLine(l, startNonce); return ok && !fail }, ackIdleGrace); ok {
+				if _, ok := s.pendingStatus(isStart, ackIdleGrace); ok {
 					started = true
 					continue
 				}
@@ -914,7 +916,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 			s.broken.Store(true)
 			code := s.exit
 			if statusC != nil {
-				if line, ok := s.pendingStatus(func(l string) bool { _, ok := endLine(l, endNonce); return ok }, statusGrace); ok {
+				if line, ok := s.pendingStatus(isEnd, statusGrace); ok {
 					code, _ = endLine(line, endNonce)
 				}
 			}
@@ -942,7 +944,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 			// epilogue did not run. A line it did write is already in
 			// the socket; else report the output with the reset notice.
 			watchC = nil
-			if line, ok := s.pendingStatus(func(l string) bool { _, ok := endLine(l, endNonce); return ok }, idleGrace); ok {
+			if line, ok := s.pendingStatus(isEnd, idleGrace); ok {
 				code, _ := endLine(line, endNonce)
 				out.exitCode = &code
 			} else {

@@ -261,20 +261,6 @@ func sweep(find func() []int, group func(syscall.Signal), grace time.Duration) {
 	}
 }
 
-// BlockedReading reports whether pid sleeps in read(2) on fd and that fd is
-// link (what /proc/<pid>/fd/<fd> reads, e.g. "socket:[123]"). It is how an
-// idle shell, back at its control socket, is told from a busy one.
-func BlockedReading(pid, fd int, link string) bool {
-	var buf [256]byte
-	b := readSmall("/proc/"+strconv.Itoa(pid)+"/syscall", buf[:])
-	f := bytes.Fields(b)
-	if len(f) < 2 || string(f[0]) != strconv.Itoa(syscall.SYS_READ) || string(f[1]) != "0x"+strconv.FormatInt(int64(fd), 16) {
-		return false
-	}
-	l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd))
-	return err == nil && l == link
-}
-
 // FileHolders returns the fds of pid that refer to the same file as f.
 func FileHolders(pid int, f *os.File) []int {
 	fi, err := f.Stat()

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"agentsh/internal/bash"
 	"context"
 	"fmt"
 	"os"
@@ -12,6 +13,28 @@ import (
 // TestSettingsArtifactsMaxBytes: artifacts.maxBytes defaults to 1 GiB,
 // reads nested or dotted, merges like any scalar (null resets it) and
 // reaches the bash tool's settings.
+// loadPair loads a global and a project settings text ("" = no file) from
+// files in dir and converts them to the tool's settings.
+func loadPair(t *testing.T, dir, global, project string) (*Settings, bash.ToolSettings) {
+	t.Helper()
+	g, p := "", ""
+	if global != "" {
+		g = writeSettingsAt(t, dir, "global.json", global)
+	}
+	if project != "" {
+		p = writeSettingsAt(t, dir, "project.json", project)
+	}
+	s, err := LoadSettingsFrom(g, p)
+	if err != nil {
+		t.Fatalf("%s + %s: %v", global, project, err)
+	}
+	ts, err := s.ToolSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ts
+}
+
 func TestSettingsArtifactsMaxBytes(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
@@ -25,21 +48,7 @@ func TestSettingsArtifactsMaxBytes(t *testing.T) {
 		{`{"artifacts": {"maxBytes": 1e6}}`, `{"artifacts": {"maxBytes": null}}`, 1 << 30},
 	}
 	for _, c := range cases {
-		g, p := "", ""
-		if c.global != "" {
-			g = writeSettingsAt(t, dir, "global.json", c.global)
-		}
-		if c.project != "" {
-			p = writeSettingsAt(t, dir, "project.json", c.project)
-		}
-		s, err := LoadSettingsFrom(g, p)
-		if err != nil {
-			t.Fatalf("%s + %s: %v", c.global, c.project, err)
-		}
-		ts, err := s.ToolSettings()
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, ts := loadPair(t, dir, c.global, c.project)
 		if s.ArtifactMaxBytes != c.want || ts.ArtifactMaxBytes != c.want {
 			t.Errorf("%s + %s: settings %d, tool %d, want %d", c.global, c.project, s.ArtifactMaxBytes, ts.ArtifactMaxBytes, c.want)
 		}

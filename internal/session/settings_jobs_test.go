@@ -22,21 +22,7 @@ func TestSettingsJobLimits(t *testing.T) {
 		{`{"bash.autoBackgroundSeconds": 5}`, `{"bash.autoBackgroundSeconds": null}`, 16, 60 * time.Second},
 	}
 	for _, c := range cases {
-		g, p := "", ""
-		if c.global != "" {
-			g = writeSettingsAt(t, dir, "global.json", c.global)
-		}
-		if c.project != "" {
-			p = writeSettingsAt(t, dir, "project.json", c.project)
-		}
-		s, err := LoadSettingsFrom(g, p)
-		if err != nil {
-			t.Fatalf("%s + %s: %v", c.global, c.project, err)
-		}
-		ts, err := s.ToolSettings()
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, ts := loadPair(t, dir, c.global, c.project)
 		if s.MaxJobs != c.jobs || ts.MaxJobs != c.jobs {
 			t.Errorf("%s + %s: maxJobs settings %d, tool %d, want %d", c.global, c.project, s.MaxJobs, ts.MaxJobs, c.jobs)
 		}
