@@ -28,6 +28,10 @@ type ShellConfig struct {
 	// the shell.scrubEnv setting); the user's own `!` commands get none.
 	// Entries of Env are explicit configuration and are always kept.
 	ScrubEnv []string
+	// TerminalStdin gives commands a terminal held by agentsh as stdin
+	// instead of /dev/null (SPEC §2.1, setting bash.stdin): a prompt waits
+	// and a run blocked reading it can become a job (RunOptions.Jobs).
+	TerminalStdin bool
 }
 
 // DefaultScrubEnv is what a model's shells do not inherit unless the
@@ -110,6 +114,9 @@ func (c ShellConfig) cacheKey(sessionKey string) string {
 	b.WriteString(c.Prefix)
 	b.WriteByte('\n')
 	b.WriteString(c.SnapshotPath)
+	if c.TerminalStdin {
+		b.WriteString("\nstdin:terminal")
+	}
 	// Scrubbed and unscrubbed shells are never shared: the difference is
 	// the point. Quoting keeps the list unambiguous.
 	b.WriteString("\nscrub:")

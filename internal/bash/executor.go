@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"agentsh/internal/jobs"
 	"agentsh/internal/sink"
 )
 
@@ -49,6 +50,20 @@ type RunOptions struct {
 	// output (at most sink.DefaultMaxBytes) in BashResult.Head, because the
 	// in-memory tail loses them once the output overflows.
 	CaptureHeadLines int
+	// Jobs, when set, lets the command become a job of it (SPEC §9)
+	// instead of holding the call: after AutoBackground (0 = never), when
+	// it waits for input on its terminal (Shell.TerminalStdin), or when
+	// BackgroundNow is closed (the user's ctrl+b). Run then returns at once
+	// with the output so far and BashResult.Job; the job takes the rest.
+	// A full manager keeps the command in the foreground.
+	Jobs           *jobs.Manager
+	AutoBackground time.Duration
+	BackgroundNow  <-chan struct{}
+	// KeepTimeout keeps Timeout in force once the command is a job (the
+	// model asked for it); otherwise a job has no timeout.
+	KeepTimeout bool
+	// JobCommand is what the job lists as its command; "" = the command.
+	JobCommand string
 }
 
 // BashResult is the structured outcome of a run; timeouts and cancels are
@@ -70,6 +85,10 @@ type BashResult struct {
 	// bytes were dropped: its line numbers match the output's up to there.
 	ArtifactHeadLines int    `json:"-"`
 	Head              string `json:"-"` // first CaptureHeadLines lines, when asked for
+	// Job is set when the command became a job instead of ending (see
+	// RunOptions.Jobs): Output is what it printed until then.
+	Job       *jobs.Job    `json:"-"`
+	JobReason DetachReason `json:"-"`
 }
 
 // Executor runs commands on cached persistent shells.
@@ -223,6 +242,32 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 		return summaryResult(out.Dump("Command cancelled"), nil, true), nil
 	}
 	deadline := time.Now().Add(timeout)
+	var det *detachSpec
+	var handed struct {
+		d   *Detached
+		job *jobs.Job
+		sum sink.Summary
+	}
+	if opts.Jobs != nil {
+		jobCommand := opts.JobCommand
+		if jobCommand == "" {
+			jobCommand = command
+		}
+		det = &detachSpec{after: opts.AutoBackground, onInput: opts.Shell.TerminalStdin, now: opts.BackgroundNow,
+			adopt: func(r *liveRun, why DetachReason) bool {
+				place, err := opts.Jobs.Reserve()
+				if err != nil {
+					return false
+				}
+				d := newDetached(r.s)
+				sum := d.handover(out)
+				handed.d, handed.sum = d, sum
+				handed.job = place.Adopt(d, jobs.AdoptSpec{Command: jobCommand, ArtifactID: opts.ArtifactID,
+					Started: r.started, OutputBytes: sum.TotalBytes, Waiting: why == DetachInput,
+					LastOutput: time.Unix(0, r.s.lastOut.Load())})
+				return true
+			}}
+	}
 	var res runOutcome
 	for attempt := 0; ; attempt++ {
 		s, err := e.acquire(opts.Shell, opts.SessionKey, opts.Cwd)
@@ -237,7 +282,22 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 			break
 		}
 		res = s.run(ctx, runSpec{cwd: opts.Cwd, command: command, timeout: left, stopLines: opts.StopAfterLines,
-			state: opts.State, capture: opts.Capture, scrub: opts.Shell.ScrubEnv, cfgEnv: opts.Shell.Env}, out)
+			state: opts.State, capture: opts.Capture, scrub: opts.Shell.ScrubEnv, cfgEnv: opts.Shell.Env, detach: det}, out)
+		if r := res.detached; r != nil {
+			// A job now: its shell leaves the pool (closed when it ends).
+			s.broken.Store(true)
+			if !opts.KeepTimeout && r.timer != nil {
+				r.timer.Stop()
+				r.timer, r.timeoutC = nil, nil
+			}
+			handed.d.follow(e, r, out, timeout)
+			br := summaryResult(handed.sum, nil, false)
+			br.Job, br.JobReason = handed.job, res.detachReason
+			if head != nil {
+				br.Head = string(head.buf)
+			}
+			return br, nil
+		}
 		e.release(s)
 		if res.retry && attempt == 0 {
 			continue

@@ -23,7 +23,7 @@ func testShell(t testing.TB) ShellConfig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ShellConfig{Path: p}
+	return ShellConfig{Path: p, TerminalStdin: os.Getenv("AGENTSH_TEST_TTY") == "1"}
 }
 
 func newTestExecutor(t testing.TB) *Executor {

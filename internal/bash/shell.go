@@ -2,6 +2,7 @@ package bash
 
 import (
 	"agentsh/internal/guard"
+	"agentsh/internal/jobs"
 	"agentsh/internal/proc"
 	"agentsh/internal/pty"
 	"bufio"
@@ -20,6 +21,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	cpty "github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // The session protocol. bash reads its script from a control socket on
@@ -90,7 +94,16 @@ const LingerNotice = "A background process is still writing to this output; what
 
 // requestAliasText is what the request alias expands to; the end nonce
 // follows it on the request line and becomes __agentsh_e's second argument.
+// The command's stdin is /dev/null, or the shell's terminal (requestAlias).
 const requestAliasText = `\__agentsh_b&&{ \builtin eval "$__agentsh_c";}>&19 2>&1 </dev/null;\__agentsh_e "$?"`
+
+// requestAliasFor is requestAliasText with stdin from tty ("" = /dev/null).
+func requestAliasFor(tty string) string {
+	if tty == "" {
+		return requestAliasText
+	}
+	return strings.Replace(requestAliasText, "</dev/null", "<"+shellQuote(tty), 1)
+}
 
 // initScript defines the protocol. Everything is called through \builtin
 // (aliases cannot shadow it) except exec, whose redirections persist only
@@ -182,6 +195,17 @@ type shellSession struct {
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
 	closed    bool
 	broken    atomic.Bool
+
+	// Terminal stdin (SPEC §2.1): commands read a pseudo-terminal held
+	// here, which bash makes its controlling terminal when it first opens
+	// it, so a prompt waits (and /dev/tty works) instead of reading EOF.
+	ptm      *os.File // the master; nil = stdin is /dev/null
+	pts      *os.File // the slave, kept open so the master never reads EIO
+	ttyPath  string
+	ttyModes *unix.Termios              // the modes at start, restored before a run when a program changed them
+	ttyOut   atomic.Pointer[syncWriter] // the running command's output, for what the terminal echoes or programs write to /dev/tty
+	ttyInput atomic.Bool                // input was written since the last run: flushed before the next
+	lastOut  atomic.Int64               // UnixNano of the running command's latest output
 
 	cmdFile *os.File          // rewritten in place for every run (no create/truncate-open)
 	next    chan preparedFifo // output FIFOs for the next runs, made while the shell is idle
@@ -303,15 +327,23 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 		status: make(chan string, 8), done: make(chan struct{})}
 	s.marker = []byte(markerVar + "=" + randomHex(8))
 	fail := func(err error) (*shellSession, error) {
+		s.closeTerminal()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start shell: %w", err)
+	}
+	if cfg.TerminalStdin {
+		if err := s.openTerminal(); err != nil {
+			return fail(err)
+		}
 	}
 	snap := ""
 	if cfg.SnapshotPath != "" {
 		snap = `\builtin . ` + shellQuote(cfg.SnapshotPath) + ` >/dev/null 2>&1 </dev/null`
 	}
 	initPath := filepath.Join(dir, "init")
-	if err := os.WriteFile(initPath, fmt.Appendf(nil, initScript, placeholderFds, shellQuote(dir), snap, requestAliasText, requestAliasText, requestAliasText), 0o600); err != nil {
+	alias := requestAliasFor(s.ttyPath)
+	if err := os.WriteFile(initPath, fmt.Appendf(nil, initScript, placeholderFds, shellQuote(dir), snap, alias, alias, alias), 0o600); err != nil {
+		s.closeTerminal()
 		return fail(err)
 	}
 	// Socketpairs, not pipes: open(2) of /proc/<pid>/fd/N fails on a
@@ -446,7 +478,113 @@ func (s *shellSession) close() {
 	if s.cmdFile != nil {
 		s.cmdFile.Close()
 	}
+	s.closeTerminal()
 	os.RemoveAll(s.dir)
+}
+
+// openTerminal makes the shell's terminal and starts forwarding what it
+// prints (echo of typed input, prompts written to /dev/tty) to the running
+// command's output.
+func (s *shellSession) openTerminal() error {
+	ptm, pts, err := cpty.Open()
+	if err != nil {
+		return fmt.Errorf("open terminal: %w", err)
+	}
+	// creack/pty's helpers go through Fd(), which would make the master
+	// blocking: a read could then not be ended by Close.
+	err = fdControl(ptm, func(fd int) error {
+		if err := unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: DefaultPTYRows, Col: DefaultPTYCols}); err != nil {
+			return err
+		}
+		return unix.SetNonblock(fd, true)
+	})
+	var modes *unix.Termios
+	if err == nil {
+		err = fdControl(pts, func(fd int) error {
+			var gerr error
+			modes, gerr = unix.IoctlGetTermios(fd, unix.TCGETS)
+			return gerr
+		})
+	}
+	if err != nil {
+		ptm.Close()
+		pts.Close()
+		return fmt.Errorf("set up terminal: %w", err)
+	}
+	s.ptm, s.pts, s.ttyPath, s.ttyModes = ptm, pts, pts.Name(), modes
+	go s.readTerminal(ptm)
+	return nil
+}
+
+func (s *shellSession) closeTerminal() {
+	if s.ptm != nil {
+		s.ptm.Close()
+		s.pts.Close()
+	}
+}
+
+// readTerminal forwards the terminal's output to the running command's
+// output until the master is closed; between runs it is dropped.
+func (s *shellSession) readTerminal(ptm *os.File) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := ptm.Read(buf)
+		if n > 0 {
+			if w := s.ttyOut.Load(); w != nil {
+				s.lastOut.Store(time.Now().UnixNano())
+				_, _ = w.Write(buf[:n])
+			}
+		}
+		if err != nil {
+			if errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EAGAIN) {
+				time.Sleep(lingerPause) // every slave closed for a moment; ours comes back
+				continue
+			}
+			return
+		}
+	}
+}
+
+// resetTerminal readies the terminal for a run: input typed for an earlier
+// run is discarded, and modes a program left changed (raw mode after a
+// crash) are restored. One ioctl when nothing changed.
+func (s *shellSession) resetTerminal() {
+	_ = fdControl(s.pts, func(fd int) error {
+		if s.ttyInput.Swap(false) {
+			_ = unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
+		}
+		if cur, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil && *cur != *s.ttyModes {
+			_ = unix.IoctlSetTermios(fd, unix.TCSETS, s.ttyModes)
+		}
+		return nil
+	})
+}
+
+// fdControl runs f on the file's descriptor without putting it back into
+// blocking mode (which os.File.Fd would do).
+func fdControl(f *os.File, fn func(fd int) error) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// syncWriter serializes the two writers of a run's output on a shell with
+// a terminal: the FIFO's reader and the terminal's.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
 }
 
 // runSpec is one run's request to a shell.
@@ -458,6 +596,7 @@ type runSpec struct {
 	capture      CaptureMode
 	scrub        []string          // names kept from this shell when the state is applied
 	cfgEnv       map[string]string // the shell's shell.env: the settings' own, not the state's
+	detach       *detachSpec       // nil = the run holds its call to the end
 }
 
 // runOutcome is the engine-level result of one run on one session.
@@ -470,6 +609,10 @@ type runOutcome struct {
 	reset     bool // the command broke the shell: no exit status, shell replaced
 	lingering bool // something of the run still wrote to the output after the drain window
 	err       error
+	// detached is the run handed over to a job (detachSpec.adopt): it is
+	// still going, and its loop must be run on to its end.
+	detached     *liveRun
+	detachReason DetachReason
 }
 
 // socketPair returns two connected stream sockets, close-on-exec in agentsh:
@@ -661,7 +804,6 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	defer s.schedulePrepare() // the one after the next is made while this runs
 	startNonce, endNonce := newNonces()
 	isStart := func(l string) bool { ok, fail := startLine(l, startNonce); return ok && !fail }
-	isEnd := func(l string) bool { _, ok := endLine(l, endNonce); return ok }
 
 	// Single-quoted assignments: bash parses them with one buffered read
 	// of the file, and no text inside single quotes can be a syntax error.
@@ -707,11 +849,31 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 		s.broken.Store(true)
 		return runOutcome{retry: true, err: fmt.Errorf("write command: %w", err)}
 	}
+	// A run handed over to a job keeps its timer and its terminal output.
+	handedOver := false
+	var timer *time.Timer
 	var timeoutC <-chan time.Time
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		timeoutC = t.C
+		timer = time.NewTimer(timeout)
+		timeoutC = timer.C
+		defer func() {
+			if !handedOver {
+				timer.Stop()
+			}
+		}()
+	}
+	runStart := time.Now()
+	if s.ptm != nil {
+		s.resetTerminal()
+		s.lastOut.Store(runStart.UnixNano())
+		sw := &syncWriter{w: w}
+		w = sw
+		s.ttyOut.Store(sw)
+		defer func() {
+			if !handedOver {
+				s.ttyOut.Store(nil)
+			}
+		}()
 	}
 	line := make([]byte, 0, len(requestAlias)+nonceLen+3)
 	line = append(append(append(append(line, requestAlias...), ' '), endNonce...), "\n\n"...)
@@ -782,23 +944,91 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	hold.Close()
 	s.aliases = ""
 
-	// Reader: the only goroutine that writes to w.
-	var (
-		draining  atomic.Bool
-		drainEnd  atomic.Int64
-		readerEnd = make(chan bool, 1) // true = reached EOF, false = stopped by the drain bound
-		cut       atomic.Bool
-		late      atomic.Bool // the drain hit its total bound: output kept coming
-	)
+	r := &liveRun{s: s, spec: spec, rd: rd, fifo: fifo, w: w, endNonce: endNonce, applied: applied,
+		timer: timer, timeoutC: timeoutC, started: runStart}
+	r.isEnd = func(l string) bool { _, ok := endLine(l, endNonce); return ok }
+	r.startReader(stopLines)
+	out, why := r.loop(ctx, spec.detach)
+	if why != 0 {
+		handedOver = true
+		out.detached, out.detachReason = r, why
+	}
+	return out
+}
+
+// DetachReason says why a foreground command became a job (SPEC §9).
+type DetachReason int
+
+// The reasons, as BashResult.JobReason gives them.
+const (
+	DetachNone     DetachReason = iota
+	DetachTimer                 // still running after bash.autoBackgroundSeconds
+	DetachInput                 // blocked reading its terminal with no output for a second
+	DetachUser                  // the user moved it to the background (ctrl+b)
+)
+
+// detachSpec lets a run become a job instead of holding its call.
+type detachSpec struct {
+	after   time.Duration   // still running after this long (0 = never)
+	onInput bool            // waiting for input on the shell's terminal
+	now     <-chan struct{} // closed when the user asks
+	// adopt is called at the moment one of them happens, from the run's
+	// loop; true means the run was handed over: the call returns, the loop
+	// goes on for the job.
+	adopt func(r *liveRun, why DetachReason) bool
+}
+
+// liveRun is a run past its start acknowledgement: the reader of its
+// output and the loop that waits for its end. A run that becomes a job
+// keeps both, below its Detached.
+type liveRun struct {
+	s        *shellSession
+	spec     runSpec
+	rd       *os.File
+	fifo     string
+	w        io.Writer
+	endNonce string
+	applied  uint64
+	started  time.Time
+	timer    *time.Timer // the timeout's; nil = none
+	timeoutC <-chan time.Time
+	isEnd    func(string) bool
+
+	draining  atomic.Bool
+	drainEnd  atomic.Int64
+	readerEnd chan bool // true = reached EOF, false = stopped by the drain bound
+	cut       atomic.Bool
+	late      atomic.Bool // the drain hit its total bound: output kept coming
+
+	out                                       runOutcome
+	readerDone, haveExit, quiet, idleSeen     bool
+	statusC                                   <-chan string
+	doneC                                     <-chan struct{}
+	watch                                     *time.Timer
+	watchC                                    <-chan time.Time
+	holdCheck                                 *time.Timer
+	holdC                                     <-chan time.Time
+}
+
+// startReader starts the only goroutine that writes the FIFO's output to
+// w (on a shell with a terminal, w is shared with the terminal's reader
+// through a syncWriter).
+func (r *liveRun) startReader(stopLines int) {
+	s, rd, w := r.s, r.rd, r.w
+	r.readerEnd = make(chan bool, 1)
 	go func() {
-		_ = os.Remove(fifo) // the shell has it open; off the critical path
+		_ = os.Remove(r.fifo) // the shell has it open; off the critical path
 		bp := bufPool.Get().(*[]byte)
 		buf := *bp
 		eof := true
 		lines := 0
+		tty := s.ptm != nil
 		for {
 			n, err := rd.Read(buf)
 			if n > 0 {
+				if tty {
+					s.lastOut.Store(time.Now().UnixNano())
+				}
 				chunk := buf[:n]
 				if stopLines > 0 {
 					nl := bytes.Count(chunk, []byte{'\n'})
@@ -809,15 +1039,15 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 							end += bytes.IndexByte(chunk[end:], '\n') + 1
 						}
 						_, _ = w.Write(chunk[:end])
-						cut.Store(true)
+						r.cut.Store(true)
 						break
 					}
 					lines += nl
 				}
 				_, _ = w.Write(chunk)
-				if draining.Load() {
+				if r.draining.Load() {
 					d := time.Now().Add(drainSilence)
-					if end := time.Unix(0, drainEnd.Load()); end.Before(d) {
+					if end := time.Unix(0, r.drainEnd.Load()); end.Before(d) {
 						d = end
 					}
 					_ = rd.SetReadDeadline(d)
@@ -825,14 +1055,14 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 			}
 			if err != nil {
 				eof = !errors.Is(err, os.ErrDeadlineExceeded)
-				if !eof && time.Now().UnixNano() >= drainEnd.Load() {
-					late.Store(true)
+				if !eof && time.Now().UnixNano() >= r.drainEnd.Load() {
+					r.late.Store(true)
 				}
 				break
 			}
 		}
 		bufPool.Put(bp)
-		readerEnd <- eof
+		r.readerEnd <- eof
 		if eof {
 			rd.Close()
 			return
@@ -856,99 +1086,145 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 		s.unlinger(rd)
 		rd.Close()
 	}()
-	startDrain := func(d time.Duration) {
-		now := time.Now()
-		drainEnd.Store(now.Add(drainTotal).UnixNano())
-		draining.Store(true)
-		_ = rd.SetReadDeadline(now.Add(d))
-	}
+	r.statusC, r.doneC = s.status, s.done
+	r.watch = time.NewTimer(idleFirst)
+	r.watchC = r.watch.C
+}
 
-	var out runOutcome
-	readerDone, haveExit, quiet, idleSeen := false, false, false, false
-	var holdCheck *time.Timer
-	var holdC <-chan time.Time
-	defer func() {
-		if holdCheck != nil {
-			holdCheck.Stop()
+func (r *liveRun) startDrain(d time.Duration) {
+	now := time.Now()
+	r.drainEnd.Store(now.Add(drainTotal).UnixNano())
+	r.draining.Store(true)
+	_ = r.rd.SetReadDeadline(now.Add(d))
+}
+
+// waitingForInput reports whether a process of the run sleeps reading the
+// shell's terminal after QuietForInput without output (the shell's own
+// `read` included).
+func (r *liveRun) waitingForInput() bool {
+	s := r.s
+	if s.ptm == nil || time.Since(r.started) < jobs.QuietForInput ||
+		time.Since(time.Unix(0, s.lastOut.Load())) < jobs.QuietForInput {
+		return false
+	}
+	if proc.WaitingToRead(s.pid, s.ttyPath) {
+		return true
+	}
+	pids, ok := proc.Descendants(s.pid)
+	if !ok {
+		pids, _ = proc.SessionProcs(s.pid, s.marker, s.guard.StartTime())
+	}
+	for _, p := range pids {
+		if p != s.pid && proc.WaitingToRead(p, s.ttyPath) {
+			return true
 		}
-	}()
-	statusC, doneC := s.status, s.done
-	watch := time.NewTimer(idleFirst)
-	defer watch.Stop()
-	watchC := watch.C
+	}
+	return false
+}
+
+// loop waits for the run's end. With det, it may instead hand the run over
+// at a detach point (det.adopt): it then returns the reason, and the caller
+// runs loop again, without det and with the job's context, for the rest.
+func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, DetachReason) {
+	s := r.s
+	var autoC <-chan time.Time
+	var nowC <-chan struct{}
+	var autoT *time.Timer
+	onInput := false
+	if det != nil {
+		if det.after > 0 {
+			autoT = time.NewTimer(det.after - time.Since(r.started))
+			defer autoT.Stop()
+			autoC = autoT.C
+		}
+		nowC = det.now
+		onInput = det.onInput && s.ptm != nil
+	}
+	detach := func(why DetachReason) bool {
+		if r.haveExit || r.readerDone || !det.adopt(r, why) {
+			return false
+		}
+		return true
+	}
 	for {
 		select {
-		case line, ok := <-statusC:
+		case line, ok := <-r.statusC:
 			if !ok {
 				// The status channel closed: the shell exited or exec'd
 				// another program (`exec sleep 100` keeps running as the
 				// session). The exit status comes with doneC; ctx and the
 				// timeout stay in force meanwhile.
-				statusC, watchC = nil, nil
+				r.statusC, r.watchC = nil, nil
 				s.broken.Store(true)
 			} else if line == "P" || strings.HasPrefix(line, "enable -n ") {
 				// Builtins the protocol needs may be disabled: this run
 				// reports normally, the next one gets a fresh shell.
 				s.broken.Store(true)
-			} else if code, found := endLine(line, endNonce); found {
-				out.exitCode = &code
-				statusC, doneC, watchC, haveExit = nil, nil, nil, true
-				if !readerDone {
+			} else if code, found := endLine(line, r.endNonce); found {
+				r.out.exitCode = &code
+				r.statusC, r.doneC, r.watchC, r.haveExit = nil, nil, nil, true
+				if !r.readerDone {
 					// EOF usually follows within microseconds; only
 					// when it does not, look at who holds the output.
-					startDrain(drainSilence)
-					holdCheck = time.NewTimer(holdCheckAfter)
-					holdC = holdCheck.C
+					r.startDrain(drainSilence)
+					r.holdCheck = time.NewTimer(holdCheckAfter)
+					r.holdC = r.holdCheck.C
 				}
 			}
-		case <-holdC:
-			holdC = nil
-			if !readerDone {
-				d, q := s.afterExitDrain(rd)
-				quiet = q
-				startDrain(d)
+		case <-r.holdC:
+			r.holdC = nil
+			if !r.readerDone {
+				d, q := s.afterExitDrain(r.rd)
+				r.quiet = q
+				r.startDrain(d)
 			}
-		case <-doneC:
+		case <-r.doneC:
 			// The shell is gone (exit, exec, kill -9 $$, set -e). A
 			// background subshell may still hold the status socket open,
 			// so this, not its EOF, is what ends the wait.
-			doneC, watchC = nil, nil
+			r.doneC, r.watchC = nil, nil
 			s.broken.Store(true)
 			code := s.exit
-			if statusC != nil {
-				if line, ok := s.pendingStatus(isEnd, statusGrace); ok {
-					code, _ = endLine(line, endNonce)
+			if r.statusC != nil {
+				if line, ok := s.pendingStatus(r.isEnd, statusGrace); ok {
+					code, _ = endLine(line, r.endNonce)
 				}
 			}
-			out.exitCode = &code
-			statusC, haveExit = nil, true
-			if !readerDone {
-				startDrain(drainSilence)
+			r.out.exitCode = &code
+			r.statusC, r.haveExit = nil, true
+			if !r.readerDone {
+				r.startDrain(drainSilence)
 			}
-		case <-watchC:
+		case <-r.watchC:
+			if onInput && r.waitingForInput() {
+				if detach(DetachInput) {
+					return r.out, DetachInput
+				}
+				onInput = false
+			}
 			if !s.idle() {
-				idleSeen = false
-				watch.Reset(idleEvery)
+				r.idleSeen = false
+				r.watch.Reset(idleEvery)
 				continue
 			}
-			if !idleSeen {
+			if !r.idleSeen {
 				// Seen idle once: an end line written just before may
 				// still be on its way through a loaded machine. Idle
 				// again at the next look, with no end line in between,
 				// is the answer.
-				idleSeen = true
-				watch.Reset(idleConfirm)
+				r.idleSeen = true
+				r.watch.Reset(idleConfirm)
 				continue
 			}
 			// Back at its control socket without an end line: the
 			// epilogue did not run. A line it did write is already in
 			// the socket; else report the output with the reset notice.
-			watchC = nil
-			if line, ok := s.pendingStatus(isEnd, idleGrace); ok {
-				code, _ := endLine(line, endNonce)
-				out.exitCode = &code
+			r.watchC = nil
+			if line, ok := s.pendingStatus(r.isEnd, idleGrace); ok {
+				code, _ := endLine(line, r.endNonce)
+				r.out.exitCode = &code
 			} else {
-				out.reset = true
+				r.out.reset = true
 				// Nothing of the broken shell may run on; a stopped
 				// shell must be continued for its SIGTERM to act. Its
 				// death also closes its copy of the output.
@@ -956,51 +1232,79 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 				s.guard.Stop()
 			}
 			s.broken.Store(true)
-			statusC, doneC, haveExit = nil, nil, true
-			if !readerDone {
-				startDrain(drainSilence)
+			r.statusC, r.doneC, r.haveExit = nil, nil, true
+			if !r.readerDone {
+				r.startDrain(drainSilence)
 			}
-		case eof := <-readerEnd:
-			readerDone = true
-			readerEnd = nil
+		case <-autoC:
+			autoC = nil
+			if detach(DetachTimer) {
+				return r.out, DetachTimer
+			}
+		case <-nowC:
+			nowC = nil
+			if detach(DetachUser) {
+				return r.out, DetachUser
+			}
+		case eof := <-r.readerEnd:
+			r.readerDone = true
+			r.readerEnd = nil
 			// Only a holder that kept writing after the end is worth a
 			// word: bash's own forks often hold the output without writing.
-			out.lingering = !eof && !quiet && late.Load()
+			r.out.lingering = !eof && !r.quiet && r.late.Load()
 		case <-ctx.Done():
-			out.cancelled = true
-		case <-timeoutC:
-			out.timedOut = true
+			r.out.cancelled = true
+		case <-r.timeoutC:
+			r.out.timedOut = true
 		}
-		if out.cancelled || out.timedOut {
+		if r.out.cancelled || r.out.timedOut {
 			s.broken.Store(true)
 			s.guard.Stop()
-			if !readerDone {
+			if !r.readerDone {
 				// Every writer is dead now; EOF follows at once unless an
 				// escaped process holds the FIFO.
-				startDrain(drainSilence)
-				<-readerEnd
+				r.startDrain(drainSilence)
+				<-r.readerEnd
 			}
-			out.exitCode = nil
-			out.lingering = false
-			return out
+			r.out.exitCode = nil
+			r.out.lingering = false
+			r.finish()
+			return r.out, DetachNone
 		}
-		if haveExit && readerDone {
-			if applied > 0 {
-				s.state, s.stateVer = spec.state, applied
+		if r.haveExit && r.readerDone {
+			if r.applied > 0 {
+				s.state, s.stateVer = r.spec.state, r.applied
 			}
-			if spec.state != nil && spec.capture != CaptureNone && !out.reset {
+			spec := r.spec
+			if spec.state != nil && spec.capture != CaptureNone && !r.out.reset {
 				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil && spec.state.update(dump, spec.capture, spec.scrub, spec.cfgEnv) {
 					s.state, s.stateVer = spec.state, spec.state.Version()
 				}
 			}
-			out.cut = cut.Load()
-			if out.cut {
-				out.lingering = false
+			r.out.cut = r.cut.Load()
+			if r.out.cut {
+				r.out.lingering = false
 			}
-			return out
+			r.finish()
+			return r.out, DetachNone
 		}
 	}
 }
+
+// finish stops the run's timers and detaches the terminal from its output.
+func (r *liveRun) finish() {
+	r.watch.Stop()
+	if r.holdCheck != nil {
+		r.holdCheck.Stop()
+	}
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	if r.s.ptm != nil {
+		r.s.ttyOut.Store(nil)
+	}
+}
+
 
 // afterExitDrain is called when the end line arrived but the output has not
 // reached EOF. If the only holders of the run's FIFO are the shell's own

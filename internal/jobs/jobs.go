@@ -113,6 +113,100 @@ type Output struct {
 	ArtifactID string // the artifact holding the whole output, when there is one
 }
 
+// Runner is what a job runs on: a program on a terminal of its own (a
+// *pty.Session) or a foreground command of the engine that became a job
+// (Adopt). Wait's result is final once Done is closed; Kill ends the whole
+// process tree as a timeout does.
+type Runner interface {
+	Done() <-chan struct{}
+	Wait() pty.Result
+	Write(p []byte) (int, error) // raw bytes to the job's terminal
+	Kill()
+	TTY() string         // the terminal's path ("" = none)
+	Pid() int            // the root of the job's processes
+	ForegroundPgrp() int // the terminal's foreground process group (0 = unknown)
+	Screen() *pty.Screen
+	Resize(cols, rows int)
+}
+
+// Adoptee is a Runner that started before its job existed: it replays the
+// output it held since the hand-over, then sends every later chunk to f.
+type Adoptee interface {
+	Runner
+	SetOnOutput(f func([]byte))
+}
+
+// AdoptSpec describes a running command that becomes a job.
+type AdoptSpec struct {
+	Command     string
+	ArtifactID  string    // the artifact its whole output goes to
+	Started     time.Time // when the command started
+	OutputBytes int       // bytes it printed before the hand-over
+	Waiting     bool      // it is waiting for input already
+	LastOutput  time.Time // when it last printed (zero = now)
+}
+
+// Reservation holds a place for a job among MaxJobs until Adopt or Cancel.
+type Reservation struct {
+	m    *Manager
+	used bool
+}
+
+// Reserve holds a place for one job, refused as Start refuses: the caller
+// then hands over a running command with Adopt, or gives the place back.
+func (m *Manager) Reserve() (*Reservation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.roomLocked(); err != nil {
+		return nil, err
+	}
+	m.reserved++
+	return &Reservation{m: m}, nil
+}
+
+// Cancel gives the place back; after Adopt it does nothing.
+func (r *Reservation) Cancel() {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	if !r.used {
+		r.used = true
+		r.m.reserved--
+	}
+}
+
+// Adopt makes the running command a job in the reserved place. A manager
+// closed meanwhile kills the runner and still returns its job (ended).
+func (r *Reservation) Adopt(run Adoptee, spec AdoptSpec) *Job {
+	m := r.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !r.used {
+		r.used = true
+		m.reserved--
+	}
+	m.next++
+	j := newJob(strconv.Itoa(m.next), spec.Command, spec.ArtifactID)
+	j.started = spec.Started
+	j.total = spec.OutputBytes
+	j.adopted = true
+	j.waiting = spec.Waiting
+	if !spec.LastOutput.IsZero() {
+		j.lastOut.Store(spec.LastOutput.UnixNano())
+	}
+	j.run = run
+	j.tty = run.TTY()
+	run.SetOnOutput(j.record)
+	go j.monitor()
+	m.jobs = append(m.jobs, j)
+	if f := m.onChange; f != nil {
+		go j.announce(f)
+	}
+	if m.closed {
+		go run.Kill()
+	}
+	return j
+}
+
 // Manager holds the jobs of one agent session.
 type Manager struct {
 	// MaxJobs bounds the jobs running at once; <= 0 = DefaultMaxJobs.
@@ -121,6 +215,7 @@ type Manager struct {
 	mu       sync.Mutex
 	jobs     []*Job
 	next     int
+	reserved int // places held by Reserve
 	closed   bool
 	onChange func(Change)
 }
@@ -153,8 +248,23 @@ func NewManager() *Manager { return &Manager{MaxJobs: DefaultMaxJobs} }
 func (m *Manager) Start(spec Spec) (*Job, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.roomLocked(); err != nil {
+		return nil, err
+	}
+	m.next++
+	j := start(strconv.Itoa(m.next), spec)
+	m.jobs = append(m.jobs, j)
+	if f := m.onChange; f != nil {
+		go j.announce(f)
+	}
+	return j, nil
+}
+
+// roomLocked refuses a new job when the manager is closed or MaxJobs jobs
+// run (places held by Reserve count).
+func (m *Manager) roomLocked() error {
 	if m.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	limit := m.MaxJobs
 	if limit <= 0 {
@@ -166,16 +276,10 @@ func (m *Manager) Start(spec Spec) (*Job, error) {
 			running++
 		}
 	}
-	if running >= limit {
-		return nil, &TooManyError{Running: running}
+	if running+m.reserved >= limit {
+		return &TooManyError{Running: running}
 	}
-	m.next++
-	j := start(strconv.Itoa(m.next), spec)
-	m.jobs = append(m.jobs, j)
-	if f := m.onChange; f != nil {
-		go j.announce(f)
-	}
-	return j, nil
+	return nil
 }
 
 // List returns every job of the session, oldest first.
@@ -223,13 +327,14 @@ func (m *Manager) Close() {
 	wg.Wait()
 }
 
-// Job is one command running on its own terminal.
+// Job is one command running on a terminal.
 type Job struct {
 	id, command string
 	started     time.Time
-	sess        *pty.Session
+	run         Runner
 	tty         string
 	artifactID  string
+	adopted     bool // a foreground command that became a job
 
 	lastOut atomic.Int64 // UnixNano of the latest output
 
@@ -244,6 +349,17 @@ type Job struct {
 	changed chan struct{} // closed and replaced on every state change
 }
 
+func newJob(id, command, artifactID string) *Job {
+	j := &Job{
+		id: id, command: command, started: time.Now(),
+		artifactID: artifactID,
+		fresh:      sink.NewTailBuffer(sink.DefaultMaxBytes),
+		changed:    make(chan struct{}),
+	}
+	j.lastOut.Store(time.Now().UnixNano())
+	return j
+}
+
 func start(id string, spec Spec) *Job {
 	cols, rows := spec.Cols, spec.Rows
 	if cols <= 0 {
@@ -252,21 +368,15 @@ func start(id string, spec Spec) *Job {
 	if rows <= 0 {
 		rows = DefaultRows
 	}
-	j := &Job{
-		id: id, command: spec.Command, started: time.Now(),
-		artifactID: spec.ArtifactID,
-		fresh:      sink.NewTailBuffer(sink.DefaultMaxBytes),
-		changed:    make(chan struct{}),
-	}
-	j.lastOut.Store(j.started.UnixNano())
-	j.sess = pty.Start(context.Background(), pty.Options{
+	j := newJob(id, spec.Command, spec.ArtifactID)
+	j.run = pty.Start(context.Background(), pty.Options{
 		Shell: spec.Shell, Command: spec.Command, Cwd: spec.Cwd, Env: spec.Env,
 		Cols: cols, Rows: rows, Timeout: spec.Timeout,
 		ArtifactPath: spec.ArtifactPath, ArtifactID: spec.ArtifactID,
 		ArtifactMaxBytes: spec.ArtifactMaxBytes,
 		OnOutput:         j.record,
 	})
-	j.tty = j.sess.TTY()
+	j.tty = j.run.TTY()
 	go j.monitor()
 	return j
 }
@@ -323,8 +433,8 @@ func (j *Job) monitor() {
 	defer t.Stop()
 	for {
 		select {
-		case <-j.sess.Done():
-			res := j.sess.Wait()
+		case <-j.run.Done():
+			res := j.run.Wait()
 			j.mu.Lock()
 			j.result, j.ended, j.waiting = &res, time.Now(), false
 			j.notifyLocked()
@@ -352,11 +462,11 @@ func (j *Job) readingTerminal() bool {
 	// The foreground group's leader is the usual reader (the shell's
 	// `read`, a REPL); only when it is not, look at the shell's tree (the
 	// processes of a pipeline), which costs a few more files.
-	pgrp := j.sess.ForegroundPgrp()
+	pgrp := j.run.ForegroundPgrp()
 	if pgrp > 0 && proc.WaitingToRead(pgrp, j.tty) {
 		return true
 	}
-	shell := j.sess.Pid()
+	shell := j.run.Pid()
 	if shell <= 0 {
 		return false
 	}
@@ -383,7 +493,10 @@ func (j *Job) ID() string { return j.id }
 func (j *Job) Command() string { return j.command }
 
 // Screen is the job's emulated terminal (its last lines show a prompt).
-func (j *Job) Screen() *pty.Screen { return j.sess.Screen() }
+func (j *Job) Screen() *pty.Screen { return j.run.Screen() }
+
+// Adopted reports whether the job was a foreground command first.
+func (j *Job) Adopted() bool { return j.adopted }
 
 // State is the job's state now.
 func (j *Job) State() State {
@@ -504,7 +617,7 @@ func (j *Job) Wait(ctx context.Context, d time.Duration) State {
 // Input writes text to the job's terminal, with \n (the Enter key), \r,
 // \t, \e (escape), \\ and \xHH (e.g. \x03 ctrl+c, \x04 ctrl+d) decoded.
 func (j *Job) Input(text string) error {
-	if _, err := j.sess.Write(DecodeInput(text)); err != nil {
+	if _, err := j.run.Write(DecodeInput(text)); err != nil {
 		return fmt.Errorf("job %s: %w", j.id, err)
 	}
 	j.mu.Lock()
@@ -519,13 +632,13 @@ func (j *Job) Input(text string) error {
 // Kill ends the job's whole process tree, as a timeout does, and returns
 // its final state once nothing of it is left.
 func (j *Job) Kill() State {
-	j.sess.Kill()
+	j.run.Kill()
 	return j.Final()
 }
 
 // Final waits for the job to end and returns its final state.
 func (j *Job) Final() State {
-	<-j.sess.Done()
+	<-j.run.Done()
 	// The monitor records the result; wait for it so the state is final.
 	for {
 		j.mu.Lock()
@@ -539,7 +652,7 @@ func (j *Job) Final() State {
 }
 
 // Done is closed when the job has ended.
-func (j *Job) Done() <-chan struct{} { return j.sess.Done() }
+func (j *Job) Done() <-chan struct{} { return j.run.Done() }
 
 // DecodeInput turns the escapes a model writes into the bytes a terminal
 // gets. A newline, written or as \n, is the Enter key (CR, as a terminal

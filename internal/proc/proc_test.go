@@ -1,6 +1,9 @@
 package proc
 
 import (
+	"syscall"
+
+	cpty "github.com/creack/pty"
 	"os"
 	"os/exec"
 	"slices"
@@ -130,4 +133,45 @@ func sleepsIn(pid int) bool {
 	nr, _ := strconv.Atoi(f[0])
 	c, known := waitCalls[nr]
 	return known && c != callRead
+}
+
+// TestWaitingToReadDevTTY: a program that reads /dev/tty (ssh's host key
+// question, sudo's password prompt) waits to read its controlling
+// terminal's path; on another terminal, or with no controlling terminal,
+// it does not.
+func TestWaitingToReadDevTTY(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	master, tty, err := cpty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	defer master.Close()
+	defer tty.Close()
+	_, other, err := cpty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	defer other.Close()
+	cmd := exec.Command(bash, "--norc", "-c", "read -r line </dev/tty")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	for deadline := time.Now().Add(30 * time.Second); !WaitingToRead(pid, tty.Name()); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("bash never waited to read /dev/tty as %s (hang guard)", tty.Name())
+		}
+	}
+	if l, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/0"); l != "/dev/tty" {
+		t.Fatalf("bash reads %q, not /dev/tty", l)
+	}
+	if WaitingToRead(pid, other.Name()) {
+		t.Errorf("reading /dev/tty counted as reading %s, another terminal", other.Name())
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"strconv"
+	"syscall"
 )
 
 // waitCall is how a system call names the files it waits on.
@@ -51,9 +52,21 @@ func WaitingToRead(pid int, link string) bool {
 		}
 		return v
 	}
+	ctty := -1 // pid's controlling terminal as tty_nr, read when a fd is /dev/tty
 	is := func(fd int) bool {
 		l, err := os.Readlink(dir + "fd/" + strconv.Itoa(fd))
-		return err == nil && l == link
+		if err != nil {
+			return false
+		}
+		if l == "/dev/tty" {
+			// ssh's host key question and sudo's password prompt read
+			// /dev/tty, which is link when it is pid's controlling terminal.
+			if ctty == -1 {
+				ctty = ttyNr(pid)
+			}
+			return ctty > 0 && ctty == devNumber(link)
+		}
+		return l == link
 	}
 	switch waitCalls[nr] {
 	case callRead:
@@ -97,6 +110,37 @@ func WaitingToRead(pid int, link string) bool {
 		}
 	}
 	return false
+}
+
+// ttyNr is field 7 of /proc/<pid>/stat, the controlling terminal's device
+// number in the kernel's encoding (0 = none).
+func ttyNr(pid int) int {
+	var buf [512]byte
+	b := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	f := bytes.Fields(b[i+2:])
+	if len(f) < 5 {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(f[4]))
+	return n
+}
+
+// devNumber is the device number of the character device at path in the
+// encoding of /proc/<pid>/stat's tty_nr (minor bits 0–7 and 20–31, major
+// bits 8–19); -1 when it is not one.
+func devNumber(path string) int {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFCHR {
+		return -1
+	}
+	rdev := uint64(st.Rdev)
+	major := (rdev >> 8 & 0xfff) | (rdev >> 32 & ^uint64(0xfff))
+	minor := (rdev & 0xff) | (rdev >> 12 & ^uint64(0xff))
+	return int(minor&0xff | major<<8 | (minor&^0xff)<<12)
 }
 
 // readMem reads n bytes at addr of pid's memory (nil when it cannot: the

@@ -219,6 +219,37 @@ func (s *OutputSink) Dump(notice string) Summary {
 	return s.summary
 }
 
+// Handover returns the summary of the output so far without ending the
+// stream, and sends every later chunk to onChunk in place of
+// Options.OnChunk: a foreground command that becomes a job (SPEC §9)
+// reports what it printed until then, and the job takes the rest, with no
+// chunk in both or in neither. The artifact stays open and is flushed, so
+// the ArtifactID the summary names (once the output outgrew the tail) can
+// be read. Bytes held by the sanitizer (a CR, a split character) are not
+// in the summary yet.
+func (s *OutputSink) Handover(onChunk func([]byte)) Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.OnChunk = onChunk
+	if s.dumped {
+		return s.summary
+	}
+	artifact := ""
+	if s.file != nil && s.fileW.Flush() == nil {
+		artifact = s.opts.ArtifactID
+	}
+	tail := s.tail.bytes()
+	return Summary{
+		Output:      string(tail),
+		Truncated:   s.overflow,
+		TotalLines:  lines(s.newlines, s.total, s.lastByte),
+		TotalBytes:  s.total,
+		OutputLines: countLines(tail),
+		OutputBytes: len(tail),
+		ArtifactID:  artifact,
+	}
+}
+
 // push records one sanitized chunk.
 func (s *OutputSink) push(c []byte) {
 	if len(c) == 0 {

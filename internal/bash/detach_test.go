@@ -1,0 +1,199 @@
+package bash
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"agentsh/internal/jobs"
+	"agentsh/internal/proctest"
+)
+
+// ttyShell is the test shell with terminal stdin (the default of the modes).
+func ttyShell(t testing.TB) ShellConfig {
+	c := testShell(t)
+	c.TerminalStdin = true
+	return c
+}
+
+// waitJob waits for a job to end, with a hang guard.
+func waitJob(t *testing.T, j *jobs.Job) jobs.State {
+	t.Helper()
+	select {
+	case <-j.Done():
+		return j.Final()
+	case <-time.After(hangGuard):
+		t.Fatalf("job %s never ended (hang guard)", j.ID())
+	}
+	return jobs.State{}
+}
+
+// TestForegroundPromptBecomesJob: a foreground `read -p` with a terminal
+// as stdin waits instead of reading EOF; once it has waited a second with
+// no output, the call returns as a job waiting for input, showing the
+// prompt. Typing y and Enter gives "got y" and exit 0, and the job's shell
+// is gone afterwards.
+func TestForegroundPromptBecomesJob(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	res := run(t, e, `echo before; read -p "Proceed? [y/N] " a; echo "got $a"`, RunOptions{Shell: ttyShell(t), Jobs: m})
+	if res.Job == nil {
+		t.Fatalf("the prompt did not become a job: %+v", res)
+	}
+	if res.JobReason != DetachInput || res.ExitCode != nil {
+		t.Errorf("reason %v, exit %v", res.JobReason, res.ExitCode)
+	}
+	if res.Output != "before\nProceed? [y/N] " {
+		t.Errorf("output so far %q", res.Output)
+	}
+	j := res.Job
+	if st := j.State(); st.Kind != jobs.WaitingForInput {
+		t.Errorf("state %v, want waiting for input", st)
+	}
+	if err := j.Input(`y\n`); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitJob(t, j); st != (jobs.State{Kind: jobs.Exited, Code: 0}) {
+		t.Fatalf("final state %v", st)
+	}
+	out := j.ReadNew().Text
+	if !strings.Contains(out, "got y") {
+		t.Errorf("job output %q lacks got y", out)
+	}
+	if strings.Contains(out, "before") {
+		t.Errorf("job output %q repeats what the call returned", out)
+	}
+	// The next call runs on a fresh shell: the job's is gone.
+	if r := run(t, e, "echo next", RunOptions{Shell: ttyShell(t), Jobs: m}); r.Output != "next\n" || r.Job != nil {
+		t.Errorf("next call %+v", r)
+	}
+}
+
+// TestCatWithoutInputBecomesJob: `cat` with no file reads the terminal
+// and, with no input, becomes a job waiting for input rather than hanging;
+// ctrl+d ends it with exit 0.
+func TestCatWithoutInputBecomesJob(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	res := run(t, e, `cat`, RunOptions{Shell: ttyShell(t), Jobs: m})
+	if res.Job == nil || res.JobReason != DetachInput {
+		t.Fatalf("cat did not become a job waiting for input: %+v", res)
+	}
+	if err := res.Job.Input(`hello\n\x04`); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitJob(t, res.Job); st != (jobs.State{Kind: jobs.Exited, Code: 0}) {
+		t.Fatalf("final state %v", st)
+	}
+	if out := res.Job.ReadNew().Text; strings.Count(out, "hello") != 2 {
+		t.Errorf("output %q: want the echo and cat's copy of hello", out)
+	}
+}
+
+// TestAutoBackground: a command still running after AutoBackground
+// becomes a job with the output so far; the job then sees the rest and its
+// exit status.
+func TestAutoBackground(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	res := run(t, e, `echo compiling; sleep 2; echo built`, RunOptions{Shell: ttyShell(t), Jobs: m, AutoBackground: 500 * time.Millisecond})
+	if res.Job == nil || res.JobReason != DetachTimer {
+		t.Fatalf("not a job: %+v", res)
+	}
+	if res.Output != "compiling\n" {
+		t.Errorf("output so far %q", res.Output)
+	}
+	st := res.Job.Wait(context.Background(), hangGuard)
+	if st != (jobs.State{Kind: jobs.Exited, Code: 0}) {
+		t.Fatalf("state %v", st)
+	}
+	if out := res.Job.ReadNew().Text; out != "built\n" {
+		t.Errorf("job output %q", out)
+	}
+}
+
+// TestBackgroundNow: closing BackgroundNow (the user's ctrl+b) makes the
+// running command a job at once; killing the job leaves no process.
+func TestBackgroundNow(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	tag := proctest.SleepTag()
+	now := make(chan struct{})
+	time.AfterFunc(300*time.Millisecond, func() { close(now) })
+	res := run(t, e, "echo up; sleep "+tag, RunOptions{Shell: ttyShell(t), Jobs: m, BackgroundNow: now})
+	if res.Job == nil || res.JobReason != DetachUser || res.Output != "up\n" {
+		t.Fatalf("not a job: %+v", res)
+	}
+	if st := res.Job.Kill(); st.Kind != jobs.Killed {
+		t.Errorf("state after kill %v", st)
+	}
+	if left := proctest.WithArg(tag); len(left) != 0 {
+		t.Errorf("left after kill: %v", left)
+	}
+}
+
+// TestDetachTimeout: an explicit timeout still kills a command that
+// became a job; without KeepTimeout the job has none.
+func TestDetachTimeout(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	tag := proctest.SleepTag()
+	res := run(t, e, "sleep "+tag, RunOptions{Shell: ttyShell(t), Jobs: m, AutoBackground: 200 * time.Millisecond,
+		Timeout: 2 * time.Second, KeepTimeout: true})
+	if res.Job == nil {
+		t.Fatalf("not a job: %+v", res)
+	}
+	if st := waitJob(t, res.Job); st.Kind != jobs.TimedOut {
+		t.Errorf("state %v, want timed out", st)
+	}
+	if left := proctest.WithArg(tag); len(left) != 0 {
+		t.Errorf("left after the timeout: %v", left)
+	}
+	res = run(t, e, "sleep 3; echo done", RunOptions{Shell: ttyShell(t), Jobs: m, AutoBackground: 200 * time.Millisecond,
+		Timeout: time.Second})
+	if res.Job == nil {
+		t.Fatalf("not a job: %+v", res)
+	}
+	if st := waitJob(t, res.Job); st != (jobs.State{Kind: jobs.Exited, Code: 0}) {
+		t.Errorf("state %v: the default timeout must not follow a job", st)
+	}
+}
+
+// TestFullManagerKeepsForeground: with no room for a job, the command
+// stays in the foreground to its end.
+func TestFullManagerKeepsForeground(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	m.MaxJobs = 1
+	t.Cleanup(m.Close)
+	tag := proctest.SleepTag()
+	if _, err := m.Start(jobs.Spec{Command: "sleep " + tag, Shell: proctest.BashPath(t)}); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, e, "sleep 1; echo done", RunOptions{Shell: ttyShell(t), Jobs: m, AutoBackground: 200 * time.Millisecond})
+	if res.Job != nil || res.Output != "done\n" || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Errorf("%+v", res)
+	}
+}
+
+// TestTerminalStdinShellReuse: on a reused shell, input typed for an
+// earlier command is not read by the next one, and terminal modes a
+// program changed are restored.
+func TestTerminalStdinShellReuse(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	sh := ttyShell(t)
+	if r := run(t, e, "stty raw -echo; [ -t 0 ] && echo tty", RunOptions{Shell: sh, Jobs: m}); r.Output != "tty\n" {
+		t.Fatalf("%+v", r)
+	}
+	if r := run(t, e, "stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | sort | tr '\\n' ' '", RunOptions{Shell: sh, Jobs: m}); r.Output != "echo icanon " {
+		t.Errorf("modes after raw: %q", r.Output)
+	}
+}
