@@ -1,22 +1,12 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// tool streams one call of any tool.
-func (s sseWriter) tool(id, name, args string) {
-	b, _ := json.Marshal(args)
-	s.chunk(fmt.Sprintf(`[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":%q,"type":"function","function":{"name":%q,"arguments":""}}]},"finish_reason":null}]`, id, name))
-	s.chunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":` + string(b) + `}}]},"finish_reason":null}]`)
-	s.finish("tool_calls")
-}
 
 const typoProgram = "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"helo\")\n}\n"
 
@@ -35,17 +25,6 @@ func fixTypoScript(n int, w sseWriter) {
 	default:
 		w.answer("Fixed the typo.")
 	}
-}
-
-// lastToolResult is the content of the newest tool message of a request.
-func lastToolResult(body map[string]any) string {
-	msgs := wire(body)
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if strings.HasPrefix(msgs[i], "tool: ") {
-			return strings.TrimPrefix(msgs[i], "tool: ")
-		}
-	}
-	return ""
 }
 
 func goEnv(t *testing.T) []string {

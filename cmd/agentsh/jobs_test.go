@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -128,5 +129,54 @@ func TestPrintModeJobEndNotice(t *testing.T) {
 	}
 	if want := "user: " + notice + job + "]\nbuilt"; len(notes) != 1 || notes[0] != want {
 		t.Fatalf("notices %q, want once %q", notes, want)
+	}
+}
+
+// TestPrintModeWaitsOnlyWhenAsked: -p waits for a job only when the model
+// asks to (job_output with wait_seconds) and stops the rest at exit, saying
+// so (issue 12). The build job waits for a gate the model opens as it asks,
+// so it is still running when job_output starts waiting.
+func TestPrintModeWaitsOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	build := "while [ ! -e " + gate + " ]; do sleep 0.05; done; sleep 1; echo built"
+	tag := proctest.SleepTag()
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		switch n {
+		case 0:
+			args, _ := json.Marshal(map[string]any{"command": build, "background": true})
+			w.bash("call_build", string(args))
+		case 1:
+			args, _ := json.Marshal(map[string]any{"command": "sleep " + tag, "background": true})
+			w.bash("call_server", string(args))
+		case 2:
+			if err := os.WriteFile(gate, nil, 0o644); err != nil {
+				t.Errorf("open the gate: %v", err)
+			}
+			w.tool("call_wait", "job_output", `{"id": 1, "wait_seconds": 10}`)
+		default:
+			w.answer("done")
+		}
+	})
+	r := s.runIn(nil, srv.env(), "-p", "build it", "--model", "openai/test")
+	if r.code != 0 || r.stdout != "done\n" || r.stderr != "agentsh: stopping 1 running job(s) at exit\n" {
+		t.Fatalf("%+v", r)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4", len(reqs))
+	}
+	if got := lastToolResult(reqs[1]); !strings.HasPrefix(got, "Started job 1: "+build+"\n\nJob 1 is running. ") {
+		t.Errorf("build start %q", got)
+	}
+	if got := lastToolResult(reqs[2]); !strings.HasPrefix(got, "Started job 2: sleep "+tag+"\n\nJob 2 is running. ") {
+		t.Errorf("server start %q", got)
+	}
+	if got, want := lastToolResult(reqs[3]), "Job 1 exited with code 0.\nbuilt"; got != want {
+		t.Errorf("job_output with wait_seconds: %q, want %q", got, want)
+	}
+	if left := proctest.WithArg(tag); len(left) != 0 {
+		t.Fatalf("the job still running at exit survived agentsh: %v", left)
 	}
 }

@@ -1,8 +1,8 @@
 package main
 
 // End-to-end tests of print mode: the real binary (built by TestMain) talks
-// to a local httptest server that speaks OpenAI's streaming chat-completions
-// SSE, scripted per request.
+// to internal/fakemodel's server speaking OpenAI's streaming chat-completions
+// SSE, scripted per request (fakemodel_test.go).
 
 import (
 	"bytes"
@@ -11,116 +11,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 )
-
-// sseServer records every request body and answers the n-th (from 0) with
-// script.
-type sseServer struct {
-	*httptest.Server
-	mu     sync.Mutex
-	bodies []map[string]any
-}
-
-func newSSEServer(t *testing.T, script func(n int, w sseWriter)) *sseServer {
-	t.Helper()
-	srv := &sseServer{}
-	srv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		var body map[string]any
-		if err := json.Unmarshal(raw, &body); err != nil {
-			http.Error(w, "bad json: "+err.Error(), 400)
-			return
-		}
-		srv.mu.Lock()
-		n := len(srv.bodies)
-		srv.bodies = append(srv.bodies, body)
-		srv.mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		script(n, sseWriter{w})
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func (s *sseServer) requests() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]map[string]any(nil), s.bodies...)
-}
-
-// env points agentsh's openai provider at the server.
-func (s *sseServer) env() []string {
-	return []string{"OPENAI_BASE_URL=" + s.URL + "/v1", "OPENAI_API_KEY=test"}
-}
-
-type sseWriter struct{ w http.ResponseWriter }
-
-func (s sseWriter) chunk(choices string) {
-	fmt.Fprintf(s.w, "data: %s\n\n", `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"test","choices":`+choices+`}`)
-	s.w.(http.Flusher).Flush()
-}
-
-func (s sseWriter) finish(reason string) {
-	s.chunk(`[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]`)
-	fmt.Fprint(s.w, "data: [DONE]\n\n")
-	s.w.(http.Flusher).Flush()
-}
-
-func (s sseWriter) answer(text string) {
-	b, _ := json.Marshal(text)
-	s.chunk(`[{"index":0,"delta":{"role":"assistant","content":` + string(b) + `},"finish_reason":null}]`)
-	s.finish("stop")
-}
-
-func (s sseWriter) bash(id, args string) {
-	b, _ := json.Marshal(args)
-	s.chunk(fmt.Sprintf(`[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":%q,"type":"function","function":{"name":"bash","arguments":""}}]},"finish_reason":null}]`, id))
-	s.chunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":` + string(b) + `}}]},"finish_reason":null}]`)
-	s.finish("tool_calls")
-}
-
-// seqScript calls bash with seq 1 200000, then answers.
-func seqScript(n int, w sseWriter) {
-	if n%2 == 0 {
-		w.bash(fmt.Sprintf("call_%d", n), `{"command":"seq 1 200000"}`)
-		return
-	}
-	w.answer("There are 200000 lines.")
-}
-
-// wire lists a request's messages as "role: content".
-func wire(body map[string]any) []string {
-	raw, _ := body["messages"].([]any)
-	var out []string
-	for _, r := range raw {
-		m, _ := r.(map[string]any)
-		role, _ := m["role"].(string)
-		content, _ := m["content"].(string)
-		if parts, ok := m["content"].([]any); ok {
-			for _, p := range parts {
-				if pm, ok := p.(map[string]any); ok {
-					s, _ := pm["text"].(string)
-					content += s
-				}
-			}
-		}
-		out = append(out, role+": "+content)
-	}
-	return out
-}
 
 // runIn runs agentsh in the sandbox's work dir with stdin (nil: /dev/null).
 func (s *sandbox) runIn(stdin io.Reader, extraEnv []string, args ...string) result {
@@ -282,13 +179,10 @@ func TestPrintNoModel(t *testing.T) {
 
 func TestPrintErrors(t *testing.T) {
 	s := newSandbox(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprint(w, `{"error":{"message":"model exploded","type":"invalid_request_error"}}`)
-	}))
-	t.Cleanup(srv.Close)
-	env := []string{"OPENAI_BASE_URL=" + srv.URL + "/v1", "OPENAI_API_KEY=test"}
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		w.Error(http.StatusBadRequest, `{"error":{"message":"model exploded","type":"invalid_request_error"}}`)
+	})
+	env := srv.env()
 	r := s.runIn(nil, env, "-p", "hi", "--model", "openai/test")
 	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "model exploded") {
 		t.Errorf("model error: %v", r)

@@ -7,40 +7,41 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+
+	"agentsh/internal/fakemodel"
 )
 
-func anthropicScript(n int, w http.ResponseWriter, r *http.Request) {
-	s := startSSE(w)
+func anthropicScript(n int, w *fakemodel.Writer) {
 	switch n {
 	case 0:
-		s.event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`)
-		s.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-		s.event("ping", `{"type": "ping"}`)
-		s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Running "}}`)
-		s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"it."}}`)
-		s.event("content_block_stop", `{"type":"content_block_stop","index":0}`)
-		s.event("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01","name":"bash","input":{}}}`)
-		s.event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}`)
+		w.Event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`)
+		w.Event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		w.Event("ping", `{"type": "ping"}`)
+		w.Event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Running "}}`)
+		w.Event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"it."}}`)
+		w.Event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		w.Event("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01","name":"bash","input":{}}}`)
+		w.Event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}`)
 		for _, piece := range argPieces {
 			b, _ := json.Marshal(piece)
-			s.event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":`+string(b)+`}}`)
+			w.Event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":`+string(b)+`}}`)
 		}
-		s.event("content_block_stop", `{"type":"content_block_stop","index":1}`)
-		s.event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":40}}`)
-		s.event("message_stop", `{"type":"message_stop"}`)
+		w.Event("content_block_stop", `{"type":"content_block_stop","index":1}`)
+		w.Event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":40}}`)
+		w.Event("message_stop", `{"type":"message_stop"}`)
 	default:
-		s.event("message_start", `{"type":"message_start","message":{"id":"msg_02","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":90,"output_tokens":1}}}`)
-		s.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-		s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"There are "}}`)
-		s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"200000 lines."}}`)
-		s.event("content_block_stop", `{"type":"content_block_stop","index":0}`)
-		s.event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":6}}`)
-		s.event("message_stop", `{"type":"message_stop"}`)
+		w.Event("message_start", `{"type":"message_start","message":{"id":"msg_02","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":90,"output_tokens":1}}}`)
+		w.Event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		w.Event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"There are "}}`)
+		w.Event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"200000 lines."}}`)
+		w.Event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		w.Event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":6}}`)
+		w.Event("message_stop", `{"type":"message_stop"}`)
 	}
 }
 
 func TestAnthropicToolCallThenAnswer(t *testing.T) {
-	srv := newScriptedServer(t, anthropicScript)
+	srv := fakemodel.New(t, anthropicScript)
 	p := NewAnthropic(AnthropicConfig{BaseURL: srv.URL, APIKey: "sk-ant-test", MaxRetries: zero()})
 	if p.Name() != "anthropic" {
 		t.Errorf("Name = %q", p.Name())
@@ -77,15 +78,15 @@ func TestAnthropicToolCallThenAnswer(t *testing.T) {
 		t.Errorf("tool call = %s", toolCallsString(msg.ToolCalls))
 	}
 
-	b := srv.body(t, 0)
-	if srv.paths[0] != "/v1/messages" {
-		t.Errorf("path = %q", srv.paths[0])
+	b := srv.Request(t, 0).Body
+	if srv.Request(t, 0).Path != "/v1/messages" {
+		t.Errorf("path = %q", srv.Request(t, 0).Path)
 	}
 	// This SDK version sends the API key as a bearer token.
-	if got := srv.header(0).Get("Authorization"); got != "Bearer sk-ant-test" {
+	if got := srv.Request(t, 0).Header.Get("Authorization"); got != "Bearer sk-ant-test" {
 		t.Errorf("Authorization = %q", got)
 	}
-	if got := srv.header(0).Get("Anthropic-Version"); got == "" {
+	if got := srv.Request(t, 0).Header.Get("Anthropic-Version"); got == "" {
 		t.Error("no anthropic-version header")
 	}
 	jsonEq(t, "model", b["model"], `"claude-test"`)
@@ -112,7 +113,7 @@ func TestAnthropicToolCallThenAnswer(t *testing.T) {
 		"text_delta 200000 lines.",
 		"done stop in=90 out=6",
 	})
-	b = srv.body(t, 1)
+	b = srv.Request(t, 1).Body
 	jsonEq(t, "max_tokens 2", b["max_tokens"], `500`)
 	jsonEq(t, "messages 2", b["messages"], `[
 		{"role":"user","content":[{"type":"text","text":"count to 200000"}]},
@@ -147,11 +148,9 @@ func TestAnthropicMessageMapping(t *testing.T) {
 }
 
 func TestAnthropicUnauthorized(t *testing.T) {
-	srv := newScriptedServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
 		w.Header().Set("Request-Id", "req_1")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprint(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
+		w.Error(http.StatusUnauthorized, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
 	})
 	p := NewAnthropic(AnthropicConfig{BaseURL: srv.URL, APIKey: "bad", MaxRetries: zero()})
 	emit, evs := collect()
@@ -172,10 +171,9 @@ func TestAnthropicUnauthorized(t *testing.T) {
 
 // An error event inside an accepted stream (e.g. overloaded).
 func TestAnthropicStreamErrorEvent(t *testing.T) {
-	srv := newScriptedServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		s := startSSE(w)
-		s.event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`)
-		s.event("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.Event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`)
+		w.Event("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 	})
 	p := NewAnthropic(AnthropicConfig{BaseURL: srv.URL, APIKey: "k", MaxRetries: zero()})
 	_, stop, err := streamWithGuard(t, p, context.Background(), Request{Model: "m", Messages: []Message{{Role: RoleUser, Text: "hi"}}}, nil)
@@ -189,11 +187,10 @@ func TestAnthropicStreamErrorEvent(t *testing.T) {
 
 // A stream cut off before message_stop is an error, not a short answer.
 func TestAnthropicTruncatedStream(t *testing.T) {
-	srv := newScriptedServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		s := startSSE(w)
-		s.event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`)
-		s.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-		s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hal"}}`)
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.Event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`)
+		w.Event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		w.Event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hal"}}`)
 	})
 	p := NewAnthropic(AnthropicConfig{BaseURL: srv.URL, APIKey: "k", MaxRetries: zero()})
 	msg, stop, err := streamWithGuard(t, p, context.Background(), Request{Model: "m", Messages: []Message{{Role: RoleUser, Text: "hi"}}}, nil)
@@ -205,16 +202,15 @@ func TestAnthropicTruncatedStream(t *testing.T) {
 func TestAnthropicCancelMidStream(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	srv := newScriptedServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		s := startSSE(w)
-		s.event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`)
-		s.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-		s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial"}}`)
-		s.event("content_block_stop", `{"type":"content_block_stop","index":0}`)
-		s.event("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_x","name":"bash","input":{}}}`)
-		s.event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"comm"}}`)
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.Event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`)
+		w.Event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		w.Event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial"}}`)
+		w.Event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		w.Event("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_x","name":"bash","input":{}}}`)
+		w.Event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"comm"}}`)
 		select {
-		case <-r.Context().Done():
+		case <-w.Context().Done():
 		case <-release:
 		}
 	})

@@ -4,87 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// scriptedServer answers the n-th request (from 0) with script(n, w, r)
-// and records every request body and header.
-type scriptedServer struct {
-	*httptest.Server
-	mu      sync.Mutex
-	bodies  []map[string]any
-	headers []http.Header
-	paths   []string
-}
-
-func newScriptedServer(t *testing.T, script func(n int, w http.ResponseWriter, r *http.Request)) *scriptedServer {
-	t.Helper()
-	s := &scriptedServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		var body map[string]any
-		if err := json.Unmarshal(raw, &body); err != nil {
-			http.Error(w, "bad json: "+err.Error(), 400)
-			return
-		}
-		s.mu.Lock()
-		n := len(s.bodies)
-		s.bodies = append(s.bodies, body)
-		s.headers = append(s.headers, r.Header.Clone())
-		s.paths = append(s.paths, r.URL.Path)
-		s.mu.Unlock()
-		script(n, w, r)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *scriptedServer) body(t *testing.T, n int) map[string]any {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if n >= len(s.bodies) {
-		t.Fatalf("request %d was never made (%d requests)", n, len(s.bodies))
-	}
-	return s.bodies[n]
-}
-
-func (s *scriptedServer) header(n int) http.Header {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.headers[n]
-}
-
-// sse writes Server-Sent Events, flushing after each.
-type sse struct {
-	w http.ResponseWriter
-}
-
-func startSSE(w http.ResponseWriter) sse {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	return sse{w}
-}
-
-// event writes "event: name" (when name is not empty) and "data: data".
-func (s sse) event(name, data string) {
-	if name != "" {
-		fmt.Fprintf(s.w, "event: %s\n", name)
-	}
-	fmt.Fprintf(s.w, "data: %s\n\n", data)
-	s.w.(http.Flusher).Flush()
-}
 
 // jsonPath walks a decoded JSON value: keys for objects, ints for arrays.
 func jsonPath(t *testing.T, v any, path ...any) any {

@@ -8,39 +8,33 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-)
 
-func oaChunk(choices string) string {
-	return `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","system_fingerprint":"fp_1","choices":` + choices + `}`
-}
+	"agentsh/internal/fakemodel"
+)
 
 // openAIScript: request 0 → text then a bash tool call with arguments in
 // pieces; request 1 → a text answer.
-func openAIScript(n int, w http.ResponseWriter, r *http.Request) {
-	s := startSSE(w)
+func openAIScript(n int, w *fakemodel.Writer) {
 	switch n {
 	case 0:
-		s.event("", oaChunk(`[{"index":0,"delta":{"role":"assistant","content":"Running "},"logprobs":null,"finish_reason":null}]`))
-		s.event("", oaChunk(`[{"index":0,"delta":{"content":"it."},"logprobs":null,"finish_reason":null}]`))
-		s.event("", oaChunk(`[{"index":0,"delta":{"content":null,"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"bash","arguments":""}}]},"logprobs":null,"finish_reason":null}]`))
+		w.Chunk(`[{"index":0,"delta":{"role":"assistant","content":"Running "},"logprobs":null,"finish_reason":null}]`)
+		w.Chunk(`[{"index":0,"delta":{"content":"it."},"logprobs":null,"finish_reason":null}]`)
+		w.Chunk(`[{"index":0,"delta":{"content":null,"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"bash","arguments":""}}]},"logprobs":null,"finish_reason":null}]`)
 		for _, piece := range argPieces {
 			b, _ := json.Marshal(piece)
-			s.event("", oaChunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":`+string(b)+`}}]},"logprobs":null,"finish_reason":null}]`))
+			w.Chunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":` + string(b) + `}}]},"logprobs":null,"finish_reason":null}]`)
 		}
-		s.event("", oaChunk(`[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]`))
-		s.event("", `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":50,"completion_tokens":20,"total_tokens":70}}`)
+		w.FinishUsage("tool_calls", 50, 20)
 	default:
-		s.event("", oaChunk(`[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]`))
-		s.event("", oaChunk(`[{"index":0,"delta":{"content":"There are "},"finish_reason":null}]`))
-		s.event("", oaChunk(`[{"index":0,"delta":{"content":"200000 lines."},"finish_reason":null}]`))
-		s.event("", oaChunk(`[{"index":0,"delta":{},"finish_reason":"stop"}]`))
-		s.event("", `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":90,"completion_tokens":5,"total_tokens":95}}`)
+		w.Chunk(`[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]`)
+		w.Chunk(`[{"index":0,"delta":{"content":"There are "},"finish_reason":null}]`)
+		w.Chunk(`[{"index":0,"delta":{"content":"200000 lines."},"finish_reason":null}]`)
+		w.FinishUsage("stop", 90, 5)
 	}
-	s.event("", "[DONE]")
 }
 
 func TestOpenAIToolCallThenAnswer(t *testing.T) {
-	srv := newScriptedServer(t, openAIScript)
+	srv := fakemodel.New(t, openAIScript)
 	p := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "sk-test", MaxRetries: zero()})
 	if p.Name() != "openai" {
 		t.Errorf("Name = %q", p.Name())
@@ -80,11 +74,11 @@ func TestOpenAIToolCallThenAnswer(t *testing.T) {
 	}
 
 	// What the SDK sent.
-	b := srv.body(t, 0)
-	if srv.paths[0] != "/v1/chat/completions" {
-		t.Errorf("path = %q", srv.paths[0])
+	b := srv.Request(t, 0).Body
+	if srv.Request(t, 0).Path != "/v1/chat/completions" {
+		t.Errorf("path = %q", srv.Request(t, 0).Path)
 	}
-	if got := srv.header(0).Get("Authorization"); got != "Bearer sk-test" {
+	if got := srv.Request(t, 0).Header.Get("Authorization"); got != "Bearer sk-test" {
 		t.Errorf("Authorization = %q", got)
 	}
 	jsonEq(t, "model", b["model"], `"gpt-test"`)
@@ -111,7 +105,7 @@ func TestOpenAIToolCallThenAnswer(t *testing.T) {
 		"text_delta 200000 lines.",
 		"done stop in=90 out=5",
 	})
-	b = srv.body(t, 1)
+	b = srv.Request(t, 1).Body
 	jsonEq(t, "messages 2", jsonPath(t, b, "messages"), `[
 		{"role":"system","content":"You are agentsh."},
 		{"role":"user","content":"count to 200000"},
@@ -132,14 +126,12 @@ func jsonString(s string) string {
 func TestOpenAIParallelToolCalls(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-must-not-leak")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
-	srv := newScriptedServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		s := startSSE(w)
-		s.event("", oaChunk(`[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":"}}]},"finish_reason":null}]`))
-		s.event("", oaChunk(`[{"index":0,"delta":{"tool_calls":[{"index":1,"type":"function","function":{"name":"bash","arguments":"{\"command\":"}}]},"finish_reason":null}]`))
-		s.event("", oaChunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"ls\"}"}}]},"finish_reason":null}]`))
-		s.event("", oaChunk(`[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\"pwd\"}"}}]},"finish_reason":null}]`))
-		s.event("", oaChunk(`[{"index":0,"delta":{},"finish_reason":"stop"}]`))
-		s.event("", "[DONE]")
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.Chunk(`[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":"}}]},"finish_reason":null}]`)
+		w.Chunk(`[{"index":0,"delta":{"tool_calls":[{"index":1,"type":"function","function":{"name":"bash","arguments":"{\"command\":"}}]},"finish_reason":null}]`)
+		w.Chunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"ls\"}"}}]},"finish_reason":null}]`)
+		w.Chunk(`[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\"pwd\"}"}}]},"finish_reason":null}]`)
+		w.Finish("stop")
 	})
 	p := NewOpenAI(OpenAIConfig{Name: "ollama", BaseURL: srv.URL, MaxRetries: zero(), LegacyMaxTokens: true})
 	emit, evs := collect()
@@ -166,12 +158,12 @@ func TestOpenAIParallelToolCalls(t *testing.T) {
 		`toolcall_end agentsh_call_1 bash {"command":"pwd"}`,
 		"done tool_use",
 	})
-	b := srv.body(t, 0)
+	b := srv.Request(t, 0).Body
 	jsonEq(t, "max_tokens", b["max_tokens"], `7`)
 	if _, ok := b["max_completion_tokens"]; ok {
 		t.Error("max_completion_tokens sent with LegacyMaxTokens")
 	}
-	if h := srv.header(0).Get("Authorization"); h != "" {
+	if h := srv.Request(t, 0).Header.Get("Authorization"); h != "" {
 		t.Errorf("Authorization sent without a key: %q", h)
 	}
 }
@@ -185,10 +177,8 @@ func toolCallsString(tcs []ToolCall) string {
 }
 
 func TestOpenAIUnauthorized(t *testing.T) {
-	srv := newScriptedServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided: sk-bad.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`)
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.Error(http.StatusUnauthorized, `{"error":{"message":"Incorrect API key provided: sk-bad.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`)
 	})
 	p := NewOpenAI(OpenAIConfig{BaseURL: srv.URL, APIKey: "sk-bad", MaxRetries: zero()})
 	emit, evs := collect()
@@ -213,12 +203,11 @@ func TestOpenAIUnauthorized(t *testing.T) {
 func TestOpenAICancelMidStream(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	srv := newScriptedServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		s := startSSE(w)
-		s.event("", oaChunk(`[{"index":0,"delta":{"role":"assistant","content":"partial"},"finish_reason":null}]`))
-		s.event("", oaChunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"bash","arguments":"{\"comm"}}]},"finish_reason":null}]`))
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.Chunk(`[{"index":0,"delta":{"role":"assistant","content":"partial"},"finish_reason":null}]`)
+		w.Chunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"bash","arguments":"{\"comm"}}]},"finish_reason":null}]`)
 		select { // never finish: only the client going away ends this
-		case <-r.Context().Done():
+		case <-w.Context().Done():
 		case <-release:
 		}
 	})

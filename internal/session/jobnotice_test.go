@@ -4,23 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/fakemodel"
 	"agentsh/internal/jobs"
 	"agentsh/internal/tools"
 )
-
-// toolCallNamed streams one call of the tool name.
-func (s oaSSE) toolCallNamed(index int, id, name, args string) {
-	b, _ := json.Marshal(args)
-	s.chunk(fmt.Sprintf(`[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":%q,"type":"function","function":{"name":%q,"arguments":""}}]},"finish_reason":null}]`, index, id, name))
-	s.chunk(fmt.Sprintf(`[{"index":0,"delta":{"tool_calls":[{"index":%d,"function":{"arguments":%s}}]},"finish_reason":null}]`, index, b))
-}
 
 // newJobsAgent is newLoopAgent with a job manager: the model's bash takes
 // background: true and the job tools are registered.
@@ -77,28 +70,28 @@ func countIn(msgs []string, sub string) int {
 func TestPromptJobEndNotice(t *testing.T) {
 	a, jm, reg := newJobsAgent(t)
 	args, gate := gatedJob(t)
-	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
 		switch n {
 		case 0:
-			sse.toolCall(0, "call_bg", args)
-			sse.finish("tool_calls")
+			w.ToolCall(0, "call_bg", "bash", args)
+			w.Finish("tool_calls")
 		case 1:
 			// The job is still running while this request is built; it
 			// ends now, while the model "thinks" and calls another tool.
 			endJob(t, jm, gate)
-			sse.toolCall(0, "call_2", `{"command":"echo other"}`)
-			sse.finish("tool_calls")
+			w.ToolCall(0, "call_2", "bash", `{"command":"echo other"}`)
+			w.Finish("tool_calls")
 		case 2:
-			sse.toolCall(0, "call_3", `{"command":"echo third"}`)
-			sse.finish("tool_calls")
+			w.ToolCall(0, "call_3", "bash", `{"command":"echo third"}`)
+			w.Finish("tool_calls")
 		default:
-			sse.answer("done")
+			w.Answer("done")
 		}
 	})
-	if err := promptWithGuard(t, context.Background(), a, "build it", srv.provider(), reg, nil); err != nil {
+	if err := promptWithGuard(t, context.Background(), a, "build it", openAIProvider(srv), reg, nil); err != nil {
 		t.Fatal(err)
 	}
-	reqs := srv.requests()
+	reqs := srv.Bodies()
 	if len(reqs) != 4 {
 		t.Fatalf("%d requests, want 4", len(reqs))
 	}
@@ -133,23 +126,23 @@ func TestPromptJobEndNotice(t *testing.T) {
 func TestPromptJobEndReadNoNotice(t *testing.T) {
 	a, jm, reg := newJobsAgent(t)
 	args, gate := gatedJob(t)
-	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
 		switch n {
 		case 0:
-			sse.toolCall(0, "call_bg", args)
-			sse.finish("tool_calls")
+			w.ToolCall(0, "call_bg", "bash", args)
+			w.Finish("tool_calls")
 		case 1:
 			endJob(t, jm, gate)
-			sse.toolCallNamed(0, "call_out", "job_output", `{"id": 1}`)
-			sse.finish("tool_calls")
+			w.ToolCall(0, "call_out", "job_output", `{"id": 1}`)
+			w.Finish("tool_calls")
 		default:
-			sse.answer("done")
+			w.Answer("done")
 		}
 	})
-	if err := promptWithGuard(t, context.Background(), a, "build it", srv.provider(), reg, nil); err != nil {
+	if err := promptWithGuard(t, context.Background(), a, "build it", openAIProvider(srv), reg, nil); err != nil {
 		t.Fatal(err)
 	}
-	reqs := srv.requests()
+	reqs := srv.Bodies()
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests, want 3", len(reqs))
 	}

@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -17,83 +14,15 @@ import (
 	"time"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
 	"agentsh/internal/tools"
 )
 
-// oaServer speaks OpenAI's streaming chat completions: the n-th request
-// (from 0) is answered by script, and every request body is recorded.
-type oaServer struct {
-	*httptest.Server
-	mu     sync.Mutex
-	bodies []map[string]any
-}
-
-func newOAServer(t *testing.T, script func(n int, s oaSSE, r *http.Request)) *oaServer {
-	t.Helper()
-	srv := &oaServer{}
-	srv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		var body map[string]any
-		if err := json.Unmarshal(raw, &body); err != nil {
-			http.Error(w, "bad json: "+err.Error(), 400)
-			return
-		}
-		srv.mu.Lock()
-		n := len(srv.bodies)
-		srv.bodies = append(srv.bodies, body)
-		srv.mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		script(n, oaSSE{w}, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func (s *oaServer) provider() llm.Provider {
+// openAIProvider is an OpenAI provider talking to srv, without retries.
+func openAIProvider(srv *fakemodel.Server) llm.Provider {
 	zero := 0
-	return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: s.URL + "/v1", APIKey: "sk-test", MaxRetries: &zero})
-}
-
-func (s *oaServer) requests() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]map[string]any(nil), s.bodies...)
-}
-
-type oaSSE struct{ w http.ResponseWriter }
-
-func (s oaSSE) chunk(choices string) {
-	fmt.Fprintf(s.w, "data: %s\n\n", `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":`+choices+`}`)
-	s.w.(http.Flusher).Flush()
-}
-
-func (s oaSSE) text(t string) {
-	b, _ := json.Marshal(t)
-	s.chunk(`[{"index":0,"delta":{"role":"assistant","content":` + string(b) + `},"finish_reason":null}]`)
-}
-
-func (s oaSSE) toolCall(index int, id, args string) {
-	b, _ := json.Marshal(args)
-	s.chunk(fmt.Sprintf(`[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":%q,"type":"function","function":{"name":"bash","arguments":""}}]},"finish_reason":null}]`, index, id))
-	s.chunk(fmt.Sprintf(`[{"index":0,"delta":{"tool_calls":[{"index":%d,"function":{"arguments":%s}}]},"finish_reason":null}]`, index, b))
-}
-
-func (s oaSSE) finish(reason string) {
-	s.chunk(`[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]`)
-	fmt.Fprint(s.w, "data: [DONE]\n\n")
-	s.w.(http.Flusher).Flush()
-}
-
-// answer is a plain text reply.
-func (s oaSSE) answer(t string) {
-	s.text(t)
-	s.finish("stop")
+	return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero})
 }
 
 func newLoopAgent(t *testing.T) (*AgentSession, *Store, *tools.Registry) {
@@ -170,45 +99,31 @@ func roles(ms []Message) []string {
 // message before the next assistant or user message.
 func wireMessages(t *testing.T, body map[string]any) []string {
 	t.Helper()
-	raw, _ := body["messages"].([]any)
 	var out []string
 	pending := map[string]bool{}
-	for _, r := range raw {
-		m := r.(map[string]any)
-		role, _ := m["role"].(string)
-		content, _ := m["content"].(string)
-		if parts, ok := m["content"].([]any); ok {
-			for _, p := range parts {
-				if pm, ok := p.(map[string]any); ok {
-					s, _ := pm["text"].(string)
-					content += s
-				}
-			}
-		}
-		switch role {
+	for _, m := range fakemodel.OpenAIMessages(body) {
+		content := m.Content
+		switch m.Role {
 		case "assistant", "user":
 			if len(pending) > 0 {
-				t.Errorf("tool calls %v have no result before a %s message", pending, role)
+				t.Errorf("tool calls %v have no result before a %s message", pending, m.Role)
 				pending = map[string]bool{}
 			}
 		}
-		switch role {
+		switch m.Role {
 		case "assistant":
-			calls, _ := m["tool_calls"].([]any)
-			for _, c := range calls {
-				id := c.(map[string]any)["id"].(string)
+			for _, id := range m.ToolCalls {
 				pending[id] = true
 				content += " [call " + id + "]"
 			}
 		case "tool":
-			id, _ := m["tool_call_id"].(string)
-			if !pending[id] {
-				t.Errorf("tool message for unknown or answered call %q", id)
+			if !pending[m.ToolCallID] {
+				t.Errorf("tool message for unknown or answered call %q", m.ToolCallID)
 			}
-			delete(pending, id)
-			content = "(" + id + ") " + content
+			delete(pending, m.ToolCallID)
+			content = "(" + m.ToolCallID + ") " + content
 		}
-		out = append(out, role+": "+content)
+		out = append(out, m.Role+": "+content)
 	}
 	if len(pending) > 0 {
 		t.Errorf("tool calls %v have no result", pending)
@@ -220,21 +135,21 @@ var noticeRE = regexp.MustCompile(`\[Showing lines (\d+)-200000 of 200000 \(50\.
 
 func TestPromptToolCallThenAnswer(t *testing.T) {
 	a, s, reg := newLoopAgent(t)
-	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
 		if n == 0 {
-			sse.text("Counting.")
-			sse.toolCall(0, "call_1", `{"command":"seq 1 200000"}`)
-			sse.finish("tool_calls")
+			w.Text("Counting.")
+			w.ToolCall(0, "call_1", "bash", `{"command":"seq 1 200000"}`)
+			w.Finish("tool_calls")
 			return
 		}
-		sse.answer("done")
+		w.Answer("done")
 	})
 	var log eventLog
-	if err := promptWithGuard(t, context.Background(), a, "count to 200000", srv.provider(), reg, log.emit); err != nil {
+	if err := promptWithGuard(t, context.Background(), a, "count to 200000", openAIProvider(srv), reg, log.emit); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
 
-	reqs := srv.requests()
+	reqs := srv.Bodies()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
@@ -341,14 +256,14 @@ func TestPromptAbortWhileToolRuns(t *testing.T) {
 		t.Skip("needs /proc")
 	}
 	a, s, reg := newLoopAgent(t)
-	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
 		if n == 0 {
-			sse.toolCall(0, "call_1", `{"command":"echo \"mark=$AGENTSH_SHELL_MARK\"; sleep 30"}`)
-			sse.toolCall(1, "call_2", `{"command":"echo never"}`)
-			sse.finish("tool_calls")
+			w.ToolCall(0, "call_1", "bash", `{"command":"echo \"mark=$AGENTSH_SHELL_MARK\"; sleep 30"}`)
+			w.ToolCall(1, "call_2", "bash", `{"command":"echo never"}`)
+			w.Finish("tool_calls")
 			return
 		}
-		sse.answer("ok")
+		w.Answer("ok")
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -366,7 +281,7 @@ func TestPromptAbortWhileToolRuns(t *testing.T) {
 		}
 	}
 	done := make(chan error, 1)
-	go func() { done <- a.Prompt(ctx, "sleep please", srv.provider(), "gpt-test", reg, emit) }()
+	go func() { done <- a.Prompt(ctx, "sleep please", openAIProvider(srv), "gpt-test", reg, emit) }()
 	var mark string
 	select {
 	case mark = <-marked:
@@ -420,10 +335,10 @@ func TestPromptAbortWhileToolRuns(t *testing.T) {
 
 	// The next prompt flushes the bang results after the tool results and
 	// its request is accepted: every call has its result, `!!` is absent.
-	if err := promptWithGuard(t, context.Background(), a, "again", srv.provider(), reg, nil); err != nil {
+	if err := promptWithGuard(t, context.Background(), a, "again", openAIProvider(srv), reg, nil); err != nil {
 		t.Fatalf("follow-up Prompt: %v", err)
 	}
-	reqs := srv.requests()
+	reqs := srv.Bodies()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
@@ -449,9 +364,9 @@ func TestPromptAbortWhileToolRuns(t *testing.T) {
 
 func TestPromptAbortWhileStreaming(t *testing.T) {
 	a, _, reg := newLoopAgent(t)
-	srv := newOAServer(t, func(n int, sse oaSSE, r *http.Request) {
-		sse.text("thinking")
-		<-r.Context().Done() // hold the stream open until the client goes
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.Text("thinking")
+		<-w.Context().Done() // hold the stream open until the client goes
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -460,7 +375,7 @@ func TestPromptAbortWhileStreaming(t *testing.T) {
 			cancel()
 		}
 	}
-	err := promptWithGuard(t, ctx, a, "hi", srv.provider(), reg, emit)
+	err := promptWithGuard(t, ctx, a, "hi", openAIProvider(srv), reg, emit)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Prompt error = %v, want context.Canceled", err)
 	}
@@ -473,15 +388,15 @@ func TestPromptAbortWhileStreaming(t *testing.T) {
 
 func TestPromptMaxTurns(t *testing.T) {
 	a, _, reg := newLoopAgent(t)
-	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
-		sse.toolCall(0, fmt.Sprintf("call_%d", n), `{"command":"true"}`)
-		sse.finish("tool_calls")
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.ToolCall(0, fmt.Sprintf("call_%d", n), "bash", `{"command":"true"}`)
+		w.Finish("tool_calls")
 	})
-	err := promptWithGuard(t, context.Background(), a, "loop forever", srv.provider(), reg, nil)
+	err := promptWithGuard(t, context.Background(), a, "loop forever", openAIProvider(srv), reg, nil)
 	if !errors.Is(err, ErrMaxTurns) {
 		t.Fatalf("Prompt error = %v, want ErrMaxTurns", err)
 	}
-	if n := len(srv.requests()); n != MaxTurns {
+	if n := len(srv.Bodies()); n != MaxTurns {
 		t.Errorf("%d requests, want %d", n, MaxTurns)
 	}
 	msgs := a.Messages()
@@ -495,15 +410,15 @@ func TestPromptUnknownToolAndNoProvider(t *testing.T) {
 	if err := a.Prompt(context.Background(), "x", nil, "m", reg, nil); err == nil {
 		t.Error("nil provider accepted")
 	}
-	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
 		if n == 0 {
-			sse.chunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"write","arguments":"{}"}}]},"finish_reason":null}]`)
-			sse.finish("tool_calls")
+			w.Chunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"write","arguments":"{}"}}]},"finish_reason":null}]`)
+			w.Finish("tool_calls")
 			return
 		}
-		sse.answer("sorry")
+		w.Answer("sorry")
 	})
-	if err := promptWithGuard(t, context.Background(), a, "write", srv.provider(), reg, nil); err != nil {
+	if err := promptWithGuard(t, context.Background(), a, "write", openAIProvider(srv), reg, nil); err != nil {
 		t.Fatal(err)
 	}
 	msgs := a.Messages()
@@ -534,36 +449,23 @@ func TestSystemPrompt(t *testing.T) {
 	}
 }
 
-func (s oaSSE) event(name, data string) {
-	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, data)
-	s.w.(http.Flusher).Flush()
-}
-
 // The loop is provider-neutral: the same conversation over Anthropic's
 // Messages SSE.
 func TestPromptAnthropic(t *testing.T) {
 	a, _, reg := newLoopAgent(t)
-	srv := newOAServer(t, func(n int, s oaSSE, _ *http.Request) {
-		s.event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1}}}`)
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
 		if n == 0 {
-			s.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"bash","input":{}}}`)
-			s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\":\"seq 1 200000\"}"}}`)
-			s.event("content_block_stop", `{"type":"content_block_stop","index":0}`)
-			s.event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":40}}`)
-		} else {
-			s.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-			s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"done"}}`)
-			s.event("content_block_stop", `{"type":"content_block_stop","index":0}`)
-			s.event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":6}}`)
+			w.AnthropicCall("toolu_01", "bash", `{"command":"seq 1 200000"}`)
+			return
 		}
-		s.event("message_stop", `{"type":"message_stop"}`)
+		w.AnthropicAnswer("done")
 	})
 	zero := 0
 	p := llm.NewAnthropic(llm.AnthropicConfig{BaseURL: srv.URL, APIKey: "sk-ant-test", MaxRetries: &zero})
 	if err := promptWithGuard(t, context.Background(), a, "count", p, reg, nil); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
-	reqs := srv.requests()
+	reqs := srv.Bodies()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests", len(reqs))
 	}

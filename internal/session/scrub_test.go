@@ -2,12 +2,12 @@ package session
 
 import (
 	"context"
-	"net/http"
 	"sort"
 	"strings"
 	"testing"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/fakemodel"
 	"agentsh/internal/tools"
 )
 
@@ -62,18 +62,18 @@ func modelEnv(t *testing.T, settingsJSON string) (model, bang string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newOAServer(t, func(n int, sse oaSSE, _ *http.Request) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
 		if n == 0 {
-			sse.toolCall(0, "call_env", `{"command":"env"}`)
-			sse.finish("tool_calls")
+			w.ToolCall(0, "call_env", "bash", `{"command":"env"}`)
+			w.Finish("tool_calls")
 			return
 		}
-		sse.answer("done")
+		w.Answer("done")
 	})
-	if err := promptWithGuard(t, context.Background(), a, "show the environment", srv.provider(), reg, nil); err != nil {
+	if err := promptWithGuard(t, context.Background(), a, "show the environment", openAIProvider(srv), reg, nil); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
-	reqs := srv.requests()
+	reqs := srv.Bodies()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
