@@ -66,7 +66,7 @@ type model struct {
 	pager     *pager   // the full-output viewer, over everything
 	jobsPanel *jobsPanel
 	attach    *jobAttach // a job's live screen, over the jobs panel
-	flash     string // a one-key status message
+	flash     string     // a one-key status message
 
 	editor    *editor
 	history   []string
