@@ -55,3 +55,55 @@ func TestTUIQuitWithJobsAsks(t *testing.T) {
 		t.Fatalf("the jobs' sleeps survived agentsh: %v", left)
 	}
 }
+
+// The model starts a job that waits at a prompt: the status line says so.
+// The user attaches to it from the jobs panel, answers y, detaches with
+// ctrl+b (the job runs on) and kills it with k: nothing of it is left
+// (issue 12).
+func TestTUIAttachToJob(t *testing.T) {
+	tag := proctest.SleepTag()
+	command := `read -p "Proceed? [y/N] " a; echo "got $a"; sleep ` + tag
+	call, _ := json.Marshal(map[string]any{"command": command, "background": true})
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		if n == 0 {
+			w.bash("call_1", string(call))
+			return
+		}
+		w.answer("The installer waits.")
+	})
+	s := newSandbox(t)
+	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
+	tt.typeLine("run the installer")
+	tt.waitText("The installer waits.")
+	tt.waitText("1 job · 1 waiting for input")
+
+	tt.keys("C-t")
+	tt.waitText("Jobs · 1 running · 1 waiting for input")
+	tt.keys("a")
+	scr := tt.waitText("│Proceed? [y/N]")
+	if !strings.Contains(scr, "ctrl+b detach") {
+		t.Errorf("the attached overlay does not say how to detach:\n%s", scr)
+	}
+	tt.keys("y", "Enter")
+	tt.waitText("│got y")
+
+	tt.keys("C-b")
+	scr = tt.waitText("detached from job 1: it keeps running")
+	if strings.Contains(scr, "ctrl+b detach") || !strings.Contains(scr, "› 1    running") {
+		t.Errorf("after ctrl+b:\n%s", scr)
+	}
+	if len(proctest.WithArg(tag)) == 0 {
+		t.Fatalf("the job's sleep is gone after detach:\n%s", scr)
+	}
+
+	tt.keys("k")
+	tt.waitText("job 1 killed")
+	if left := append(proctest.WithArg(tag), proctest.WithArg(command)...); len(left) != 0 {
+		t.Errorf("processes of the killed job left: %v", left)
+	}
+	tt.keys("Escape")
+	tt.waitText("Message the agent")
+	tt.keys("C-d") // no job runs: no question
+	tt.waitExit()
+	tt.assertNoProcesses()
+}

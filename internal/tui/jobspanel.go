@@ -15,13 +15,14 @@ import (
 const JobsKey = "ctrl+t"
 
 // jobsPanelHelp is the panel's footer.
-const jobsPanelHelp = "↑↓ select · enter/v full output · k kill · esc close"
+const jobsPanelHelp = "↑↓ select · a attach · enter/v full output · k kill · esc close"
 
 // The jobs panel's answers to a key, handled by the model.
 type (
 	panelClose      struct{}
 	panelOpenOutput struct{ job *jobs.Job }
 	panelKill       struct{ job *jobs.Job }
+	panelAttach     struct{ job *jobs.Job }
 )
 
 // jobKilledMsg reports a kill from the panel, once the job is gone.
@@ -83,6 +84,16 @@ func (p *jobsPanel) update(msg tea.Msg) any {
 		if j := p.selected(list); j != nil {
 			return panelOpenOutput{job: j}
 		}
+	case "a":
+		j := p.selected(list)
+		if j == nil {
+			return nil
+		}
+		if st := j.State(); st.Ended() {
+			p.note = fmt.Sprintf("job %s has already ended (%s)", j.ID(), st)
+			return nil
+		}
+		return panelAttach{job: j}
 	case "k":
 		j := p.selected(list)
 		if j == nil {

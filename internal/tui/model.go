@@ -65,7 +65,8 @@ type model struct {
 	selected  item     // the output block ctrl+o and ctrl+g act on; nil: the latest
 	pager     *pager   // the full-output viewer, over everything
 	jobsPanel *jobsPanel
-	flash     string // a one-key status message
+	attach    *jobAttach // a job's live screen, over the jobs panel
+	flash     string     // a one-key status message
 
 	editor    *editor
 	history   []string
@@ -157,6 +158,10 @@ func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.pagerInput(msg)
 			return m, nil
 		}
+		if m.attach != nil {
+			m.attachInput(msg)
+			return m, nil
+		}
 		if m.jobsPanel != nil {
 			return m, m.panelInput(msg)
 		}
@@ -164,6 +169,10 @@ func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.PasteMsg:
 		if m.pager != nil {
 			m.pagerInput(msg)
+			return m, nil
+		}
+		if m.attach != nil {
+			m.attachInput(msg)
 			return m, nil
 		}
 		if m.jobsPanel != nil {
@@ -222,6 +231,11 @@ func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case ptyChangedMsg:
 		return m, nil // the next View reads the screen
+	case attachChangedMsg:
+		if m.attach != msg.a {
+			return m, nil // from a detached view
+		}
+		return m, m.attach.changed()
 	case ptyDoneMsg:
 		if m.overlay != nil && m.overlay.s == msg.s {
 			m.overlay = nil
@@ -238,6 +252,9 @@ func (m *model) resize(w, h int) {
 	if m.overlay != nil {
 		cols, rows := ptyInnerSize(w, h)
 		m.overlay.s.Resize(cols, rows)
+	}
+	if m.attach != nil {
+		m.attach.fit(w, h)
 	}
 }
 
@@ -374,6 +391,9 @@ func (m *model) abortAll() {
 	m.cfg.Session.AbortBash()
 	if m.overlay != nil {
 		m.overlay.s.Kill()
+	}
+	if m.attach != nil {
+		m.attach.detach()
 	}
 }
 
@@ -866,6 +886,8 @@ func (m *model) panelInput(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.jobsPanel.note = m.openArtifact(id, "job "+a.job.ID()+": "+oneLine(a.job.Command()))
+	case panelAttach:
+		return m.openAttach(a.job)
 	case panelKill:
 		j := a.job
 		// Kill waits until the job's processes are gone: not in Update.
@@ -925,12 +947,17 @@ func (m *model) View() tea.View {
 	}
 	if m.pager != nil || m.jobsPanel != nil {
 		var content string
+		var cursor *tea.Cursor
 		if m.pager != nil {
 			content = m.pager.View(m.width, m.height, m.st)
 		} else {
 			content = m.jobsPanel.view(m.width, m.height, m.st)
+			if m.attach != nil {
+				content, cursor = m.overlayOn(content, m.attach.view)
+			}
 		}
 		v := tea.NewView(content)
+		v.Cursor = cursor
 		v.AltScreen = true
 		v.MouseMode = tea.MouseModeCellMotion
 		v.WindowTitle = "agentsh"
@@ -947,16 +974,7 @@ func (m *model) View() tea.View {
 
 	var cursor *tea.Cursor
 	if m.overlay != nil {
-		ow, oh := overlaySize(m.width, m.height)
-		y := m.height - oh
-		box, cx, cy := m.overlay.view(ow, oh, m.st)
-		content = lipgloss.NewCompositor(
-			lipgloss.NewLayer(content),
-			lipgloss.NewLayer(box).X(0).Y(y).Z(1),
-		).Render()
-		if cx >= 0 {
-			cursor = tea.NewCursor(cx, y+cy)
-		}
+		content, cursor = m.overlayOn(content, m.overlay.view)
 	} else {
 		// The editor's border and padding come before the text.
 		cursor = tea.NewCursor(m.edX+editorFrameW/2, th+1+m.edY)
@@ -967,6 +985,22 @@ func (m *model) View() tea.View {
 	v.Cursor = cursor
 	v.WindowTitle = "agentsh"
 	return v
+}
+
+// overlayOn draws a terminal box (view) over the bottom of content, at the
+// overlay's size, and returns the screen with the box's cursor, if shown.
+func (m *model) overlayOn(content string, view func(w, h int, st *styles) (string, int, int)) (string, *tea.Cursor) {
+	ow, oh := overlaySize(m.width, m.height)
+	y := m.height - oh
+	box, cx, cy := view(ow, oh, m.st)
+	content = lipgloss.NewCompositor(
+		lipgloss.NewLayer(content),
+		lipgloss.NewLayer(box).X(0).Y(y).Z(1),
+	).Render()
+	if cx < 0 {
+		return content, nil
+	}
+	return content, tea.NewCursor(cx, y+cy)
 }
 
 // highlight marks the selected block on its header: the first line with

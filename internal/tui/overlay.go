@@ -164,14 +164,21 @@ func (o *overlay) badge(st *styles) string {
 // view renders the overlay box at width × height (outer size) and the
 // cursor position inside it (-1 when hidden).
 func (o *overlay) view(width, height int, st *styles) (string, int, int) {
+	return terminalBox(width, height, "$ "+o.command, o.badge(st), overlayFooterText, o.s.Screen(), st)
+}
+
+// terminalBox draws a terminal's screen in a bordered box of width × height
+// (outer size): a header with title and badge, the screen, a footer. It
+// returns the box and the cursor position inside it (-1 when hidden). The
+// PTY overlay and an attached job share it.
+func terminalBox(width, height int, title, badge, footerText string, scr *pty.Screen, st *styles) (string, int, int) {
 	innerW, innerH := max(width-2, 1), max(height-overlayChrome, 1)
-	badge := o.badge(st)
-	title := "$ " + strings.ReplaceAll(o.command, "\n", " ")
+	title = strings.ReplaceAll(title, "\n", " ")
 	room := innerW - lipgloss.Width(badge) - 1
 	title = ansi.Truncate(title, max(room, 0), "…")
 	header := st.overlayTitle.Render(title) + strings.Repeat(" ", max(innerW-lipgloss.Width(title)-lipgloss.Width(badge), 0)) + badge
 
-	rows := strings.Split(o.s.Screen().Render(), "\n")
+	rows := strings.Split(scr.Render(), "\n")
 	body := make([]string, innerH)
 	for i := range body {
 		line := ""
@@ -183,11 +190,11 @@ func (o *overlay) view(width, height int, st *styles) (string, int, int) {
 		}
 		body[i] = line
 	}
-	footer := st.overlayFooter.Render(ansi.Truncate(overlayFooterText, innerW, "…"))
+	footer := st.overlayFooter.Render(ansi.Truncate(footerText, innerW, "…"))
 	content := header + "\n" + strings.Join(body, "\n") + "\n" + footer
 	box := st.overlay.Width(width).Height(height).Render(content)
 
-	cx, cy, visible := o.s.Screen().Cursor()
+	cx, cy, visible := scr.Cursor()
 	if !visible || cx >= innerW || cy >= innerH {
 		return box, -1, -1
 	}

@@ -1,0 +1,167 @@
+package tui
+
+import (
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"agentsh/internal/jobs"
+)
+
+// DetachKey leaves a job's screen and returns to the jobs panel; the job
+// keeps running. The same key will move a running command into the
+// background in the main view, so it always means "let it run".
+const DetachKey = "ctrl+b"
+
+// The attached job's footer: while it runs, and once it has ended.
+const (
+	attachFooterText  = DetachKey + " detach · esc, ctrl+c and every other key go to the program"
+	attachEndedFooter = "the job has ended · any key returns to the jobs panel"
+)
+
+// attachDetach is the attached view's answer to a key that leaves it.
+type attachDetach struct{}
+
+// attachChangedMsg tells the model that an attached job's screen changed
+// or the job ended: the next View shows it.
+type attachChangedMsg struct{ a *jobAttach }
+
+// jobAttach is a job's live screen in the PTY overlay, drawn over the jobs
+// panel. Unlike a `!` command's overlay it never kills: every key but
+// DetachKey goes to the program (esc included: vim needs it), and DetachKey
+// leaves the job running. While attached the job's terminal has the
+// overlay's size; detaching gives it back the size it had, so the model's
+// view of the job does not depend on the user's window.
+type jobAttach struct {
+	job        *jobs.Job
+	cols, rows int           // the job's terminal size before attaching
+	stop       chan struct{} // closed on detach: ends the watch command
+	stopped    bool
+}
+
+func newJobAttach(j *jobs.Job) *jobAttach {
+	a := &jobAttach{job: j, stop: make(chan struct{})}
+	a.cols, a.rows = j.Size()
+	return a
+}
+
+// ended reports whether the job is over (its final state recorded).
+func (a *jobAttach) ended() bool { return a.job.State().Ended() }
+
+// fit sizes the job's terminal to the overlay of a width × height window.
+func (a *jobAttach) fit(width, height int) {
+	cols, rows := ptyInnerSize(width, height)
+	a.job.Resize(cols, rows)
+}
+
+// detach gives the job its own size back and stops watching it.
+func (a *jobAttach) detach() {
+	if a.stopped {
+		return
+	}
+	a.stopped = true
+	close(a.stop)
+	a.job.Resize(a.cols, a.rows)
+}
+
+// update handles input; the answer is nil or attachDetach.
+func (a *jobAttach) update(msg tea.Msg) any {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		if a.ended() {
+			return attachDetach{}
+		}
+		if msg.String() == DetachKey {
+			return attachDetach{}
+		}
+		if b := encodeKey(msg.Key()); len(b) > 0 {
+			_, _ = a.job.Write(b) // fails only once the job has ended: the view says so
+		}
+	case tea.PasteMsg:
+		if !a.ended() {
+			_, _ = a.job.Write([]byte(msg.Content))
+		}
+	}
+	return nil
+}
+
+// watch waits for the job's screen to change or the job to end, and
+// reports it; paced, it first lets a frame pass, so a flood of output
+// costs at most one redraw per frame. Nothing is reported after detach.
+func (a *jobAttach) watch(paced bool) tea.Cmd {
+	j, stop := a.job, a.stop
+	return func() tea.Msg {
+		if paced {
+			select {
+			case <-stop:
+				return nil
+			case <-j.Done():
+			case <-time.After(frameInterval):
+			}
+		}
+		select {
+		case <-stop:
+			return nil
+		case <-j.Screen().Changed():
+		case <-j.Done():
+			j.Final() // the end is recorded before the view asks for it
+		}
+		select {
+		case <-stop: // a select picks at random among ready cases
+			return nil
+		default:
+			return attachChangedMsg{a: a}
+		}
+	}
+}
+
+// changed handles the watch's report: the next watch, until the job ends.
+func (a *jobAttach) changed() tea.Cmd {
+	if a.stopped || a.ended() {
+		return nil
+	}
+	return a.watch(true)
+}
+
+// view draws the overlay box at width × height (outer size) and the cursor
+// inside it (-1 when hidden).
+func (a *jobAttach) view(width, height int, st *styles) (string, int, int) {
+	s := a.job.State()
+	badge, footer := st.badgeRunning, attachFooterText
+	switch {
+	case s.Kind == jobs.Exited && s.Code == 0:
+		badge, footer = st.badgeDone, attachEndedFooter
+	case s.Ended():
+		badge, footer = st.badgeFailed, attachEndedFooter
+	}
+	title := "job " + a.job.ID() + " · $ " + a.job.Command()
+	box, cx, cy := terminalBox(width, height, title, badge.Render(s.String()), footer, a.job.Screen(), st)
+	if s.Ended() {
+		cx, cy = -1, -1
+	}
+	return box, cx, cy
+}
+
+// openAttach shows job j's screen over the jobs panel.
+func (m *model) openAttach(j *jobs.Job) tea.Cmd {
+	m.attach = newJobAttach(j)
+	m.attach.fit(m.width, m.height)
+	return m.attach.watch(false)
+}
+
+// attachInput hands input to the attached view and carries out its answer.
+func (m *model) attachInput(msg tea.Msg) {
+	if _, ok := m.attach.update(msg).(attachDetach); !ok {
+		return
+	}
+	a := m.attach
+	a.detach()
+	m.attach = nil
+	if m.jobsPanel != nil {
+		if s := a.job.State(); s.Ended() {
+			m.jobsPanel.note = "job " + a.job.ID() + " " + s.String()
+		} else {
+			m.jobsPanel.note = "detached from job " + a.job.ID() + ": it keeps running"
+		}
+	}
+}
