@@ -33,6 +33,10 @@ type Detached struct {
 	pending *sink.TailBuffer // output between the hand-over and SetOnOutput
 }
 
+// echoWait bounds how long the output after typed input waits for the
+// terminal's echo of it.
+const echoWait = 20 * time.Millisecond
+
 // ErrNoTerminal refuses input to a job whose command has /dev/null as
 // stdin (bash.stdin "null").
 var ErrNoTerminal = errors.New(`its stdin is not a terminal (bash.stdin is "null")`)
@@ -102,9 +106,10 @@ func (d *Detached) Write(p []byte) (int, error) {
 	}
 	select {
 	case <-d.done:
-		return 0, errors.New("the command has ended")
+		return 0, pty.ErrNotRunning
 	default:
 	}
+	d.s.echoDue.Store(time.Now().Add(echoWait).UnixNano())
 	n, err := d.s.ptm.Write(p)
 	if err != nil {
 		return n, fmt.Errorf("write to the terminal: %w", err)

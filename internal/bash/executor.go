@@ -230,6 +230,11 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 	if opts.Shell.Prefix != "" {
 		command = opts.Shell.Prefix + " " + command
 	}
+	if opts.Jobs == nil {
+		// A terminal nobody can type into would hold a reading command
+		// to its timeout; /dev/null ends it at once.
+		opts.Shell.TerminalStdin = false
+	}
 	onChunk := opts.OnChunk
 	var head *headCapture
 	if opts.CaptureHeadLines > 0 {

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"agentsh/internal/jobs"
 	"agentsh/internal/proc"
 	"bytes"
 	"context"
@@ -37,6 +38,13 @@ func run(t *testing.T, e *Executor, cmd string, opts RunOptions) BashResult {
 	t.Helper()
 	if opts.Shell.Path == "" {
 		opts.Shell = testShell(t)
+	}
+	if opts.Shell.TerminalStdin && opts.Jobs == nil && os.Getenv("AGENTSH_TEST_TTY") == "1" {
+		// The whole suite on the modes' shells: a terminal as stdin, and
+		// a manager for the commands that wait on it.
+		m := jobs.NewManager()
+		t.Cleanup(m.Close)
+		opts.Jobs = m
 	}
 	type out struct {
 		r   BashResult
@@ -112,6 +120,9 @@ func TestMergedStreamsAndExitCode(t *testing.T) {
 }
 
 func TestStdinIsDevNull(t *testing.T) {
+	if os.Getenv("AGENTSH_TEST_TTY") == "1" {
+		t.Skip("stdin is a terminal in this run (see detach_test.go)")
+	}
 	e := newTestExecutor(t)
 	expect(t, run(t, e, "cat", RunOptions{}), "", "0")
 	expect(t, run(t, e, "read x; echo \"rc=$? x=$x\"", RunOptions{}), "rc=1 x=\n", "0")

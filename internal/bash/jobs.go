@@ -101,6 +101,60 @@ func StartJob(m *jobs.Manager, command, cwd string, limit time.Duration, artPath
 	return j, nil
 }
 
+// jobResult is the result of a foreground call whose command became a job:
+// the output so far, shaped as any result (tail, artifact), why it became a
+// job, its state and how to follow it up. The artifact stays reserved while
+// the job writes it.
+func jobResult(res BashResult, head, tail int, artPath, artID string, tc ToolContext, details ToolDetails) *ToolResult {
+	j := res.Job
+	if artID != "" {
+		ReleaseWhenJobEnds(j, artID, tc.Artifacts)
+	}
+	if res.ArtifactID == "" {
+		artPath = ""
+	}
+	text, meta, applied := shapeOutput(res, head, tail, artPath)
+	details.Meta, details.HeadTailApplied = meta, applied
+	details.JobID = j.ID()
+	var b strings.Builder
+	if text = strings.TrimRight(text, "\n"); text != "" {
+		b.WriteString(text)
+		b.WriteString("\n\n")
+	}
+	b.WriteString(DetachSentence(res.JobReason, j.ID(), tc.Settings.AutoBackground))
+	b.WriteString(" ")
+	st := j.State()
+	b.WriteString(JobSentence(j.ID(), st))
+	if !st.Ended() {
+		b.WriteString(" " + JobToolsHint(j.ID()))
+	}
+	return &ToolResult{Text: b.String(), Details: details}
+}
+
+// ReleaseWhenJobEnds gives the reserved artifact id back once job j has
+// ended without needing it (its output fit in memory).
+func ReleaseWhenJobEnds(j *jobs.Job, id string, arts ArtifactAllocator) {
+	go func() {
+		<-j.Done()
+		if r, _ := j.Result(); r.ArtifactID == "" {
+			arts.Release(id)
+		}
+	}()
+}
+
+// DetachSentence says why a foreground command became job id (after: the
+// auto-background threshold).
+func DetachSentence(why DetachReason, id string, after time.Duration) string {
+	switch why {
+	case DetachInput:
+		return "The command is waiting for input, so it became job " + id + "."
+	case DetachUser:
+		return "The user moved the command to the background: it became job " + id + "."
+	default:
+		return fmt.Sprintf("The command is still running after %s, so it became job %s instead of holding the turn.", FormatRuntime(after), id)
+	}
+}
+
 // JobSentence says a job's state as a sentence: "Job 1 is running.",
 // "Job 1 is waiting for input.", "Job 1 exited with code 0.", "Job 1 was
 // killed.", "Job 1 timed out and was killed.", "Job 1 failed."

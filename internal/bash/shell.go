@@ -78,6 +78,9 @@ const (
 	// lingerPause rate-limits the discard loop of a background job that
 	// keeps writing after its run: at most one read per pause.
 	lingerPause = 20 * time.Millisecond
+	// terminalDrain bounds the wait for the terminal's last output at the
+	// end of a run.
+	terminalDrain = 50 * time.Millisecond
 	// holdCheckAfter is how long after the end line the output may take
 	// to reach EOF before the shell's own fds are examined.
 	holdCheckAfter = 3 * time.Millisecond
@@ -206,6 +209,10 @@ type shellSession struct {
 	ttyOut   atomic.Pointer[syncWriter] // the running command's output, for what the terminal echoes or programs write to /dev/tty
 	ttyInput atomic.Bool                // input was written since the last run: flushed before the next
 	lastOut  atomic.Int64               // UnixNano of the running command's latest output
+	// echoDue is set (a UnixNano deadline) when input was typed: the
+	// program's answer waits for the terminal's echo of it until then, so
+	// the output reads "y", then "got y", as on a screen.
+	echoDue atomic.Int64
 
 	cmdFile *os.File          // rewritten in place for every run (no create/truncate-open)
 	next    chan preparedFifo // output FIFOs for the next runs, made while the shell is idle
@@ -534,6 +541,7 @@ func (s *shellSession) readTerminal(ptm *os.File) {
 				s.lastOut.Store(time.Now().UnixNano())
 				_, _ = w.Write(buf[:n])
 			}
+			s.echoDue.Store(0)
 		}
 		if err != nil {
 			if errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EAGAIN) {
@@ -961,10 +969,10 @@ type DetachReason int
 
 // The reasons, as BashResult.JobReason gives them.
 const (
-	DetachNone     DetachReason = iota
-	DetachTimer                 // still running after bash.autoBackgroundSeconds
-	DetachInput                 // blocked reading its terminal with no output for a second
-	DetachUser                  // the user moved it to the background (ctrl+b)
+	DetachNone  DetachReason = iota
+	DetachTimer              // still running after bash.autoBackgroundSeconds
+	DetachInput              // blocked reading its terminal with no output for a second
+	DetachUser               // the user moved it to the background (ctrl+b)
 )
 
 // detachSpec lets a run become a job instead of holding its call.
@@ -1000,14 +1008,14 @@ type liveRun struct {
 	cut       atomic.Bool
 	late      atomic.Bool // the drain hit its total bound: output kept coming
 
-	out                                       runOutcome
-	readerDone, haveExit, quiet, idleSeen     bool
-	statusC                                   <-chan string
-	doneC                                     <-chan struct{}
-	watch                                     *time.Timer
-	watchC                                    <-chan time.Time
-	holdCheck                                 *time.Timer
-	holdC                                     <-chan time.Time
+	out                                   runOutcome
+	readerDone, haveExit, quiet, idleSeen bool
+	statusC                               <-chan string
+	doneC                                 <-chan struct{}
+	watch                                 *time.Timer
+	watchC                                <-chan time.Time
+	holdCheck                             *time.Timer
+	holdC                                 <-chan time.Time
 }
 
 // startReader starts the only goroutine that writes the FIFO's output to
@@ -1028,6 +1036,9 @@ func (r *liveRun) startReader(stopLines int) {
 			if n > 0 {
 				if tty {
 					s.lastOut.Store(time.Now().UnixNano())
+					if due := s.echoDue.Load(); due != 0 {
+						s.awaitEcho(due)
+					}
 				}
 				chunk := buf[:n]
 				if stopLines > 0 {
@@ -1301,10 +1312,39 @@ func (r *liveRun) finish() {
 		r.timer.Stop()
 	}
 	if r.s.ptm != nil {
+		r.s.drainTerminal()
 		r.s.ttyOut.Store(nil)
 	}
 }
 
+// awaitEcho holds the command's output until the terminal's reader has
+// passed on the echo of typed input, or the deadline passes (no echo: a
+// password prompt).
+func (s *shellSession) awaitEcho(due int64) {
+	for s.echoDue.Load() != 0 && time.Now().UnixNano() < due {
+		time.Sleep(200 * time.Microsecond)
+	}
+	s.echoDue.Store(0)
+}
+
+// drainTerminal lets the terminal's reader take what the terminal still
+// holds (the echo of input typed just before the command ended), for at
+// most terminalDrain; one ioctl when there is nothing.
+func (s *shellSession) drainTerminal() {
+	deadline := time.Now().Add(terminalDrain)
+	for {
+		n := 0
+		_ = fdControl(s.ptm, func(fd int) error {
+			v, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+			n = v
+			return err
+		})
+		if n <= 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // afterExitDrain is called when the end line arrived but the output has not
 // reached EOF. If the only holders of the run's FIFO are the shell's own

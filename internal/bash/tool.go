@@ -152,6 +152,10 @@ type ToolContext struct {
 	// rather than run on settings the user has replaced.
 	SettingsError error
 	SessionKey    string // "" on the tool path (SPEC §2.1)
+	// BackgroundNow, when closed, moves the running call into the
+	// background as a job (the user's ctrl+b); nil = only the automatic
+	// rules (bash.autoBackgroundSeconds, waiting for input) apply.
+	BackgroundNow <-chan struct{}
 	// State is the agent session's shell state: applied to the model's
 	// shell before a call, and updated after a call that may change it.
 	State *SessionState
@@ -214,6 +218,7 @@ type ToolDetails struct {
 	TimedOut         bool        `json:"timedOut,omitempty"` // PTY path only (SPEC §3)
 	SuggestedTool    string      `json:"suggestedTool,omitempty"`
 	HeadTailApplied  bool        `json:"headTailApplied,omitempty"`
+	JobID            string      `json:"jobId,omitempty"` // the command became this job (SPEC §9)
 }
 
 // ToolResult is a successful tool result.
@@ -503,7 +508,10 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	if usePTY {
 		res, timedOut, err = runPTY(ctx, command, cwd, timeout, artPath, artID, tc)
 	} else {
-		res, err = t.runEngine(ctx, command, cwd, timeout, artPath, artID, stopAfter, head, tc, onUpdate)
+		res, err = t.runEngine(ctx, command, cwd, timeout, artPath, artID, stopAfter, head, tc, onUpdate, p)
+	}
+	if err == nil && res.Job != nil {
+		return jobResult(res, head, tail, artPath, artID, tc, details), nil
 	}
 	if artID != "" && res.ArtifactID == "" {
 		tc.Artifacts.Release(artID)
@@ -554,7 +562,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 
 // runEngine runs the command on the non-interactive engine (SPEC §2).
 func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.Duration, artPath, artID string,
-	stopAfter, head int, tc ToolContext, onUpdate func(string)) (BashResult, error) {
+	stopAfter, head int, tc ToolContext, onUpdate func(string), p ToolParams) (BashResult, error) {
 	var up *updater
 	if onUpdate != nil {
 		up = newUpdater(onUpdate)
@@ -567,6 +575,11 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 		// executor keeps them aside for the head argument.
 		CaptureHeadLines: max(head, 0),
 		State:            tc.State,
+		// A command that outlasts bash.autoBackgroundSeconds, waits for
+		// input or is moved by the user becomes a job (SPEC §9); the
+		// model's own timeout still kills it then.
+		Jobs: t.Jobs, AutoBackground: tc.Settings.AutoBackground, BackgroundNow: tc.BackgroundNow,
+		KeepTimeout: p.Timeout != nil, JobCommand: p.Command,
 	}
 	if tc.State != nil && MayChangeState(command, tc.State.Functions()) {
 		opts.Capture = CaptureShell

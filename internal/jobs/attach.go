@@ -10,16 +10,17 @@ import "fmt"
 // Input for the model's text). Like pty.Session.Write it never blocks and
 // fails once the job has ended.
 func (j *Job) Write(raw []byte) (int, error) {
-	n, err := j.sess.Write(raw)
+	n, err := j.run.Write(raw)
 	if err != nil {
 		return n, fmt.Errorf("job %s: %w", j.id, err)
 	}
+	j.typed()
 	return n, nil
 }
 
 // Resize changes the size of the job's terminal (clamped as any PTY's);
 // the program gets SIGWINCH. It does nothing once the job has ended.
-func (j *Job) Resize(cols, rows int) { j.sess.Resize(cols, rows) }
+func (j *Job) Resize(cols, rows int) { j.run.Resize(cols, rows) }
 
 // Size is the job's terminal size now.
-func (j *Job) Size() (cols, rows int) { return j.sess.Screen().Size() }
+func (j *Job) Size() (cols, rows int) { return j.run.Screen().Size() }

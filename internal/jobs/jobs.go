@@ -617,16 +617,19 @@ func (j *Job) Wait(ctx context.Context, d time.Duration) State {
 // Input writes text to the job's terminal, with \n (the Enter key), \r,
 // \t, \e (escape), \\ and \xHH (e.g. \x03 ctrl+c, \x04 ctrl+d) decoded.
 func (j *Job) Input(text string) error {
-	if _, err := j.run.Write(DecodeInput(text)); err != nil {
-		return fmt.Errorf("job %s: %w", j.id, err)
-	}
+	_, err := j.Write(DecodeInput(text))
+	return err
+}
+
+// typed records that input went to the job: it is no longer waiting (a
+// prompt that does not echo, like a password's, prints nothing to say so).
+func (j *Job) typed() {
 	j.mu.Lock()
 	if j.waiting {
 		j.waiting = false
 		j.notifyLocked()
 	}
 	j.mu.Unlock()
-	return nil
 }
 
 // Kill ends the job's whole process tree, as a timeout does, and returns

@@ -375,26 +375,33 @@ func (s *server) startBash(c *command) {
 		s.mu.Lock()
 		delete(s.bashes, j)
 		s.mu.Unlock()
+		data := BashData{BashRun: run}
+		if run.Job != nil {
+			data.JobID = run.Job.ID()
+		}
 		var save *session.SaveError
 		switch {
 		case errors.As(err, &save):
 			// The command ran: its output must not be lost because the
 			// session file could not take it.
-			s.ok(c, BashData{BashRun: run, SaveError: err.Error()})
+			data.SaveError = err.Error()
+			s.ok(c, data)
 		case err != nil:
 			s.fail(c, err)
 		default:
-			s.ok(c, BashData{BashRun: run})
+			s.ok(c, data)
 		}
 	}()
 }
 
 // BashData is the bash command's data: the BashResult's fields, plus
 // artifactError when a truncated output could not be saved in full and
-// saveError when the run could not be written to the session file.
+// saveError when the run could not be written to the session file, and
+// jobId when the command waited for input and became that job (SPEC §9).
 type BashData struct {
 	session.BashRun
 	SaveError string `json:"saveError,omitempty"`
+	JobID     string `json:"jobId,omitempty"`
 }
 
 func (s *server) state() State {

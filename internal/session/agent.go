@@ -63,6 +63,7 @@ type AgentSession struct {
 	bashCancel  context.CancelFunc
 	jobs        *jobs.Manager      // where the model's background commands run; nil = none
 	jobsTold    map[*jobs.Job]bool // ended jobs the model was told about (or that ended before SetJobs)
+	bgNow       chan struct{}      // closed by MoveToBackground; the running calls hold it
 }
 
 // New returns a session for cwd. With a store, the id, the messages already
@@ -211,6 +212,29 @@ func (a *AgentSession) AbortBash() {
 	}
 }
 
+// BackgroundNow is closed by the next MoveToBackground: a running call that
+// holds it becomes a job then.
+func (a *AgentSession) BackgroundNow() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.bgNow == nil {
+		a.bgNow = make(chan struct{})
+	}
+	return a.bgNow
+}
+
+// MoveToBackground makes the running `!` command and the model's running
+// bash calls jobs of the session's manager (the user's ctrl+b); each call
+// then returns with the output so far. Calls started later are not affected.
+func (a *AgentSession) MoveToBackground() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.bgNow != nil {
+		close(a.bgNow)
+		a.bgNow = nil
+	}
+}
+
 // ExecuteBash runs a user bang command on the session's own shell (session
 // key = session id, no cwd, so `cd` and exports carry over to the next one),
 // streaming sanitized output to onChunk (may be nil), and records a
@@ -263,12 +287,24 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 			allocErr = err
 		}
 	}
+	// A command that waits for input, or that the user moves to the
+	// background (ctrl+b), becomes a job of the session's manager (SPEC §9).
 	res, err := a.exec.Run(ctx, command, bash.RunOptions{
 		Shell: shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
 		State: a.state, Capture: bash.CaptureAll,
 		ArtifactPath: artPath, ArtifactID: artID, ArtifactMaxBytes: artMax, OnChunk: onChunk,
+		Jobs: a.Jobs(), BackgroundNow: a.BackgroundNow(),
 	})
-	if artID != "" && res.ArtifactID == "" {
+	if res.Job != nil {
+		if artID != "" {
+			bash.ReleaseWhenJobEnds(res.Job, artID, a.artifacts)
+		}
+		res.Output = strings.TrimRight(res.Output, "\n")
+		if res.Output != "" {
+			res.Output += "\n\n"
+		}
+		res.Output += "[" + bash.DetachSentence(res.JobReason, res.Job.ID(), 0) + "]"
+	} else if artID != "" && res.ArtifactID == "" {
 		a.artifacts.Release(artID)
 	}
 	meta := bash.ResultMeta(res)

@@ -253,7 +253,8 @@ func (a *AgentSession) ToolContext(settings bash.ToolSettings) bash.ToolContext 
 	if l := a.live.Load(); l != nil {
 		settings, settingsErr = l.ToolSettings()
 	}
-	tc := bash.ToolContext{Cwd: a.Cwd(), Settings: settings, SettingsError: settingsErr, State: a.state}
+	tc := bash.ToolContext{Cwd: a.Cwd(), Settings: settings, SettingsError: settingsErr, State: a.state,
+		BackgroundNow: a.BackgroundNow()}
 	if a.artifacts != nil {
 		tc.Artifacts = a.artifacts
 	}

@@ -46,6 +46,7 @@ type Settings struct {
 	ShellScrubEnv       []string             // shell.scrubEnv: names the model's shells do not inherit (bash.DefaultScrubEnv unless configured; [] = none)
 	MaxJobs             int                  // bash.maxJobs: jobs running at once in a session (default jobs.DefaultMaxJobs)
 	AutoBackgroundSecs  float64              // bash.autoBackgroundSeconds: a foreground command becomes a job after this long (default DefaultAutoBackgroundSeconds; 0 = never)
+	Stdin               string               // bash.stdin: "terminal" (default: a foreground command reads a terminal agentsh holds) or "null" (/dev/null)
 	Raw                 map[string]any       // merged tree from the files (nested form, no env overrides), for keys not modelled yet
 	Sources             []string             // files that were loaded, in merge order
 }
@@ -155,7 +156,7 @@ type settingsFile struct {
 // buildSettings parses and merges files in order.
 func buildSettings(files []settingsFile) (*Settings, error) {
 	s := &Settings{VirtualTerminal: "off", ShellScrubEnv: bash.DefaultScrubEnv(), ArtifactMaxBytes: bash.DefaultArtifactMaxBytes,
-		MaxJobs: jobs.DefaultMaxJobs, AutoBackgroundSecs: DefaultAutoBackgroundSeconds, Raw: map[string]any{}}
+		MaxJobs: jobs.DefaultMaxJobs, AutoBackgroundSecs: DefaultAutoBackgroundSeconds, Stdin: "terminal", Raw: map[string]any{}}
 	for _, f := range files {
 		tree, err := parseSettingsFile(f.path, f.data)
 		if err != nil {
@@ -192,11 +193,12 @@ func (s *Settings) ToolSettings() (bash.ToolSettings, error) {
 		MaxJobs:            s.MaxJobs,
 		AutoBackground:     time.Duration(s.AutoBackgroundSecs * float64(time.Second)),
 		Shell: bash.ShellConfig{
-			Path:         shellPath,
-			Prefix:       s.ShellPrefix,
-			Env:          s.ShellEnv,
-			ScrubEnv:     s.ShellScrubEnv,
-			LazySnapshot: true,
+			Path:          shellPath,
+			Prefix:        s.ShellPrefix,
+			Env:           s.ShellEnv,
+			ScrubEnv:      s.ShellScrubEnv,
+			LazySnapshot:  true,
+			TerminalStdin: s.Stdin != "null",
 		},
 	}, nil
 }
@@ -402,6 +404,9 @@ func (s *Settings) applyRaw() {
 	}
 	if v, ok := s.Lookup("bash.autoBackgroundSeconds"); ok && v != nil {
 		s.AutoBackgroundSecs = v.(float64)
+	}
+	if v, ok := s.Lookup("bash.stdin"); ok && v != nil {
+		s.Stdin = v.(string)
 	}
 	if v, ok := s.Lookup("bashInterceptor.enabled"); ok && v != nil {
 		s.InterceptorEnabled = v.(bool)
@@ -648,6 +653,11 @@ func validateSettings(tree map[string]any, fail func(key, msg string) error) err
 		// 0 would refuse every job; a model that needs none just starts none.
 		if n, ok := v.(float64); !ok || n != math.Trunc(n) || n < 1 || n > maxMaxJobs {
 			return fail("bash.maxJobs", fmt.Sprintf("must be a whole number of jobs from 1 to %d, got %s", maxMaxJobs, jsonValue(v)))
+		}
+	}
+	if v, ok := bashObj["stdin"]; ok && v != nil {
+		if sv, _ := v.(string); sv != "terminal" && sv != "null" {
+			return fail("bash.stdin", `must be "terminal" or "null", got `+jsonValue(v))
 		}
 	}
 	if v, ok := bashObj["autoBackgroundSeconds"]; ok && v != nil {

@@ -31,6 +31,12 @@ type jobsHarness struct {
 
 func newJobsHarness(t *testing.T) *jobsHarness {
 	t.Helper()
+	return newJobsHarnessWith(t, nil)
+}
+
+// newJobsHarnessWith is newJobsHarness with the tool settings adjusted.
+func newJobsHarnessWith(t *testing.T, adjust func(*bash.ToolSettings)) *jobsHarness {
+	t.Helper()
 	e := bash.NewExecutor()
 	t.Cleanup(e.Close)
 	m := jobs.NewManager()
@@ -39,9 +45,12 @@ func newJobsHarness(t *testing.T) *jobsHarness {
 		mark: fmt.Sprintf("AGENTSH_TOOLS_JOB=%s-%d", t.Name(), time.Now().UnixNano())}
 	k, v, _ := strings.Cut(h.mark, "=")
 	home := t.TempDir()
+	ts := bash.ToolSettings{Shell: bash.ShellConfig{Env: map[string]string{"HOME": home, k: v}}}
+	if adjust != nil {
+		adjust(&ts)
+	}
 	reg, err := Standard(NewBash(&bash.Tool{Executor: e, Jobs: m}, func() bash.ToolContext {
-		return bash.ToolContext{Cwd: h.cwd, Settings: bash.ToolSettings{
-			Shell: bash.ShellConfig{Env: map[string]string{"HOME": home, k: v}}}}
+		return bash.ToolContext{Cwd: h.cwd, Settings: ts}
 	}), Env{Cwd: func() string { return h.cwd }})
 	if err != nil {
 		t.Fatal(err)

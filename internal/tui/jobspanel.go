@@ -14,6 +14,10 @@ import (
 // JobsKey opens the jobs panel (as does /jobs typed in the editor).
 const JobsKey = "ctrl+t"
 
+// BackgroundKey moves the running `!` command or the model's running bash
+// call into the background as a job; attached to a job, it detaches.
+const BackgroundKey = "ctrl+b"
+
 // jobsPanelHelp is the panel's footer.
 const jobsPanelHelp = "↑↓ select · a attach · enter/v full output · k kill · esc close"
 

@@ -133,7 +133,8 @@ const placeholder = "Message the agent, or !command to run it in the shell"
 
 const welcomeText = "agentsh · enter sends · shift+enter newline · !cmd runs in the shell (!!cmd keeps it from the model) · " +
 	"esc cancels · ctrl+o expands output · alt+↑/↓ or a click selects one · ctrl+g shows a truncated output in full · " +
-	"pgup/pgdn scroll · " + JobsKey + " or /jobs: jobs · ctrl+c twice or ctrl+d quits"
+	"pgup/pgdn scroll · " + BackgroundKey + " moves a running command to the background · " + JobsKey + " or /jobs: jobs · " +
+	"ctrl+c twice or ctrl+d quits"
 
 // Init implements tea.Model.
 func (m *model) Init() tea.Cmd { return nil }
@@ -316,6 +317,14 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case JobsKey:
 		m.openJobsPanel()
 		return m, nil
+	case BackgroundKey:
+		if m.bangRunning || m.agentRunning {
+			// The running `!` command or model's bash call returns with
+			// its output so far and goes on as a job (SPEC §9).
+			m.cfg.Session.MoveToBackground()
+			m.flash = "moved to the background · " + JobsKey + " shows the jobs"
+			return m, nil
+		}
 	case "alt+up", "ctrl+up":
 		m.selectOutput(-1)
 		return m, nil
