@@ -7,9 +7,12 @@ build:
 	$(GO) build -o bin/agentsh ./cmd/agentsh
 
 # Every test, with the race detector (packages with goroutines need it).
+# The engine's suite runs twice: with /dev/null as stdin, and as the modes
+# run it (a terminal as stdin and a job manager, AGENTSH_TEST_TTY=1).
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 9m ./...
+	AGENTSH_TEST_TTY=1 $(GO) test -race -count=1 -timeout 5m ./internal/bash/
 
 # Micro benchmarks plus whole-process runs (see docs/BENCHMARKS.md).
 bench: build

@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"agentsh/internal/jobs"
 )
 
 const (
@@ -46,10 +48,27 @@ func benchShellConfig(b *testing.B) ShellConfig {
 // that session's bash (the cache hands the same idle shell out again).
 func warmExecutor(b *testing.B) (*Executor, ShellConfig, int) {
 	b.Helper()
+	return warmExecutorWith(b, RunOptions{Shell: benchShellConfig(b)})
+}
+
+// modesOptions are the run options of the modes since issue 12: a terminal
+// as stdin, a job manager, the default auto-background threshold and a
+// ctrl+b channel, so a command may become a job.
+func modesOptions(b *testing.B) RunOptions {
+	cfg := benchShellConfig(b)
+	cfg.TerminalStdin = true
+	m := jobs.NewManager()
+	b.Cleanup(m.Close)
+	return RunOptions{Shell: cfg, Jobs: m, AutoBackground: time.Minute, BackgroundNow: make(chan struct{})}
+}
+
+// warmExecutorWith is warmExecutor for the shell of opts.
+func warmExecutorWith(b *testing.B, opts RunOptions) (*Executor, ShellConfig, int) {
+	b.Helper()
 	e := NewExecutor()
 	b.Cleanup(e.Close)
-	cfg := benchShellConfig(b)
-	r, err := e.Run(context.Background(), "echo $$", RunOptions{Shell: cfg})
+	cfg := opts.Shell
+	r, err := e.Run(context.Background(), "echo $$", opts)
 	mustExit0(b, r, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(r.Output))
 	if err != nil {
@@ -112,10 +131,21 @@ func BenchmarkWarmTrueExecutor(b *testing.B) {
 	benchWarmTrue(b, RunOptions{})
 }
 
-// benchWarmTrue times b.N runs of `true` with opts (the shell filled in) on a
-// warm session, reporting the CPU of agentsh and the shell per run.
+// BenchmarkWarmTrueExecutorModes: the same with the modes' options (a
+// terminal as stdin, jobs, auto-background, ctrl+b): what the machinery of
+// issue 12 costs a command that ends at once.
+func BenchmarkWarmTrueExecutorModes(b *testing.B) {
+	benchWarmTrue(b, modesOptions(b))
+}
+
+// benchWarmTrue times b.N runs of `true` with opts (the default shell
+// unless opts has one) on a warm session, reporting the CPU of agentsh and
+// the shell per run.
 func benchWarmTrue(b *testing.B, opts RunOptions) {
-	e, cfg, pid := warmExecutor(b)
+	if opts.Shell.Path == "" {
+		opts.Shell = benchShellConfig(b)
+	}
+	e, cfg, pid := warmExecutorWith(b, opts)
 	ctx := context.Background()
 	opts.Shell = cfg
 	b.ReportAllocs()
@@ -183,10 +213,20 @@ func BenchmarkGigabyteSpillCapped(b *testing.B) {
 // benchGigabyteSpill runs the 1 GB command with an artifact (capped at
 // maxBytes, 0 = the default) and checks each run's artifact with ok.
 func benchGigabyteSpill(b *testing.B, maxBytes int, ok func(r BashResult, size int64) bool) {
+	benchGigabyteSpillWith(b, RunOptions{Shell: benchShellConfig(b)}, maxBytes, ok)
+}
+
+// BenchmarkGigabyteSpillModes: BenchmarkGigabyteSpill with the modes'
+// options.
+func BenchmarkGigabyteSpillModes(b *testing.B) {
+	benchGigabyteSpillWith(b, modesOptions(b), 0, func(r BashResult, size int64) bool { return size == gbBytes })
+}
+
+func benchGigabyteSpillWith(b *testing.B, opts RunOptions, maxBytes int, ok func(r BashResult, size int64) bool) {
 	skipUnlessGB(b)
-	e, cfg, pid := warmExecutor(b)
+	e, _, pid := warmExecutorWith(b, opts)
 	art := filepath.Join(b.TempDir(), "1.bash.log")
-	opts := RunOptions{Shell: cfg, ArtifactPath: art, ArtifactID: "1", ArtifactMaxBytes: maxBytes, Timeout: 10 * time.Minute}
+	opts.ArtifactPath, opts.ArtifactID, opts.ArtifactMaxBytes, opts.Timeout = art, "1", maxBytes, 10*time.Minute
 	b.SetBytes(gbBytes)
 	var cpu time.Duration
 	n := 0
@@ -245,9 +285,19 @@ func BenchmarkGigabyteBashToFile(b *testing.B) {
 // artifact (only the 50 KiB tail is kept). Goal: >= 0.5x
 // BenchmarkGigabyteBashCatDevNull.
 func BenchmarkGigabyteNoSpill(b *testing.B) {
+	benchGigabyteNoSpill(b, RunOptions{Shell: benchShellConfig(b)})
+}
+
+// BenchmarkGigabyteNoSpillModes: BenchmarkGigabyteNoSpill with the modes'
+// options (the output shared with the terminal's reader).
+func BenchmarkGigabyteNoSpillModes(b *testing.B) {
+	benchGigabyteNoSpill(b, modesOptions(b))
+}
+
+func benchGigabyteNoSpill(b *testing.B, opts RunOptions) {
 	skipUnlessGB(b)
-	e, cfg, pid := warmExecutor(b)
-	opts := RunOptions{Shell: cfg, Timeout: 10 * time.Minute}
+	e, _, pid := warmExecutorWith(b, opts)
+	opts.Timeout = 10 * time.Minute
 	b.SetBytes(gbBytes)
 	var cpu time.Duration
 	n := 0
@@ -524,4 +574,55 @@ func BenchmarkColdStart(b *testing.B) {
 // MayChangeState says it may change the state.
 func BenchmarkWarmTrueStateCapture(b *testing.B) {
 	benchWarmTrue(b, RunOptions{State: NewSessionState(b.TempDir()), Capture: CaptureAll})
+}
+
+// BenchmarkForegroundInputWaitToJob: a foreground `read -p` with the modes'
+// options, from the call to its return as a job waiting for input. It
+// includes jobs.QuietForInput (1 s) by design; detect-ms is what the
+// detection adds on top of it (the prompt is printed within a millisecond).
+func BenchmarkForegroundInputWaitToJob(b *testing.B) {
+	opts := modesOptions(b)
+	e, _, _ := warmExecutorWith(b, opts)
+	var extra time.Duration
+	for b.Loop() {
+		start := time.Now()
+		r, err := e.Run(context.Background(), `read -p "Proceed? [y/N] " a`, opts)
+		if err != nil || r.Job == nil || r.JobReason != DetachInput {
+			b.Fatalf("not a job waiting for input: %+v, %v", r, err)
+		}
+		extra += time.Since(start) - jobs.QuietForInput
+		b.StopTimer()
+		r.Job.Kill()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(extra.Microseconds())/1000/float64(b.N), "detect-ms")
+}
+
+// BenchmarkBackgroundNowToJob: from the user's ctrl+b (BackgroundNow
+// closed) to the call's return as a job.
+func BenchmarkBackgroundNowToJob(b *testing.B) {
+	opts := modesOptions(b)
+	e, _, _ := warmExecutorWith(b, opts)
+	var took time.Duration
+	for b.Loop() {
+		now := make(chan struct{})
+		opts.BackgroundNow = now
+		done := make(chan BashResult, 1)
+		go func() {
+			r, _ := e.Run(context.Background(), "echo up; sleep 60", opts)
+			done <- r
+		}()
+		time.Sleep(20 * time.Millisecond)
+		start := time.Now()
+		close(now)
+		r := <-done
+		took += time.Since(start)
+		if r.Job == nil {
+			b.Fatalf("not a job: %+v", r)
+		}
+		b.StopTimer()
+		r.Job.Kill()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "ms/job")
 }
