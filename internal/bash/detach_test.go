@@ -197,3 +197,72 @@ func TestTerminalStdinShellReuse(t *testing.T) {
 		t.Errorf("modes after raw: %q", r.Output)
 	}
 }
+
+// TestCtrlCToAdoptedJob: ctrl+c typed into a command that became a job
+// interrupts it as in a terminal (the terminal is the shell's controlling
+// terminal), and nothing of it is left.
+func TestCtrlCToAdoptedJob(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	tag := proctest.SleepTag()
+	now := make(chan struct{})
+	close(now)
+	res := run(t, e, "sleep "+tag, RunOptions{Shell: ttyShell(t), Jobs: m, BackgroundNow: now})
+	if res.Job == nil {
+		t.Fatalf("not a job: %+v", res)
+	}
+	if err := res.Job.Input(`\x03`); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitJob(t, res.Job); st != (jobs.State{Kind: jobs.Exited, Code: 130}) {
+		t.Errorf("state after ctrl+c %v, want exited 130", st)
+	}
+	if left := proctest.WithArg(tag); len(left) != 0 {
+		t.Errorf("left after ctrl+c: %v", left)
+	}
+}
+
+// TestTerminalSurvivesCommands: commands that take the terminal for
+// themselves (an interactive shell's job control, a program reading
+// /dev/tty, one closing stdin) leave the next command a working terminal.
+func TestTerminalSurvivesCommands(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	sh := ttyShell(t)
+	for _, c := range []string{
+		"bash --norc -i -c 'echo inner' 2>/dev/null",
+		"exec 0<&-; echo closed",
+		"set -m; sleep 0.1 & wait; echo m",
+		"read -t 0.1 x </dev/tty; echo timed",
+	} {
+		r := run(t, e, c, RunOptions{Shell: sh, Jobs: m})
+		if r.Job != nil || r.ExitCode == nil {
+			t.Fatalf("%q: %+v", c, r)
+		}
+		r = run(t, e, `[ -t 0 ] && echo tty; read -t 0.2 x; echo "rc=$?"`, RunOptions{Shell: sh, Jobs: m})
+		if r.Output != "tty\nrc=142\n" || r.Job != nil {
+			t.Errorf("after %q: %+v", c, r)
+		}
+	}
+}
+
+// TestAutoBackgroundAfterExec: a command that replaces the shell
+// (`exec sleep`) still becomes a job after the threshold.
+func TestAutoBackgroundAfterExec(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	tag := proctest.SleepTag()
+	res := run(t, e, "exec sleep "+tag, RunOptions{Shell: ttyShell(t), Jobs: m, AutoBackground: 300 * time.Millisecond})
+	if res.Job == nil || res.JobReason != DetachTimer {
+		t.Fatalf("not a job: %+v", res)
+	}
+	if st := res.Job.Kill(); st.Kind != jobs.Killed {
+		t.Errorf("state %v", st)
+	}
+	if left := proctest.WithArg(tag); len(left) != 0 {
+		t.Errorf("left: %v", left)
+	}
+}

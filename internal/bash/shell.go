@@ -1142,15 +1142,17 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 	var nowC <-chan struct{}
 	var autoT *time.Timer
 	onInput := false
+	armAuto := false // the auto-background timer is made at the first watchdog look: a quick command never pays for it
 	if det != nil {
-		if det.after > 0 {
-			autoT = time.NewTimer(det.after - time.Since(r.started))
-			defer autoT.Stop()
-			autoC = autoT.C
-		}
+		armAuto = det.after > 0
 		nowC = det.now
 		onInput = det.onInput && s.ptm != nil
 	}
+	defer func() {
+		if autoT != nil {
+			autoT.Stop()
+		}
+	}()
 	detach := func(why DetachReason) bool {
 		if r.haveExit || r.readerDone || !det.adopt(r, why) {
 			return false
@@ -1167,6 +1169,11 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 				// timeout stay in force meanwhile.
 				r.statusC, r.watchC = nil, nil
 				s.broken.Store(true)
+				if armAuto { // no more watchdog looks to arm it
+					armAuto = false
+					autoT = time.NewTimer(det.after - time.Since(r.started))
+					autoC = autoT.C
+				}
 			} else if line == "P" || strings.HasPrefix(line, "enable -n ") {
 				// Builtins the protocol needs may be disabled: this run
 				// reports normally, the next one gets a fresh shell.
@@ -1207,6 +1214,11 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 				r.startDrain(drainSilence)
 			}
 		case <-r.watchC:
+			if armAuto {
+				armAuto = false
+				autoT = time.NewTimer(det.after - time.Since(r.started))
+				autoC = autoT.C
+			}
 			if onInput && r.waitingForInput() {
 				if detach(DetachInput) {
 					return r.out, DetachInput
