@@ -57,7 +57,8 @@ func toolSummary(name string) string {
 		return "Create or overwrite a whole file atomically; prefer it to echo/cat redirection."
 	case tools.JobsName:
 		return "List the session's jobs with their state. A job is a bash command started with background: true, " +
-			"which returns at once: use it for servers, watchers and anything that does not end by itself or asks for input."
+			"which returns at once: use it for servers, watchers and anything that does not end by itself or asks for input. " +
+			"A foreground command that waits for input or runs too long becomes a job too."
 	case tools.JobOutputName:
 		return "Read a job's new output; wait_seconds waits until it ends or waits for input."
 	case tools.JobInputName:

@@ -42,7 +42,8 @@ var bashSchema = json.RawMessage(`{"type":"object","properties":{` +
 var bashJobsSchema = json.RawMessage(strings.Replace(string(bashSchema), `},"required"`, `,`+
 	`"background":{"type":"boolean","description":"Start the command as a job and return at once (within 1 second, with what it printed by then): `+
 	`for servers, watchers and anything that does not end by itself. No default timeout; an explicit timeout still kills it. `+
-	`head and tail do not apply. Follow it up with job_output, job_input and job_kill."}`+
+	`head and tail do not apply. Follow it up with job_output, job_input and job_kill. Without it, a command that waits `+
+	`for input (a prompt) or runs past the auto-background limit also becomes a job, and the result says so."}`+
 	`},"required"`, 1))
 
 type bashTool struct {
