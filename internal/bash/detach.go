@@ -133,7 +133,7 @@ func (d *Detached) ForegroundPgrp() int {
 		return 0
 	}
 	pgrp := 0
-	_ = fdControl(d.s.ptm, func(fd int) error {
+	_ = pty.Control(d.s.ptm, func(fd int) error {
 		v, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
 		if err == nil {
 			pgrp = v
@@ -153,7 +153,7 @@ func (d *Detached) Resize(cols, rows int) {
 	cols, rows = pty.ClampSize(cols, rows)
 	d.screen.Resize(cols, rows)
 	if d.s.ptm != nil {
-		_ = fdControl(d.s.ptm, func(fd int) error {
+		_ = pty.Control(d.s.ptm, func(fd int) error {
 			return unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
 		})
 	}

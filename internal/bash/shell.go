@@ -207,7 +207,6 @@ type shellSession struct {
 	ttyPath  string
 	ttyModes *unix.Termios              // the modes at start, restored before a run when a program changed them
 	ttyOut   atomic.Pointer[syncWriter] // the running command's output, for what the terminal echoes or programs write to /dev/tty
-	ttyInput atomic.Bool                // input was written since the last run: flushed before the next
 	lastOut  atomic.Int64               // UnixNano of the running command's latest output
 	// echoDue is set (a UnixNano deadline) when input was typed: the
 	// program's answer waits for the terminal's echo of it until then, so
@@ -499,7 +498,7 @@ func (s *shellSession) openTerminal() error {
 	}
 	// creack/pty's helpers go through Fd(), which would make the master
 	// blocking: a read could then not be ended by Close.
-	err = fdControl(ptm, func(fd int) error {
+	err = pty.Control(ptm, func(fd int) error {
 		if err := unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: DefaultPTYRows, Col: DefaultPTYCols}); err != nil {
 			return err
 		}
@@ -507,7 +506,7 @@ func (s *shellSession) openTerminal() error {
 	})
 	var modes *unix.Termios
 	if err == nil {
-		err = fdControl(pts, func(fd int) error {
+		err = pty.Control(pts, func(fd int) error {
 			var gerr error
 			modes, gerr = unix.IoctlGetTermios(fd, unix.TCGETS)
 			return gerr
@@ -553,14 +552,12 @@ func (s *shellSession) readTerminal(ptm *os.File) {
 	}
 }
 
-// resetTerminal readies the terminal for a run: input typed for an earlier
-// run is discarded, and modes a program left changed (raw mode after a
-// crash) are restored. One ioctl when nothing changed.
+// resetTerminal readies the terminal for a run: modes a program left
+// changed (raw mode after a crash) are restored. One ioctl when nothing
+// changed. (Typed input never waits for a later run: only a run that
+// became a job is typed into, and its shell is not reused.)
 func (s *shellSession) resetTerminal() {
-	_ = fdControl(s.pts, func(fd int) error {
-		if s.ttyInput.Swap(false) {
-			_ = unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
-		}
+	_ = pty.Control(s.pts, func(fd int) error {
 		if cur, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil && *cur != *s.ttyModes {
 			_ = unix.IoctlSetTermios(fd, unix.TCSETS, s.ttyModes)
 		}
@@ -568,19 +565,6 @@ func (s *shellSession) resetTerminal() {
 	})
 }
 
-// fdControl runs f on the file's descriptor without putting it back into
-// blocking mode (which os.File.Fd would do).
-func fdControl(f *os.File, fn func(fd int) error) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
-		return err
-	}
-	return ferr
-}
 
 // syncWriter serializes the two writers of a run's output on a shell with
 // a terminal: the FIFO's reader and the terminal's.
@@ -1346,7 +1330,7 @@ func (s *shellSession) drainTerminal() {
 	deadline := time.Now().Add(terminalDrain)
 	for {
 		n := 0
-		_ = fdControl(s.ptm, func(fd int) error {
+		_ = pty.Control(s.ptm, func(fd int) error {
 			v, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
 			n = v
 			return err

@@ -194,7 +194,7 @@ func (s *Session) spawn() error {
 	defer tty.Close()
 	// creack/pty's helpers go through Fd(), which leaves the master
 	// blocking: reads could then not be interrupted by a deadline or Close.
-	if err := control(master, func(fd int) error {
+	if err := Control(master, func(fd int) error {
 		if err := unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(s.opts.Rows), Col: uint16(s.opts.Cols)}); err != nil {
 			return err
 		}
@@ -225,9 +225,9 @@ func (s *Session) spawn() error {
 	return nil
 }
 
-// control runs f on the master's descriptor without putting it back into
-// blocking mode (which os.File.Fd would do).
-func control(f *os.File, fn func(fd int) error) error {
+// Control runs fn on f's descriptor without putting it back into blocking
+// mode (which os.File.Fd would do to a PTY master on the netpoller).
+func Control(f *os.File, fn func(fd int) error) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
@@ -266,7 +266,7 @@ func (s *Session) ForegroundPgrp() int {
 		return 0
 	}
 	pgrp := 0
-	_ = control(s.master, func(fd int) error {
+	_ = Control(s.master, func(fd int) error {
 		p, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
 		if err == nil {
 			pgrp = p
@@ -306,7 +306,7 @@ func (s *Session) Resize(cols, rows int) {
 		return
 	default:
 	}
-	_ = control(s.master, func(fd int) error {
+	_ = Control(s.master, func(fd int) error {
 		return unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
 	})
 	s.screen.Resize(cols, rows)
@@ -409,7 +409,7 @@ func (s *Session) supervise(ctx context.Context) {
 // kill signals the terminal's foreground process group and every process of
 // the session: SIGTERM, then SIGKILL after the grace, until none is left.
 func (s *Session) kill() {
-	_ = control(s.master, func(fd int) error {
+	_ = Control(s.master, func(fd int) error {
 		pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
 		if err == nil && pgrp > 1 {
 			_ = syscall.Kill(-pgrp, syscall.SIGTERM)

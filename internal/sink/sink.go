@@ -195,22 +195,8 @@ func (s *OutputSink) Dump(notice string) Summary {
 			s.file, s.fileW = nil, nil
 		}
 	}
-	tail := s.tail.bytes()
-	out := string(tail)
-	if notice != "" {
-		out = "[" + notice + "]\n" + out
-	}
-	s.summary = Summary{
-		Output:       out,
-		Truncated:    s.overflow,
-		TotalLines:   lines(s.newlines, s.total, s.lastByte),
-		TotalBytes:   s.total,
-		OutputLines:  countLines(tail),
-		OutputBytes:  len(tail),
-		ArtifactID:   artifact,
-		DroppedBytes: dropped,
-		HeadLines:    headLines,
-	}
+	s.summary = s.summaryLocked(notice, artifact)
+	s.summary.DroppedBytes, s.summary.HeadLines = dropped, headLines
 	if s.fileErr != nil {
 		s.summary.ArtifactError = s.fileErr
 		artifactErrors.Store(s.opts.ArtifactPath, s.fileErr)
@@ -238,9 +224,19 @@ func (s *OutputSink) Handover(onChunk func([]byte)) Summary {
 	if s.file != nil && s.fileW.Flush() == nil {
 		artifact = s.opts.ArtifactID
 	}
+	return s.summaryLocked("", artifact)
+}
+
+// summaryLocked describes the stream so far: the tail (with "[notice]\n"
+// in front when notice is set) and the counts.
+func (s *OutputSink) summaryLocked(notice, artifact string) Summary {
 	tail := s.tail.bytes()
+	out := string(tail)
+	if notice != "" {
+		out = "[" + notice + "]\n" + out
+	}
 	return Summary{
-		Output:      string(tail),
+		Output:      out,
 		Truncated:   s.overflow,
 		TotalLines:  lines(s.newlines, s.total, s.lastByte),
 		TotalBytes:  s.total,
