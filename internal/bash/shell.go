@@ -565,7 +565,6 @@ func (s *shellSession) resetTerminal() {
 	})
 }
 
-
 // syncWriter serializes the two writers of a run's output on a shell with
 // a terminal: the FIFO's reader and the terminal's.
 type syncWriter struct {
