@@ -136,6 +136,21 @@ func TestRPCJobs(t *testing.T) {
 		t.Fatalf("jobs: %v", list)
 	}
 
+	// A plain bash whose command waits at a prompt answers as job 4
+	// after a second with the prompt, instead of holding the call.
+	send(map[string]any{"id": "f1", "type": "bash", "command": `read -p "Continue? " a; echo "fg $a"`})
+	got = await("id:f1", "type:job_start")
+	if d := data(got["id:f1"]); got["id:f1"]["success"] != true || d["jobId"] != "4" || d["exitCode"] != nil ||
+		d["output"] != "Continue? \n\n[The command is waiting for input, so it became job 4.]" {
+		t.Fatalf("foreground prompt: %v", got["id:f1"])
+	}
+	send(map[string]any{"id": "i4", "type": "job_input", "jobId": "4", "text": "y\n"})
+	got = await("id:i4", "type:job_end")
+	if j := got["type:job_end"]["job"].(map[string]any); j["id"] != "4" || j["state"] != "exited" || j["exitCode"] != float64(0) ||
+		!strings.HasSuffix(got["type:job_end"]["output"].(string), "fg y\n") {
+		t.Fatalf("job_end of the prompt: %v", got["type:job_end"])
+	}
+
 	in.Close()
 	for range lines {
 	}
