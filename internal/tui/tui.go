@@ -91,6 +91,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if runErr != nil && errors.Is(runErr, tea.ErrProgramKilled) && parent.Err() != nil {
 		return nil // cancelled from outside (a signal): a normal way to end
 	}
+	if errors.Is(runErr, tea.ErrInterrupted) {
+		return nil // a SIGINT from outside (ctrl+c itself is a key): ends it as SIGTERM does
+	}
 	if runErr != nil {
 		return fmt.Errorf("tui: %w", runErr)
 	}
