@@ -180,3 +180,72 @@ func TestPrintModeWaitsOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("the job still running at exit survived agentsh: %v", left)
 	}
 }
+
+// TestPrintModeAutoBackground: with bash.autoBackgroundSeconds 2, the
+// model's foreground `sleep 5; echo built` becomes job 1 instead of holding
+// the turn, and job_output with wait_seconds returns when it ends (issue 12).
+func TestPrintModeAutoBackground(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	writeFile(t, filepath.Join(s.work, ".agentsh", "settings.json"), `{"bash": {"autoBackgroundSeconds": 2}}`)
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		switch n {
+		case 0:
+			w.bash("call_build", `{"command": "sleep 5; echo built"}`)
+		case 1:
+			w.tool("call_wait", "job_output", `{"id": "1", "wait_seconds": 10}`)
+		default:
+			w.answer("done")
+		}
+	})
+	r := s.runIn(nil, srv.env(), "-p", "build it", "--model", "openai/test")
+	if r.code != 0 || r.stdout != "done\n" || r.stderr != "" {
+		t.Fatalf("%+v", r)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	if got, want := lastToolResult(reqs[1]),
+		"The command is still running after 2.0s, so it became job 1 instead of holding the turn. Job 1 is running. "; !strings.HasPrefix(got, want) {
+		t.Errorf("foreground result %q, want it to start with %q", got, want)
+	}
+	if got, want := lastToolResult(reqs[2]), "Job 1 exited with code 0.\nbuilt"; got != want {
+		t.Errorf("job_output with wait_seconds: %q, want %q", got, want)
+	}
+}
+
+// TestPrintModeForegroundWaitsForInput: the model's foreground command that
+// asks a question returns as job 1 waiting for input, with the prompt; the
+// model answers with job_input and sees the rest (issue 12).
+func TestPrintModeForegroundWaitsForInput(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	call, _ := json.Marshal(map[string]any{"command": `read -p "Proceed? [y/N] " a; echo "got $a"`})
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		switch n {
+		case 0:
+			w.bash("call_ask", string(call))
+		case 1:
+			w.tool("call_input", "job_input", `{"id": "1", "text": "y\n"}`)
+		default:
+			w.answer("done")
+		}
+	})
+	r := s.runIn(nil, srv.env(), "-p", "install it", "--model", "openai/test")
+	if r.code != 0 || r.stdout != "done\n" || r.stderr != "" {
+		t.Fatalf("%+v", r)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	got := lastToolResult(reqs[1])
+	if want := "Proceed? [y/N] \n\nThe command is waiting for input, so it became job 1. Job 1 is waiting for input. "; !strings.HasPrefix(got, want) {
+		t.Errorf("foreground result %q, want it to start with %q", got, want)
+	}
+	// The terminal's echo of the answer, then the program's.
+	if got, want := lastToolResult(reqs[2]), "Job 1 exited with code 0.\ny\ngot y"; got != want {
+		t.Errorf("job_input result %q, want %q", got, want)
+	}
+}

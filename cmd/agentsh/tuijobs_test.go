@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"agentsh/internal/proctest"
 )
@@ -106,4 +107,137 @@ func TestTUIAttachToJob(t *testing.T) {
 	tt.keys("C-d") // no job runs: no question
 	tt.waitExit()
 	tt.assertNoProcesses()
+}
+
+// waitProcess waits until a process with arg among its arguments runs: the
+// command has reached its shell, so ctrl+b finds it running.
+func (tt *tmuxTUI) waitProcess(arg string) {
+	tt.t.Helper()
+	tt.waitScreen("a process with "+arg, func(string) bool { return len(proctest.WithArg(arg)) > 0 })
+}
+
+// ctrl+b moves a running `!` command into the background: its block says it
+// became job 1, the status line counts it, the editor runs the next command
+// at once, and the jobs panel lists and kills it (issue 12).
+func TestTUICtrlBMovesBangToJob(t *testing.T) {
+	tag := proctest.SleepTag()
+	s := newSandbox(t)
+	tt := startTUI(t, s)
+	tt.typeLine("!sleep " + tag + "; echo")
+	tt.waitText("Running… (esc to cancel)")
+	tt.waitProcess(tag)
+
+	tt.keys("C-b")
+	scr := tt.waitText("→ job 1")
+	for _, want := range []string{"[The user moved the command to the background: it became job 1.]", " · 1 job"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("after ctrl+b the screen lacks %q:\n%s", want, scr)
+		}
+	}
+	for _, bad := range []string{"Running…", "(cancelled)", "(exit"} {
+		if strings.Contains(scr, bad) {
+			t.Errorf("after ctrl+b the block shows %q:\n%s", bad, scr)
+		}
+	}
+
+	tt.typeLine("!echo hi")
+	tt.waitText("$ echo hi\nhi\n")
+
+	tt.keys("C-t")
+	scr = tt.waitText("Jobs · 1 running")
+	if !strings.Contains(scr, "sleep "+tag+"; echo") {
+		t.Errorf("the panel lacks the job's command:\n%s", scr)
+	}
+	tt.keys("k")
+	tt.waitText("job 1 killed")
+	if left := proctest.WithArg(tag); len(left) != 0 {
+		t.Errorf("the killed job's sleep is left: %v", left)
+	}
+	tt.keys("Escape")
+	tt.waitText("Message the agent")
+	tt.keys("C-d") // no job runs: no question
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
+// A `!` command that waits at a prompt returns by itself as job 1 waiting
+// for input; attached from the jobs panel, it takes the user's answer
+// (issue 12).
+func TestTUIBangWaitingForInputBecomesJob(t *testing.T) {
+	s := newSandbox(t)
+	tt := startTUI(t, s)
+	tt.typeLine(`!read -p "Proceed? [y/N] " a; echo "got $a"`)
+	scr := tt.waitText("→ job 1")
+	for _, want := range []string{"\nProceed? [y/N]", "[The command is waiting for input, so it became job 1.]",
+		"1 job · 1 waiting for input"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, scr)
+		}
+	}
+
+	tt.keys("C-t")
+	tt.waitText("Jobs · 1 running · 1 waiting for input")
+	tt.keys("a")
+	tt.waitText("│Proceed? [y/N]")
+	tt.keys("y", "Enter")
+	tt.waitText("│got y")
+	tt.waitText("the job has ended")
+	tt.keys("Escape")
+	tt.waitText("Jobs · 0 running")
+	time.Sleep(100 * time.Millisecond) // an Esc right after another reads as alt+esc
+	tt.keys("Escape")
+	scr = tt.waitText("Message the agent")
+	if strings.Contains(scr, "1 job") {
+		t.Errorf("the ended job is still counted:\n%s", scr)
+	}
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
+// ctrl+b while the model's foreground bash call runs: the call returns to
+// the model as job 1, which goes on with its answer (issue 12).
+func TestTUICtrlBMovesModelCallToJob(t *testing.T) {
+	tag := proctest.SleepTag()
+	call, _ := json.Marshal(map[string]any{"command": "sleep " + tag})
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		if n == 0 {
+			w.bash("call_1", string(call))
+			return
+		}
+		w.answer("The server runs as job 1.")
+	})
+	s := newSandbox(t)
+	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
+	tt.typeLine("start the server")
+	tt.waitText("$ sleep " + tag)
+	tt.waitProcess(tag)
+
+	tt.keys("C-b")
+	scr := tt.waitText("The server runs as job 1.")
+	const moved = "The user moved the command to the background: it became job 1."
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if got := lastToolResult(reqs[1]); !strings.Contains(got, moved) {
+		t.Errorf("the model's tool result %q lacks %q", got, moved)
+	}
+	for _, want := range []string{"→ $ sleep " + tag, moved + " Job 1 is running.", " · 1 job"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, scr)
+		}
+	}
+	if len(proctest.WithArg(tag)) == 0 {
+		t.Errorf("the job's sleep is gone:\n%s", scr)
+	}
+
+	tt.keys("C-d")
+	tt.waitText("1 job running — quit and stop it? y/n")
+	tt.keys("y")
+	tt.waitExit()
+	tt.assertNoProcesses()
+	if left := proctest.WithArg(tag); len(left) != 0 {
+		t.Fatalf("the job's sleep survived agentsh: %v", left)
+	}
 }

@@ -21,6 +21,7 @@ const (
 	BangComplete                   // BangComplete is a zero or unknown exit.
 	BangCancelled                  // BangCancelled is an esc or a hard timeout.
 	BangError                      // BangError is a defined non-zero exit.
+	BangJob                        // BangJob went on as a job (waiting for input, or ctrl+b).
 )
 
 // MaxLineChars caps each line of a bang block: one megabyte line from
@@ -47,6 +48,7 @@ type Bang struct {
 
 	state    BangState
 	exitCode *int
+	jobID    string
 	trunc    *bash.TruncationMeta
 
 	lines     []string // capped logical lines; lines[head:] are live
@@ -155,6 +157,20 @@ func (b *Bang) Finish(output string, exitCode *int, cancelled bool, trunc *bash.
 		b.lines = append(b.lines, capLine(l))
 	}
 }
+
+// FinishAsJob ends the block of a command that went on as job id: output
+// is what it printed so far, with the session's notice saying why.
+func (b *Bang) FinishAsJob(output, id string, trunc *bash.TruncationMeta) {
+	b.Finish(output, nil, false, trunc)
+	b.state, b.jobID = BangJob, id
+}
+
+// JobID is the job the command became, "" unless the state is BangJob.
+func (b *Bang) JobID() string { return b.jobID }
+
+// JobBadge is the status line of a bang block or tool call whose command
+// went on as job id: it did not fail, it is still someone's to follow.
+func JobBadge(id string) string { return "→ job " + id }
 
 // excludedLabel titles the top border of a `!!` block.
 const excludedLabel = "not sent to the model"
@@ -333,6 +349,8 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 			out = appendStyled(out, th, th.Warning, "", "(cancelled)", w)
 		case BangError:
 			out = appendStyled(out, th, th.Error, "", fmt.Sprintf("(exit %d)", *b.exitCode), w)
+		case BangJob:
+			out = appendStyled(out, th, th.Accent, "", JobBadge(b.jobID), w)
 		}
 		if b.trunc != nil {
 			out = appendStyled(out, th, th.Warning, "", TruncationWarning(b.trunc), w)

@@ -90,6 +90,13 @@ func toolCases() map[string]func() *ToolCall {
 		"cwd": func() *ToolCall {
 			return &ToolCall{Command: "go test ./...", CwdRel: "internal/render", Output: "ok  \tagentsh/internal/render\t0.012s\n"}
 		},
+		"job": func() *ToolCall {
+			// The user pressed ctrl+b on a dev server: the result is the
+			// output so far and the job paragraph (SPEC §9).
+			return &ToolCall{Command: "npm run dev", JobID: "1",
+				Output: "> dev\n> vite\n\n  VITE ready in 300 ms\n\n" + bash.DetachSentence(bash.DetachUser, "1", 0) +
+					" Job 1 is running. " + bash.JobToolsHint("1")}
+		},
 		"wide": func() *ToolCall {
 			return &ToolCall{Command: "cat 日本語.txt",
 				Output: strings.Repeat("日本語のテキスト", 8) + "\n" + strings.Repeat("🎉👍🏽", 30) + "\n" + strings.Repeat("x", 130)}
@@ -148,6 +155,13 @@ func bangCases() map[string]func() *Bang {
 		"longline": func() *Bang {
 			b := NewBang("python -c 'print(\"x\"*10000)'", false)
 			b.Finish("before\n"+strings.Repeat("x", 10000)+"\n", intp(0), false, nil)
+			return b
+		},
+		"job": func() *Bang {
+			// The session's output of a command that waits for input.
+			b := NewBang(`read -p "Proceed? [y/N] " a; echo "got $a"`, false)
+			b.Append("Proceed? [y/N] ")
+			b.FinishAsJob("Proceed? [y/N] \n\n["+bash.DetachSentence(bash.DetachInput, "1", 0)+"]", "1", nil)
 			return b
 		},
 		"expanded": func() *Bang {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi/parser"
@@ -528,4 +529,54 @@ func FuzzToolCallCollapsed(f *testing.F) {
 		checkCollapsed(t, c, w, themes[int(width)%2])
 		checkRows(t, out, w)
 	})
+}
+
+// A command that became a job neither failed nor was cancelled: its block
+// says which job it is now.
+func TestBangJob(t *testing.T) {
+	b := NewBang("sleep 100", false)
+	b.Append("started\n")
+	b.FinishAsJob("started\n\n["+bash.DetachSentence(bash.DetachUser, "3", 0)+"]", "3", nil)
+	if b.State() != BangJob || b.JobID() != "3" || b.ExitCode() != nil {
+		t.Fatalf("state %d, job %q, exit %v", b.State(), b.JobID(), b.ExitCode())
+	}
+	v := b.View(100, NewTheme(true), "⠋")
+	for _, want := range []string{"\nstarted\n", "it became job 3.]\n", "\n→ job 3\n"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("missing %q:\n%s", want, v)
+		}
+	}
+	for _, bad := range []string{"Running…", "(exit", "(cancelled)"} {
+		if strings.Contains(v, bad) {
+			t.Errorf("shows %q:\n%s", bad, v)
+		}
+	}
+}
+
+// The collapsed call of a command that became a job drops the output's
+// notice (the warning line says it) and the model's instructions; expanded,
+// the result is whole.
+func TestToolCallJob(t *testing.T) {
+	tr := &bash.TruncationMeta{Direction: "tail", TruncatedBy: "lines", TotalLines: 3000, TotalBytes: 13893,
+		OutputLines: 2000, OutputBytes: 9893, ShownRange: bash.ShownRange{Start: 1001, End: 3000}, ArtifactID: "2"}
+	notice := "[" + bash.TruncationNotice(tr) + "]"
+	para := bash.DetachSentence(bash.DetachTimer, "2", 2*time.Second) + " Job 2 is running."
+	c := &ToolCall{Command: "seq 3000; sleep 100", JobID: "2", Truncation: tr,
+		Output: "2999\n3000\n\n" + notice + "\n\n" + para + " " + bash.JobToolsHint("2")}
+	v := c.View(200, NewTheme(true))
+	if !strings.HasPrefix(v, "→ $ seq 3000") {
+		t.Errorf("icon of a job is not →:\n%s", v)
+	}
+	if !strings.Contains(v, "  3000\n\n  "+para+"\n") {
+		t.Errorf("output then the job paragraph expected:\n%s", v)
+	}
+	for _, bad := range []string{"[Showing", "job_output"} {
+		if strings.Contains(v, bad) {
+			t.Errorf("collapsed view shows %q:\n%s", bad, v)
+		}
+	}
+	c.Expanded = true
+	if v := c.View(200, NewTheme(true)); !strings.Contains(v, "job_output") {
+		t.Errorf("expanded view lost the result's end:\n%s", v)
+	}
 }

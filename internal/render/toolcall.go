@@ -33,6 +33,7 @@ type ToolCall struct {
 	IsError        bool                 // IsError marks an error result (non-zero exit, timeout, …).
 	Truncation     *bash.TruncationMeta // Truncation comes from the result's details.
 	Expanded       bool                 // Expanded is toggled by ctrl+o.
+	JobID          string               // JobID is the job the command became (the result's details), "" if none.
 
 	cache   toolCache
 	renders int // cache misses, so tests can prove hits do no work
@@ -42,6 +43,7 @@ type ToolCall struct {
 // Output because Go compares string data pointers before bytes.
 type toolKey struct {
 	command, cwdRel, output    string
+	jobID                      string
 	timeout                    float64
 	running, isError, expanded bool
 	hasTrunc, noColor          bool
@@ -59,7 +61,7 @@ type toolCache struct {
 // returns the previous string without wrapping again.
 func (c *ToolCall) View(width int, th Theme) string {
 	k := toolKey{
-		command: c.Command, cwdRel: c.CwdRel, output: c.Output,
+		command: c.Command, cwdRel: c.CwdRel, output: c.Output, jobID: c.JobID,
 		timeout: c.TimeoutSeconds, running: c.Running, isError: c.IsError,
 		expanded: c.Expanded, noColor: th.NoColor, width: width,
 	}
@@ -90,6 +92,9 @@ func (c *ToolCall) render(width int, th Theme) string {
 		icon, iconStyle = "○", th.Accent
 	case c.IsError:
 		icon, iconStyle = "✗", th.Error
+	case c.JobID != "":
+		// Neither done nor failed: it goes on as a job.
+		icon, iconStyle = "→", th.Accent
 	}
 	cmd := c.Command
 	if strings.TrimSpace(cmd) == "" {
@@ -123,7 +128,7 @@ func (c *ToolCall) render(width int, th Theme) string {
 		out = append(out, th.paint(iconStyle, fit(icon, w)))
 	}
 
-	lines := splitLines(stripNotice(sink.Sanitize(c.Output)))
+	lines := splitLines(c.shownOutput())
 	var vis []string
 	if c.Expanded {
 		for _, l := range lines {
@@ -172,6 +177,30 @@ func (c *ToolCall) render(width int, th Theme) string {
 		out = appendStyled(out, th, th.Warning, ind, TruncationWarning(c.Truncation), bw)
 	}
 	return strings.Join(out, "\n")
+}
+
+// shownOutput is the result text as the body shows it. The job paragraph
+// of a call that became a job (SPEC §9) follows the output's notice, which
+// is stripped all the same; collapsed, the paragraph loses how to use the
+// job tools, which is for the model: the user has the jobs panel, and the
+// preview rows are better spent on output.
+func (c *ToolCall) shownOutput() string {
+	out := sink.Sanitize(c.Output)
+	if c.JobID == "" {
+		return stripNotice(out)
+	}
+	t := strings.TrimRight(out, "\n")
+	if !c.Expanded {
+		t = strings.TrimSuffix(t, " "+bash.JobToolsHint(c.JobID))
+	}
+	i := strings.LastIndex(t, "\n\n")
+	if i < 0 {
+		return t
+	}
+	if body := stripNotice(t[:i]); body != "" {
+		return body + "\n\n" + t[i+2:]
+	}
+	return t[i+2:]
 }
 
 // wrapRows is len(wrapLine(nil, line, w)) without building the rows: the

@@ -550,7 +550,12 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 	if meta := bash.ResultMeta(msg.res); meta != nil {
 		trunc = meta.Truncation
 	}
-	it.bang.Finish(msg.res.Output, msg.res.ExitCode, msg.res.Cancelled, trunc)
+	if j := msg.res.Job; j != nil {
+		// It waits for input or the user moved it: not an end, a job.
+		it.bang.FinishAsJob(msg.res.Output, j.ID(), trunc)
+	} else {
+		it.bang.Finish(msg.res.Output, msg.res.ExitCode, msg.res.Cancelled, trunc)
+	}
 	if msg.err != nil {
 		// The command ran but recording it failed.
 		m.notice(kindError, "Bash command failed: "+msg.err.Error())
@@ -664,8 +669,11 @@ func (m *model) applyEvent(e session.Event) {
 		it.call.IsError = e.Result.IsError
 		it.call.Output = e.Result.Content
 		var d bash.ToolDetails
-		if len(e.Result.Details) > 0 && json.Unmarshal(e.Result.Details, &d) == nil && d.Meta != nil {
-			it.call.Truncation = d.Meta.Truncation
+		if len(e.Result.Details) > 0 && json.Unmarshal(e.Result.Details, &d) == nil {
+			if d.Meta != nil {
+				it.call.Truncation = d.Meta.Truncation
+			}
+			it.call.JobID = d.JobID
 		}
 	}
 }
