@@ -358,3 +358,24 @@ func TestJobsPanelOpensOutputInPager(t *testing.T) {
 		t.Errorf("q did not return to the panel:\n%s", h.screen())
 	}
 }
+
+// TestJobEndAnnounced: a job that ends is said once in the transcript at
+// the next jobs tick ("Job 1 exited with code 3: …"), as the model is told
+// at its next step.
+func TestJobEndAnnounced(t *testing.T) {
+	h := newHarness(t, 100, 16)
+	mgr := withJobs(h)
+	j := startJob(t, mgr, "echo built; exit 3")
+	if st := j.Final(); st.String() != "exited 3" {
+		t.Fatalf("job ended %q", st)
+	}
+	h.update(jobsTickMsg{})
+	want := "Job 1 exited with code 3: echo built; exit 3"
+	if n := strings.Count(h.screen(), want); n != 1 {
+		t.Fatalf("%q appears %d times:\n%s", want, n, h.screen())
+	}
+	h.update(jobsTickMsg{})
+	if n := strings.Count(h.screen(), want); n != 1 {
+		t.Errorf("announced again: %d times", n)
+	}
+}

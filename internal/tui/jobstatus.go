@@ -21,6 +21,27 @@ type jobsTickMsg struct{}
 // every message gives it the chance to notice a new one.
 type jobsWatch struct {
 	ticking bool
+	told    map[*jobs.Job]bool // ended jobs already announced in the transcript
+}
+
+// ended returns, once each, the jobs that have ended since the last call:
+// the transcript says so (the model is told at its next step; the user
+// sees it here).
+func (w *jobsWatch) ended(mgr *jobs.Manager) []*jobs.Job {
+	if mgr == nil {
+		return nil
+	}
+	if w.told == nil {
+		w.told = map[*jobs.Job]bool{}
+	}
+	var out []*jobs.Job
+	for _, j := range mgr.List() {
+		if !w.told[j] && j.State().Ended() {
+			w.told[j] = true
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // update returns the next tick when one is due.

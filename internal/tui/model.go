@@ -142,6 +142,11 @@ func (m *model) Init() tea.Cmd { return nil }
 // Update implements tea.Model.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	_, cmd := m.route(msg)
+	if _, ok := msg.(jobsTickMsg); ok {
+		for _, j := range m.jobsWatch.ended(m.cfg.Jobs) {
+			m.notice(kindInfo, strings.TrimSuffix(bash.JobSentence(j.ID(), j.State()), ".")+": "+bash.FirstLine(j.Command()))
+		}
+	}
 	if tc := m.jobsWatch.update(msg, m.cfg.Jobs); tc != nil {
 		cmd = tea.Batch(cmd, tc)
 	}
