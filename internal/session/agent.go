@@ -40,6 +40,10 @@ type BashOptions struct {
 	// ExcludeFromContext marks a `!!` command: recorded and shown, never
 	// sent to the model.
 	ExcludeFromContext bool
+	// BackgroundNow, when closed, makes the command a job (the user's
+	// ctrl+b); nil = the session's (MoveToBackground). A caller that has
+	// its own cannot lose a ctrl+b pressed before the command started.
+	BackgroundNow <-chan struct{}
 }
 
 // AgentSession holds one conversation: its messages, its persistent store
@@ -289,11 +293,15 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 	}
 	// A command that waits for input, or that the user moves to the
 	// background (ctrl+b), becomes a job of the session's manager (SPEC §9).
+	bgNow := opts.BackgroundNow
+	if bgNow == nil {
+		bgNow = a.BackgroundNow()
+	}
 	res, err := a.exec.Run(ctx, command, bash.RunOptions{
 		Shell: shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
 		State: a.state, Capture: bash.CaptureAll,
 		ArtifactPath: artPath, ArtifactID: artID, ArtifactMaxBytes: artMax, OnChunk: onChunk,
-		Jobs: a.Jobs(), BackgroundNow: a.BackgroundNow(),
+		Jobs: a.Jobs(), BackgroundNow: bgNow,
 	})
 	if res.Job != nil {
 		if artID != "" {

@@ -12,6 +12,7 @@ import (
 	"agentsh/internal/bash"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/jobs"
+	"agentsh/internal/proctest"
 	"agentsh/internal/tools"
 )
 
@@ -183,5 +184,35 @@ func TestJobNoticeTail(t *testing.T) {
 	}
 	if got := a.JobNotice(); got != "" {
 		t.Errorf("second notice %q, want none", got)
+	}
+}
+
+// TestBangBackgroundNowBeforeStart: a ctrl+b pressed before the `!`
+// command even started (its channel already closed) is not lost: the
+// command becomes a job at once, the recorded output says so, and killing
+// the job leaves nothing.
+func TestBangBackgroundNowBeforeStart(t *testing.T) {
+	a, jm, _ := newJobsAgent(t)
+	tag := proctest.SleepTag()
+	now := make(chan struct{})
+	close(now)
+	res, err := a.ExecuteBash(context.Background(), "sleep "+tag, nil, BashOptions{BackgroundNow: now})
+	if err != nil || res.Job == nil || res.JobReason != bash.DetachUser {
+		t.Fatalf("not a job: %+v, %v", res, err)
+	}
+	const notice = "[The user moved the command to the background: it became job 1.]"
+	if res.Output != notice {
+		t.Errorf("output %q", res.Output)
+	}
+	msgs := a.Messages()
+	if b, ok := msgs[len(msgs)-1].(*BashExecutionMessage); !ok || b.Output != notice || b.ExitCode != nil {
+		t.Errorf("recorded %#v", msgs[len(msgs)-1])
+	}
+	if j, ok := jm.Get("1"); !ok || j != res.Job {
+		t.Fatalf("job 1 is not the session manager's")
+	}
+	res.Job.Kill()
+	if left := proctest.WithArg(tag); len(left) != 0 {
+		t.Errorf("left after kill: %v", left)
 	}
 }

@@ -80,6 +80,7 @@ type model struct {
 
 	bang        *bangItem
 	bangGen     int
+	bangBg      chan struct{} // the running `!` command's ctrl+b; nil once closed
 	bangRunning bool
 
 	overlay *overlay
@@ -326,6 +327,10 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if m.bangRunning || m.agentRunning {
 			// The running `!` command or model's bash call returns with
 			// its output so far and goes on as a job (SPEC §9).
+			if m.bangRunning && m.bangBg != nil {
+				close(m.bangBg)
+				m.bangBg = nil
+			}
 			m.cfg.Session.MoveToBackground()
 			m.flash = "moved to the background · " + JobsKey + " shows the jobs"
 			return m, nil
@@ -524,12 +529,14 @@ func (m *model) startBang(command string, excluded bool) tea.Cmd {
 	m.bangGen++
 	gen := m.bangGen
 	m.bang, m.bangRunning = it, true
+	bg := make(chan struct{}) // closed by ctrl+b, even before the command starts
+	m.bangBg = bg
 	sess, ctx, p, send := m.cfg.Session, m.ctx, m.pump, m.send
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
 		res, err := sess.ExecuteBash(ctx, command, func(b []byte) { p.chunk(gen, b) },
-			session.BashOptions{ExcludeFromContext: excluded})
+			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg})
 		send(bangDoneMsg{gen: gen, res: res, err: err})
 	}()
 	return m.startTick()
@@ -540,7 +547,7 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 		return
 	}
 	it := m.bang
-	m.bang, m.bangRunning = nil, false
+	m.bang, m.bangRunning, m.bangBg = nil, false, nil
 	if msg.err != nil && msg.res.Output == "" && msg.res.ExitCode == nil && !msg.res.Cancelled {
 		// Nothing ran: the component would only show an empty result.
 		m.removeItem(it)
