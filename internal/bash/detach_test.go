@@ -266,3 +266,32 @@ func TestAutoBackgroundAfterExec(t *testing.T) {
 		t.Errorf("left: %v", left)
 	}
 }
+
+// TestJobEndDoesNotMoveSession: a `!` command (state captured) that
+// became a job and later runs `cd` does not move the session when it
+// ends; the next command runs where the session was.
+func TestJobEndDoesNotMoveSession(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	home := t.TempDir()
+	st := NewSessionState(home)
+	away := t.TempDir()
+	opts := RunOptions{Shell: ttyShell(t), Jobs: m, State: st, Capture: CaptureAll, SessionKey: "s"}
+	if r := run(t, e, "cd "+home, opts); r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	res := run(t, e, `read -p "go? " a; cd `+away, opts)
+	if res.Job == nil {
+		t.Fatalf("not a job: %+v", res)
+	}
+	if err := res.Job.Input(`y\n`); err != nil {
+		t.Fatal(err)
+	}
+	if s := waitJob(t, res.Job); s != (jobs.State{Kind: jobs.Exited, Code: 0}) {
+		t.Fatalf("job %v", s)
+	}
+	if r := run(t, e, "pwd", opts); r.Output != home+"\n" {
+		t.Errorf("after the job, pwd = %q, want %q", r.Output, home)
+	}
+}

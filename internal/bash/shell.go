@@ -942,6 +942,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	out, why := r.loop(ctx, spec.detach)
 	if why != 0 {
 		handedOver = true
+		r.handedOver = true
 		out.detached, out.detachReason = r, why
 	}
 	return out
@@ -984,6 +985,8 @@ type liveRun struct {
 	timer    *time.Timer // the timeout's; nil = none
 	timeoutC <-chan time.Time
 	isEnd    func(string) bool
+	// handedOver: the run became a job; its loop goes on for the job.
+	handedOver bool
 
 	draining  atomic.Bool
 	drainEnd  atomic.Int64
@@ -1282,7 +1285,9 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 				s.state, s.stateVer = r.spec.state, r.applied
 			}
 			spec := r.spec
-			if spec.state != nil && spec.capture != CaptureNone && !r.out.reset {
+			// A job's end does not move the session (its `cd` happened
+			// long after the call returned); its shell is not reused.
+			if spec.state != nil && spec.capture != CaptureNone && !r.out.reset && !r.handedOver {
 				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil && spec.state.update(dump, spec.capture, spec.scrub, spec.cfgEnv) {
 					s.state, s.stateVer = spec.state, spec.state.Version()
 				}
