@@ -380,6 +380,9 @@ func TestExecBasicResults(t *testing.T) {
 		{"no output", "true", "(no output)\n", 0},
 		{"no output nonzero", "exit 3", "(no output)\n\nCommand exited with code 3\n", 3},
 		{"unicode", "printf 'héllo ✓ 日本\\n'", "héllo ✓ 日本\n", 0},
+		// exec has no jobs, so no one could type into a terminal: stdin
+		// stays /dev/null and a reading command ends at once.
+		{"stdin reads EOF", `cat; read -p "go? " a; echo "rc=$?"`, "rc=1\n", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
