@@ -31,7 +31,20 @@ type Detached struct {
 	mu      sync.Mutex
 	onOut   func([]byte)
 	pending *sink.TailBuffer // output between the hand-over and SetOnOutput
+	// The screen is fed at most every screenEvery with the last
+	// screenFeedMax bytes that came meanwhile: a flood would otherwise
+	// spend a core in the emulator for text that scrolls off at once.
+	unseen     *sink.TailBuffer
+	screenWake chan struct{}
+	screenQuit chan struct{}
+	screenDone chan struct{}
 }
+
+// Pace and size of the screen's feed (see Detached.unseen).
+const (
+	screenEvery   = 30 * time.Millisecond
+	screenFeedMax = 16 << 10
+)
 
 // echoWait bounds how long the output after typed input waits for the
 // terminal's echo of it.
@@ -43,9 +56,49 @@ var ErrNoTerminal = errors.New(`its stdin is not a terminal (bash.stdin is "null
 
 func newDetached(s *shellSession) *Detached {
 	d := &Detached{s: s, done: make(chan struct{}), pending: sink.NewTailBuffer(sink.DefaultMaxBytes),
-		screen: pty.NewScreen(DefaultPTYCols, DefaultPTYRows, nil)}
+		screen: pty.NewScreen(DefaultPTYCols, DefaultPTYRows, nil),
+		unseen: sink.NewTailBuffer(screenFeedMax), screenWake: make(chan struct{}, 1),
+		screenQuit: make(chan struct{}), screenDone: make(chan struct{})}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
+	go d.feedScreen()
 	return d
+}
+
+// feedScreen moves the output that came since its last turn onto the
+// screen, at most every screenEvery, until screenQuit (then once more).
+func (d *Detached) feedScreen() {
+	defer close(d.screenDone)
+	for {
+		quit := false
+		select {
+		case <-d.screenWake:
+		case <-d.screenQuit:
+			quit = true
+		}
+		d.mu.Lock()
+		text := d.unseen.String()
+		d.unseen = sink.NewTailBuffer(screenFeedMax)
+		d.mu.Unlock()
+		if text != "" {
+			d.screen.Feed(toScreen([]byte(text)))
+		}
+		if quit {
+			return
+		}
+		select {
+		case <-time.After(screenEvery):
+		case <-d.screenQuit:
+		}
+	}
+}
+
+// toScreenLater queues sanitized output for the screen (d.mu held).
+func (d *Detached) toScreenLater(c []byte) {
+	_, _ = d.unseen.Write(c)
+	select {
+	case d.screenWake <- struct{}{}:
+	default:
+	}
 }
 
 // record takes a sanitized chunk from the run's sink (with the sink
@@ -53,7 +106,7 @@ func newDetached(s *shellSession) *Detached {
 func (d *Detached) record(c []byte) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.screen.Feed(toScreen(c))
+	d.toScreenLater(c)
 	if d.onOut != nil {
 		d.onOut(c)
 		return
@@ -74,7 +127,7 @@ func (d *Detached) handover(out *sink.OutputSink) sink.Summary {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	sum := out.Handover(d.record)
-	d.screen.Feed(toScreen([]byte(sum.Output)))
+	d.toScreenLater([]byte(sum.Output))
 	return sum
 }
 
@@ -183,6 +236,8 @@ func (d *Detached) follow(e *Executor, r *liveRun, out *sink.OutputSink, timeout
 			code = nil
 		}
 		d.result = pty.Result{Summary: sum, ExitCode: code, Cancelled: res.cancelled, TimedOut: res.timedOut}
+		close(d.screenQuit)
+		<-d.screenDone
 		d.screen.Close()
 		close(d.done)
 	}()
