@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -187,6 +188,9 @@ func runJobInput(ctx context.Context, m *jobs.Manager, args map[string]json.RawM
 		return errResult(bash.JobSentence(j.ID(), st) + " It takes no more input.\n" + bash.JobOutputText(j.ReadNew(), "(no new output)"))
 	}
 	if err := j.Input(text); err != nil {
+		if errors.Is(err, bash.ErrNoTerminal) {
+			return errResult("Job " + j.ID() + " takes no input: " + bash.ErrNoTerminal.Error() + ".")
+		}
 		st := j.Final() // it ended just now
 		return errResult(bash.JobSentence(j.ID(), st) + " It takes no more input.\n" + bash.JobOutputText(j.ReadNew(), "(no new output)"))
 	}

@@ -88,3 +88,21 @@ func TestStdinNullSetting(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// TestInputToJobWithoutTerminal: with bash.stdin "null", a command that
+// became a job after the auto-background threshold has no terminal:
+// job_input says so at once instead of waiting for the job to end.
+func TestInputToJobWithoutTerminal(t *testing.T) {
+	h := newJobsHarnessWith(t, func(ts *bash.ToolSettings) { ts.AutoBackground = 300 * time.Millisecond })
+	tag := proctest.SleepTag()
+	if r := h.call(t, "bash", map[string]any{"command": "sleep " + tag}); r.IsError || !strings.Contains(r.Content, "it became job 1") {
+		t.Fatalf("%+v", r)
+	}
+	in := h.call(t, JobInputName, map[string]any{"id": "1", "text": `y\n`})
+	if !in.IsError || in.Content != `Job 1 takes no input: its stdin is not a terminal (bash.stdin is "null").` {
+		t.Errorf("job_input: %+v", in)
+	}
+	if st := h.call(t, JobsName, nil); !strings.Contains(st.Content, "running") {
+		t.Errorf("jobs: %q", st.Content)
+	}
+}
