@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -64,6 +65,11 @@ type RunOptions struct {
 	KeepTimeout bool
 	// JobCommand is what the job lists as its command; "" = the command.
 	JobCommand string
+	// Terminal runs the command with its output on the shell's terminal
+	// (needs Shell.TerminalStdin and Jobs): see TerminalView. A program
+	// that used the alternate screen reports its last full screen as its
+	// output (the artifact keeps the stream).
+	Terminal *TerminalView
 }
 
 // BashResult is the structured outcome of a run; timeouts and cancels are
@@ -287,7 +293,8 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 			break
 		}
 		res = s.run(ctx, runSpec{cwd: opts.Cwd, command: command, timeout: left, stopLines: opts.StopAfterLines,
-			state: opts.State, capture: opts.Capture, scrub: opts.Shell.ScrubEnv, cfgEnv: opts.Shell.Env, detach: det}, out)
+			state: opts.State, capture: opts.Capture, scrub: opts.Shell.ScrubEnv, cfgEnv: opts.Shell.Env, detach: det,
+			view: opts.Terminal}, out)
 		if r := res.detached; r != nil {
 			// A job now: its shell leaves the pool (closed when it ends).
 			s.broken.Store(true)
@@ -312,9 +319,10 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 	switch {
 	case res.timedOut:
 		secs := int(math.Round(timeout.Seconds()))
-		return summaryResult(out.Dump(fmt.Sprintf("Command timed out after %d seconds", secs)), nil, true), nil
+		notice := fmt.Sprintf("Command timed out after %d seconds", secs)
+		return fullScreen(summaryResult(out.Dump(notice), nil, true), opts.Terminal, notice), nil
 	case res.cancelled:
-		return summaryResult(out.Dump("Command cancelled"), nil, true), nil
+		return fullScreen(summaryResult(out.Dump("Command cancelled"), nil, true), opts.Terminal, "Command cancelled"), nil
 	case res.err != nil:
 		out.Dump("")
 		return BashResult{}, fmt.Errorf("run command: %w", res.err)
@@ -336,7 +344,27 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 	if head != nil {
 		r.Head = string(head.buf)
 	}
-	return r, nil
+	return fullScreen(r, opts.Terminal, notice), nil
+}
+
+// fullScreen gives a program that used the alternate screen (vim, less,
+// top) its last full screen as output, with notice first as usual: its
+// stream is redraws, and what it showed last is what it "printed". The
+// artifact keeps the stream.
+func fullScreen(r BashResult, v *TerminalView, notice string) BashResult {
+	if v == nil || v.Screen() == nil {
+		return r
+	}
+	txt, ok := v.Screen().FullScreenText()
+	if !ok {
+		return r
+	}
+	if notice != "" {
+		txt = "[" + notice + "]\n" + txt
+	}
+	r.Output = txt + "\n"
+	r.OutputLines, r.OutputBytes = strings.Count(r.Output, "\n"), len(r.Output)
+	return r
 }
 
 // headCapture keeps the first lines of the sanitized stream.

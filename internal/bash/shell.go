@@ -81,6 +81,9 @@ const (
 	// terminalDrain bounds the wait for the terminal's last output at the
 	// end of a run.
 	terminalDrain = 50 * time.Millisecond
+	// terminalSettle is the quiet that ends a run whose output went to
+	// the terminal (a `!` command in the TUI; people wait longer).
+	terminalSettle = 5 * time.Millisecond
 	// holdCheckAfter is how long after the end line the output may take
 	// to reach EOF before the shell's own fds are examined.
 	holdCheckAfter = 3 * time.Millisecond
@@ -207,7 +210,9 @@ type shellSession struct {
 	ttyPath  string
 	ttyModes *unix.Termios              // the modes at start, restored before a run when a program changed them
 	ttyOut   atomic.Pointer[syncWriter] // the running command's output, for what the terminal echoes or programs write to /dev/tty
+	ttyView  atomic.Pointer[TerminalView] // the running command's screen, when it runs with its output on the terminal
 	lastOut  atomic.Int64               // UnixNano of the running command's latest output
+	ttyDirty atomic.Bool                // keys were typed or a program was answered: flush the input before the next run
 	// echoDue is set (a UnixNano deadline) when input was typed: the
 	// program's answer waits for the terminal's echo of it until then, so
 	// the output reads "y", then "got y", as on a screen.
@@ -536,6 +541,9 @@ func (s *shellSession) readTerminal(ptm *os.File) {
 	for {
 		n, err := ptm.Read(buf)
 		if n > 0 {
+			if v := s.ttyView.Load(); v != nil {
+				v.feed(buf[:n]) // raw: the screen needs the escape sequences
+			}
 			if w := s.ttyOut.Load(); w != nil {
 				s.lastOut.Store(time.Now().UnixNano())
 				_, _ = w.Write(buf[:n])
@@ -552,12 +560,15 @@ func (s *shellSession) readTerminal(ptm *os.File) {
 	}
 }
 
-// resetTerminal readies the terminal for a run: modes a program left
-// changed (raw mode after a crash) are restored. One ioctl when nothing
-// changed. (Typed input never waits for a later run: only a run that
-// became a job is typed into, and its shell is not reused.)
+// resetTerminal readies the terminal for a run: input left from an earlier
+// one (keys typed into a program that ended, a terminal's late answer to a
+// query) is discarded, and modes a program left changed (raw mode after a
+// crash) are restored. One ioctl when nothing changed.
 func (s *shellSession) resetTerminal() {
 	_ = pty.Control(s.pts, func(fd int) error {
+		if s.ttyDirty.Swap(false) {
+			_ = unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
+		}
 		if cur, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil && *cur != *s.ttyModes {
 			_ = unix.IoctlSetTermios(fd, unix.TCSETS, s.ttyModes)
 		}
@@ -588,6 +599,7 @@ type runSpec struct {
 	scrub        []string          // names kept from this shell when the state is applied
 	cfgEnv       map[string]string // the shell's shell.env: the settings' own, not the state's
 	detach       *detachSpec       // nil = the run holds its call to the end
+	view         *TerminalView     // output on the shell's terminal too (needs one); nil = the FIFO
 }
 
 // runOutcome is the engine-level result of one run on one session.
@@ -804,7 +816,17 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	req = append(req, "__agentsh_w="...)
 	req = appendShellQuoted(req, cwd)
 	req = append(req, " __agentsh_o="...)
-	req = appendShellQuoted(req, fifo)
+	view := spec.view
+	if s.ptm == nil {
+		view = nil
+	}
+	if view != nil {
+		// Its output goes to the terminal; the FIFO gets no writer and
+		// reads EOF at once.
+		req = appendShellQuoted(req, s.ttyPath)
+	} else {
+		req = appendShellQuoted(req, fifo)
+	}
 	req = append(req, " __agentsh_c="...)
 	req = appendShellQuoted(req, command)
 	req = append(req, " __agentsh_x="...)
@@ -860,9 +882,17 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 		sw := &syncWriter{w: w}
 		w = sw
 		s.ttyOut.Store(sw)
+		if view != nil {
+			view.bind(s)
+			s.ttyView.Store(view)
+		}
 		defer func() {
 			if !handedOver {
 				s.ttyOut.Store(nil)
+			}
+			if view != nil {
+				s.ttyView.Store(nil)
+				view.unbind()
 			}
 		}()
 	}
@@ -936,13 +966,14 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	s.aliases = ""
 
 	r := &liveRun{s: s, spec: spec, rd: rd, fifo: fifo, w: w, endNonce: endNonce, applied: applied,
-		timer: timer, timeoutC: timeoutC, started: runStart}
+		timer: timer, timeoutC: timeoutC, started: runStart, view: view}
 	r.isEnd = func(l string) bool { _, ok := endLine(l, endNonce); return ok }
 	r.startReader(stopLines)
 	out, why := r.loop(ctx, spec.detach)
 	if why != 0 {
 		handedOver = true
 		r.handedOver = true
+		r.view = nil // the UI lets go of a job
 		out.detached, out.detachReason = r, why
 	}
 	return out
@@ -987,6 +1018,7 @@ type liveRun struct {
 	isEnd    func(string) bool
 	// handedOver: the run became a job; its loop goes on for the job.
 	handedOver bool
+	view       *TerminalView // the run's output is on the terminal; nil = the FIFO
 
 	draining  atomic.Bool
 	drainEnd  atomic.Int64
@@ -1096,12 +1128,12 @@ func (r *liveRun) startDrain(d time.Duration) {
 }
 
 // waitingForInput reports whether a process of the run sleeps reading the
-// shell's terminal after QuietForInput without output (the shell's own
-// `read` included).
-func (r *liveRun) waitingForInput() bool {
+// shell's terminal after quiet without output (the shell's own `read`
+// included).
+func (r *liveRun) waitingForInput(quiet time.Duration) bool {
 	s := r.s
-	if s.ptm == nil || time.Since(r.started) < jobs.QuietForInput ||
-		time.Since(time.Unix(0, s.lastOut.Load())) < jobs.QuietForInput {
+	if s.ptm == nil || time.Since(r.started) < quiet ||
+		time.Since(time.Unix(0, s.lastOut.Load())) < quiet {
 		return false
 	}
 	if proc.WaitingToRead(s.pid, s.ttyPath) {
@@ -1132,7 +1164,13 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 	if det != nil {
 		armAuto = det.after > 0
 		nowC = det.now
-		onInput = det.onInput && s.ptm != nil
+		// With its output on the terminal, a waiting program gets the
+		// user's keys (TerminalView) instead of becoming a job.
+		onInput = det.onInput && s.ptm != nil && r.view == nil
+	}
+	var viewC <-chan struct{}
+	if r.view != nil {
+		viewC = r.view.wake
 	}
 	defer func() {
 		if autoT != nil {
@@ -1205,7 +1243,10 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 				autoT = time.NewTimer(det.after - time.Since(r.started))
 				autoC = autoT.C
 			}
-			if onInput && r.waitingForInput() {
+			if r.view != nil && !r.view.took.Load() && r.waitingForInput(TerminalQuietForInput) {
+				r.view.takeover(TakeoverInput)
+			}
+			if onInput && r.waitingForInput(jobs.QuietForInput) {
 				if detach(DetachInput) {
 					return r.out, DetachInput
 				}
@@ -1245,6 +1286,9 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 			if !r.readerDone {
 				r.startDrain(drainSilence)
 			}
+		case <-viewC:
+			viewC = nil
+			r.view.takeover(TakeoverFullScreen)
 		case <-autoC:
 			autoC = nil
 			if detach(DetachTimer) {
@@ -1312,7 +1356,7 @@ func (r *liveRun) finish() {
 		r.timer.Stop()
 	}
 	if r.s.ptm != nil {
-		r.s.drainTerminal()
+		r.s.drainTerminal(r.view != nil)
 		r.s.ttyOut.Store(nil)
 	}
 }
@@ -1328,9 +1372,10 @@ func (s *shellSession) awaitEcho(due int64) {
 }
 
 // drainTerminal lets the terminal's reader take what the terminal still
-// holds (the echo of input typed just before the command ended), for at
-// most terminalDrain; one ioctl when there is nothing.
-func (s *shellSession) drainTerminal() {
+// holds (the echo of input typed just before the command ended; with
+// output, the command's last output), for at most terminalDrain; one ioctl
+// when there is nothing.
+func (s *shellSession) drainTerminal(output bool) {
 	deadline := time.Now().Add(terminalDrain)
 	for {
 		n := 0
@@ -1339,7 +1384,11 @@ func (s *shellSession) drainTerminal() {
 			n = v
 			return err
 		})
-		if n <= 0 || time.Now().After(deadline) {
+		// A run whose output went to the terminal may still have some
+		// on its way through the kernel's buffers, which TIOCINQ does
+		// not count: it is over once the reader has been idle a moment.
+		settled := !output || time.Since(time.Unix(0, s.lastOut.Load())) >= terminalSettle
+		if (n <= 0 && settled) || time.Now().After(deadline) {
 			return
 		}
 		time.Sleep(time.Millisecond)

@@ -76,6 +76,10 @@ type Screen struct {
 	lrMode     bool
 	top, bot   int  // main screen's vertical scroll region, rows [top, bot)
 	hMargins   bool // main screen has DECSLRM margins narrower than the screen
+	// lastAlt is the alternate screen as it was when the child left it
+	// (vim's last frame): what a full-screen program "printed".
+	lastAlt string
+	usedAlt bool
 
 	skipMin int
 	skipped atomic.Int64
@@ -180,6 +184,26 @@ func (s *Screen) track(e *vt.Emulator) {
 			}
 			if left < right {
 				s.hMargins = left != 1 || right != w
+			}
+		}
+		return false
+	})
+	e.RegisterCsiHandler(ansi.Command('?', 0, 'l'), func(params ansi.Params) bool { // leaving the alternate screen
+		if e.IsAltScreen() {
+			for i := range params {
+				if p, _, _ := params.Param(i, 0); p == 47 || p == 1047 || p == 1049 {
+					s.lastAlt = e.String()
+					break
+				}
+			}
+		}
+		return false
+	})
+	e.RegisterCsiHandler(ansi.Command('?', 0, 'h'), func(params ansi.Params) bool { // entering it
+		for i := range params {
+			if p, _, _ := params.Param(i, 0); p == 47 || p == 1047 || p == 1049 {
+				s.usedAlt = true
+				break
 			}
 		}
 		return false
@@ -521,6 +545,30 @@ func (s *Screen) AltScreen() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.e.IsAltScreen()
+}
+
+// FullScreenText is, for a child that used the alternate screen (vim,
+// less, htop), that screen's last frame as plain text rows, trailing
+// spaces and blank rows at the end trimmed: the screen it is on now, or
+// the one it left last. ok is false when the child never used it.
+func (s *Screen) FullScreenText() (text string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.usedAlt {
+		return "", false
+	}
+	raw := s.lastAlt
+	if s.e.IsAltScreen() {
+		raw = s.e.String()
+	}
+	lines := strings.Split(raw, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines, "\n"), true
 }
 
 // AppCursor reports DECCKM (?1), which decides how arrow keys are encoded.

@@ -44,6 +44,10 @@ type BashOptions struct {
 	// ctrl+b); nil = the session's (MoveToBackground). A caller that has
 	// its own cannot lose a ctrl+b pressed before the command started.
 	BackgroundNow <-chan struct{}
+	// Terminal runs the command with its output on the session shell's
+	// terminal (the TUI's `!` commands): full-screen and interactive
+	// programs work, the shell stays the session's (see bash.TerminalView).
+	Terminal *bash.TerminalView
 }
 
 // AgentSession holds one conversation: its messages, its persistent store
@@ -301,7 +305,7 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 		Shell: shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
 		State: a.state, Capture: bash.CaptureAll,
 		ArtifactPath: artPath, ArtifactID: artID, ArtifactMaxBytes: artMax, OnChunk: onChunk,
-		Jobs: a.Jobs(), BackgroundNow: bgNow,
+		Jobs: a.Jobs(), BackgroundNow: bgNow, Terminal: opts.Terminal,
 	})
 	if res.Job != nil {
 		if artID != "" {

@@ -1,0 +1,145 @@
+package bash
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"agentsh/internal/pty"
+)
+
+// TakeoverReason says why a command run with a TerminalView wants the
+// user's screen and keys.
+type TakeoverReason int
+
+// The reasons, as TerminalView.OnTakeover gets them.
+const (
+	TakeoverFullScreen TakeoverReason = iota + 1 // it switched to the alternate screen (vim, less, top)
+	TakeoverInput                                // it waits reading its terminal (python3, a prompt)
+)
+
+// TerminalView runs a command with its output on the shell's terminal (the
+// user's `!` commands): programs see a terminal (colours, pagers, full
+// screen), the emulated Screen follows it, and keys go to it with Write.
+// The persistent shell stays: `cd` and exports carry over as usual. Plain
+// output still reaches the sink (and OnChunk) as text.
+type TerminalView struct {
+	Cols, Rows int // the terminal's size for the command; 0 = 120×40
+	// OnTakeover is called once, from the run's loop, when the program
+	// takes the screen (the UI then shows Screen and sends keys).
+	OnTakeover func(TakeoverReason)
+
+	mu     sync.Mutex
+	s      *shellSession
+	screen *pty.Screen
+	took   atomic.Bool
+	wake   chan struct{} // the terminal's reader saw the alternate screen
+}
+
+// errNotRunning refuses input once the command has ended.
+var errNotRunning = errors.New("the command is not running")
+
+// bind attaches the view to shell s for one run.
+func (v *TerminalView) bind(s *shellSession) {
+	cols, rows := v.Cols, v.Rows
+	if cols <= 0 || rows <= 0 {
+		cols, rows = DefaultPTYCols, DefaultPTYRows
+	}
+	cols, rows = pty.ClampSize(cols, rows)
+	v.mu.Lock()
+	v.s = s
+	v.screen = pty.NewScreen(cols, rows, ptmWriter{s})
+	v.wake = make(chan struct{}, 1)
+	v.mu.Unlock()
+	s.setWinsize(cols, rows)
+	s.ttyDirty.Store(true) // keys and the emulator's answers may outlive the run
+}
+
+// unbind ends the view's run: later Writes fail.
+func (v *TerminalView) unbind() {
+	v.mu.Lock()
+	v.s = nil
+	v.mu.Unlock()
+}
+
+// Screen is the command's emulated terminal (nil before the run started).
+func (v *TerminalView) Screen() *pty.Screen {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.screen
+}
+
+// Write types p (keys as a terminal sends them) into the command.
+func (v *TerminalView) Write(p []byte) (int, error) {
+	v.mu.Lock()
+	s := v.s
+	v.mu.Unlock()
+	if s == nil {
+		return 0, errNotRunning
+	}
+	n, err := s.ptm.Write(p)
+	if err != nil {
+		return n, fmt.Errorf("write to the terminal: %w", err)
+	}
+	return n, nil
+}
+
+// Resize sets the terminal's size for the command and the screen's.
+func (v *TerminalView) Resize(cols, rows int) {
+	cols, rows = pty.ClampSize(cols, rows)
+	v.mu.Lock()
+	s, scr := v.s, v.screen
+	v.mu.Unlock()
+	if scr != nil {
+		scr.Resize(cols, rows)
+	}
+	if s != nil {
+		s.setWinsize(cols, rows)
+	}
+}
+
+// takeover calls OnTakeover once.
+func (v *TerminalView) takeover(why TakeoverReason) {
+	if v.took.CompareAndSwap(false, true) && v.OnTakeover != nil {
+		v.OnTakeover(why)
+	}
+}
+
+// feed gives the screen what the terminal printed, from its reader.
+func (v *TerminalView) feed(p []byte) {
+	v.mu.Lock()
+	scr, wake := v.screen, v.wake
+	v.mu.Unlock()
+	if scr == nil {
+		return
+	}
+	scr.Feed(p)
+	if !v.took.Load() && scr.AltScreen() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// ptmWriter sends the emulator's answers (DA1, CPR) to the program.
+type ptmWriter struct{ s *shellSession }
+
+func (w ptmWriter) Write(p []byte) (int, error) { return w.s.ptm.Write(p) }
+
+// setWinsize sets the terminal's size (the program gets SIGWINCH).
+func (s *shellSession) setWinsize(cols, rows int) {
+	_ = pty.Control(s.ptm, func(fd int) error {
+		return unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
+	})
+}
+
+// TerminalQuietForInput is how long a program run with a TerminalView
+// must have printed nothing, blocked reading its terminal, before the UI
+// is handed its keys: shorter than a job's jobs.QuietForInput, because
+// the user is watching and a wrong guess costs only an overlay.
+const TerminalQuietForInput = 300 * time.Millisecond

@@ -1,0 +1,141 @@
+package bash
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"agentsh/internal/jobs"
+)
+
+// runTerminal starts command with a TerminalView in the background and
+// returns the view, a channel with the takeover reason and one with the
+// result.
+func runTerminal(t *testing.T, e *Executor, m *jobs.Manager, command string) (*TerminalView, chan TakeoverReason, chan BashResult) {
+	t.Helper()
+	took := make(chan TakeoverReason, 1)
+	v := &TerminalView{Cols: 80, Rows: 24, OnTakeover: func(r TakeoverReason) { took <- r }}
+	done := make(chan BashResult, 1)
+	go func() {
+		r, err := e.Run(context.Background(), command, RunOptions{Shell: ttyShell(t), Jobs: m, Terminal: v, SessionKey: "user"})
+		if err != nil {
+			t.Errorf("run %q: %v", command, err)
+		}
+		done <- r
+	}()
+	return v, took, done
+}
+
+func waitResult(t *testing.T, done chan BashResult) BashResult {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(hangGuard):
+		t.Fatal("the command never ended (hang guard)")
+	}
+	return BashResult{}
+}
+
+func waitTakeover(t *testing.T, took chan TakeoverReason) TakeoverReason {
+	t.Helper()
+	select {
+	case r := <-took:
+		return r
+	case <-time.After(hangGuard):
+		t.Fatal("the program never took the screen (hang guard)")
+	}
+	return 0
+}
+
+// TestTerminalPlainOutput: with its output on the terminal a command sees
+// a terminal on stdout (colours, isatty), the text reaches the result
+// without escape sequences, nothing takes the screen, and `cd` persists
+// in the session's shell.
+func TestTerminalPlainOutput(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	dir := t.TempDir()
+	_, took, done := runTerminal(t, e, m, `printf '\e[31mred\e[0m\n'; [ -t 1 ] && echo tty-out; cd `+dir)
+	r := waitResult(t, done)
+	if r.Output != "red\ntty-out\n" || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Errorf("%+v", r)
+	}
+	select {
+	case why := <-took:
+		t.Errorf("a plain command took the screen (%v)", why)
+	default:
+	}
+	_, _, done = runTerminal(t, e, m, "pwd")
+	if r := waitResult(t, done); r.Output != dir+"\n" {
+		t.Errorf("cd did not persist: %q", r.Output)
+	}
+}
+
+// TestTerminalVim: vim takes the screen (alternate screen), keys typed
+// through the view edit and save the file, and the result is vim's last
+// screen rather than its stream of redraws.
+func TestTerminalVim(t *testing.T) {
+	if _, err := exec.LookPath("vim"); err != nil {
+		t.Skip("vim not installed")
+	}
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	f := filepath.Join(t.TempDir(), "f.txt")
+	v, took, done := runTerminal(t, e, m, "vim -u NONE -N "+f)
+	if why := waitTakeover(t, took); why != TakeoverFullScreen {
+		t.Fatalf("takeover %v", why)
+	}
+	for deadline := time.Now().Add(hangGuard); !strings.Contains(strings.Join(v.Screen().Text(), "\n"), "~"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("vim never drew: %q", v.Screen().Text())
+		}
+	}
+	if _, err := v.Write([]byte("ihello\x1b:wq\r")); err != nil {
+		t.Fatal(err)
+	}
+	r := waitResult(t, done)
+	if r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "hello\n" {
+		t.Errorf("file %q", b)
+	}
+	// Its last frame: the file's lines (vim scrolls the first away as it
+	// leaves), the tildes and the "written" message; 24 rows at most.
+	if !strings.Contains(r.Output, "~\n~\n") || !strings.Contains(r.Output, "written") ||
+		strings.Contains(r.Output, "\x1b") || strings.Count(r.Output, "\n") > 24 {
+		t.Errorf("output is not vim's last screen: %q", r.Output)
+	}
+}
+
+// TestTerminalREPL: python3's prompt waits for input: the UI is handed the
+// keys, and what is typed runs.
+func TestTerminalREPL(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	v, took, done := runTerminal(t, e, m, "python3 -q")
+	if why := waitTakeover(t, took); why != TakeoverInput {
+		t.Fatalf("takeover %v", why)
+	}
+	if _, err := v.Write([]byte("print(6*7)\rexit()\r")); err != nil {
+		t.Fatal(err)
+	}
+	r := waitResult(t, done)
+	if r.ExitCode == nil || *r.ExitCode != 0 || !strings.Contains(r.Output, ">>> print(6*7)\n42\n") {
+		t.Errorf("%+v", r)
+	}
+	if _, err := v.Write([]byte("x")); err == nil {
+		t.Errorf("a write after the end succeeded")
+	}
+}
