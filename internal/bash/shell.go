@@ -351,6 +351,12 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	if cfg.SnapshotPath != "" {
 		snap = `\builtin . ` + shellQuote(cfg.SnapshotPath) + ` >/dev/null 2>&1 </dev/null`
 	}
+	if s.ttyPath != "" {
+		// Opening the terminal once makes it bash's controlling terminal
+		// now, not at the first run's redirection: ctrl+c typed the moment
+		// a command starts must already reach it.
+		snap = `: <` + shellQuote(s.ttyPath) + "\n" + snap
+	}
 	initPath := filepath.Join(dir, "init")
 	alias := requestAliasFor(s.ttyPath)
 	if err := os.WriteFile(initPath, fmt.Appendf(nil, initScript, placeholderFds, shellQuote(dir), snap, alias, alias, alias), 0o600); err != nil {
