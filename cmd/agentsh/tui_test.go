@@ -301,7 +301,9 @@ func TestTUINoArgumentsWithoutTerminalPrintsUsage(t *testing.T) {
 }
 
 func TestTUIPTYOverlayResizes(t *testing.T) {
-	srv := newSSEServer(t, modelScript(`while :; do echo "cols=$(tput cols) rows=$(tput lines)"; sleep 0.1; done`))
+	// A full-screen program (the alternate screen) opens the overlay; a
+	// plain loop would stream into the transcript instead.
+	srv := newSSEServer(t, modelScript(`tput smcup; while :; do echo "cols=$(tput cols) rows=$(tput lines)"; sleep 0.1; done`))
 	s := newSandbox(t)
 	writeFile(t, filepath.Join(s.config, "agentsh", "settings.json"), `{"bash":{"virtualTerminal":"on"}}`)
 	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
@@ -385,6 +387,31 @@ func TestTUIModelCodingTask(t *testing.T) {
 		t.Errorf("main.go not fixed:\n%s", got)
 	}
 	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
+// With virtualTerminal on, a model's command that only prints streams into
+// the transcript like any other: no overlay takes the screen, and the
+// user can keep typing (issue 13).
+func TestTUIPTYPlainOutputStreams(t *testing.T) {
+	srv := newSSEServer(t, modelScript(`for i in 1 2 3 4 5 6; do echo "pty line $i"; sleep 0.2; done`))
+	s := newSandbox(t)
+	writeFile(t, filepath.Join(s.config, "agentsh", "settings.json"), `{"bash":{"virtualTerminal":"on"}}`)
+	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
+	tt.typeLine("print some lines")
+	scr := tt.waitText("pty line 2")
+	if strings.Contains(scr, "input forwarded to PTY") {
+		t.Fatalf("the overlay opened for plain output:\n%s", scr)
+	}
+	tt.tmux("send-keys", "-l", "typing meanwhile")
+	tt.waitText("typing meanwhile")
+	scr = tt.waitText("Done.")
+	if strings.Contains(scr, "input forwarded to PTY") || !strings.Contains(scr, "pty line 6") {
+		t.Errorf("screen:\n%s", scr)
+	}
+	tt.keys("C-c") // clears the editor and arms the quit
+	tt.keys("C-c")
 	tt.waitExit()
 	tt.assertNoProcesses()
 }

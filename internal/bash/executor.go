@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"agentsh/internal/jobs"
+	"agentsh/internal/pty"
 	"agentsh/internal/sink"
 )
 
@@ -348,22 +349,15 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 }
 
 // fullScreen gives a program that used the alternate screen (vim, less,
-// top) its last full screen as output, with notice first as usual: its
-// stream is redraws, and what it showed last is what it "printed". The
-// artifact keeps the stream.
+// top) its last full screen as output (pty.FullScreenOutput).
 func fullScreen(r BashResult, v *TerminalView, notice string) BashResult {
-	if v == nil || v.Screen() == nil {
+	if v == nil {
 		return r
 	}
-	txt, ok := v.Screen().FullScreenText()
-	if !ok {
-		return r
+	if out, ok := pty.FullScreenOutput(v.Screen(), notice); ok {
+		r.Output = out
+		r.OutputLines, r.OutputBytes = strings.Count(out, "\n"), len(out)
 	}
-	if notice != "" {
-		txt = "[" + notice + "]\n" + txt
-	}
-	r.Output = txt + "\n"
-	r.OutputLines, r.OutputBytes = strings.Count(r.Output, "\n"), len(r.Output)
 	return r
 }
 

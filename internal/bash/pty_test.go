@@ -78,7 +78,9 @@ func TestToolTakesPTYPathOnlyUnderSPECConditions(t *testing.T) {
 			if r.IsError || r.Content != tc.want {
 				t.Fatalf("result %+v, want %q", r, tc.want)
 			}
-			if got := ui.commands(); (len(got) == 1) != strings.HasPrefix(tc.want, "tty") {
+			// A plain command streams; the overlay opens only for a
+			// program that takes the screen or waits for input.
+			if got := ui.commands(); len(got) != 0 {
 				t.Fatalf("attached sessions: %q", got)
 			}
 		})
@@ -154,7 +156,7 @@ func TestToolPTYEscKill(t *testing.T) {
 		s.Kill()
 	}
 	te := ptyToolEnv(t, ui)
-	r := te.exec(t, ToolParams{Command: "echo started; sleep 100"})
+	r := te.exec(t, ToolParams{Command: "echo started; read x"})
 	if !r.IsError || r.Aborted || !r.Details.Cancelled {
 		t.Fatalf("killed result: %+v", r)
 	}
@@ -168,7 +170,7 @@ func TestToolPTYAbort(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ui.onAttach = func(s *pty.Session) { cancel() }
 	te := ptyToolEnv(t, ui)
-	r := te.execCtx(t, ctx, ToolParams{Command: "sleep 100"}, nil)
+	r := te.execCtx(t, ctx, ToolParams{Command: "read x"}, nil)
 	if !r.IsError || !r.Aborted {
 		t.Fatalf("aborted result: %+v", r)
 	}
@@ -188,5 +190,63 @@ func TestToolPTYStartError(t *testing.T) {
 	if !r.IsError || !strings.HasPrefix(r.Content, "PTY error: ") ||
 		!strings.HasSuffix(r.Content, "\n\nCommand failed: missing exit status") {
 		t.Fatalf("result: %+v", r)
+	}
+}
+
+// TestToolPTYTakeover: on the PTY path the overlay opens only when the
+// program takes the screen (the alternate screen) or waits for input;
+// plain output streams to onUpdate instead. A full-screen program's result
+// is its last screen.
+func TestToolPTYTakeover(t *testing.T) {
+	ui := &fakeUI{cols: 80, rows: 24}
+	ui.onAttach = func(s *pty.Session) {
+		for !strings.Contains(strings.Join(s.Screen().Text(), "\n"), "name?") {
+			select {
+			case <-s.Screen().Changed():
+			case <-s.Done():
+				return
+			}
+		}
+		_, _ = s.Write([]byte("bob\r"))
+	}
+	te := ptyToolEnv(t, ui)
+	var updates []string
+	var mu sync.Mutex
+	r := te.execCtx(t, context.Background(), ToolParams{Command: "for i in 1 2 3; do echo line $i; done"}, func(u string) {
+		mu.Lock()
+		updates = append(updates, u)
+		mu.Unlock()
+	})
+	mu.Lock()
+	if r.Content != "line 1\nline 2\nline 3\n" || len(updates) == 0 || updates[len(updates)-1] != "line 1\nline 2\nline 3\n" {
+		t.Errorf("plain: %+v, updates %q", r, updates)
+	}
+	mu.Unlock()
+	if got := ui.commands(); len(got) != 0 {
+		t.Fatalf("a plain command opened the overlay: %q", got)
+	}
+	r = te.exec(t, ToolParams{Command: `read -p "name? " n; echo "hi $n"`})
+	if r.IsError || !strings.HasSuffix(r.Content, "hi bob\n") {
+		t.Errorf("prompt: %+v", r)
+	}
+	if got := ui.commands(); len(got) != 1 {
+		t.Fatalf("a prompt did not open the overlay: %q", got)
+	}
+	ui.onAttach = func(s *pty.Session) {
+		for !strings.Contains(strings.Join(s.Screen().Text(), "\n"), "FULL") {
+			select {
+			case <-s.Screen().Changed():
+			case <-s.Done():
+				return
+			}
+		}
+		_, _ = s.Write([]byte("q"))
+	}
+	r = te.exec(t, ToolParams{Command: `printf '\e[?1049h\e[HFULL SCREEN\n'; read -rsn1 k; printf '\e[?1049l'; echo after`})
+	if got := ui.commands(); len(got) != 2 {
+		t.Fatalf("the alternate screen did not open the overlay: %q", got)
+	}
+	if r.IsError || r.Content != "FULL SCREEN\n" {
+		t.Errorf("full screen result: %+v", r)
 	}
 }

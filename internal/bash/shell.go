@@ -1142,19 +1142,8 @@ func (r *liveRun) waitingForInput(quiet time.Duration) bool {
 		time.Since(time.Unix(0, s.lastOut.Load())) < quiet {
 		return false
 	}
-	if proc.WaitingToRead(s.pid, s.ttyPath) {
-		return true
-	}
-	pids, ok := proc.Descendants(s.pid)
-	if !ok {
-		pids, _ = proc.SessionProcs(s.pid, s.marker, s.guard.StartTime())
-	}
-	for _, p := range pids {
-		if p != s.pid && proc.WaitingToRead(p, s.ttyPath) {
-			return true
-		}
-	}
-	return false
+	// The shell leads the terminal's foreground group (its own `read`).
+	return proc.ReadingTerminal(s.pid, s.pid, s.ttyPath)
 }
 
 // loop waits for the run's end. With det, it may instead hand the run over
@@ -1249,8 +1238,8 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 				autoT = time.NewTimer(det.after - time.Since(r.started))
 				autoC = autoT.C
 			}
-			if r.view != nil && !r.view.took.Load() && r.waitingForInput(TerminalQuietForInput) {
-				r.view.takeover(TakeoverInput)
+			if r.view != nil && !r.view.took.Load() && r.waitingForInput(pty.QuietForTakeover) {
+				r.view.takeover(pty.TakeoverInput)
 			}
 			if onInput && r.waitingForInput(jobs.QuietForInput) {
 				if detach(DetachInput) {
@@ -1294,7 +1283,7 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 			}
 		case <-viewC:
 			viewC = nil
-			r.view.takeover(TakeoverFullScreen)
+			r.view.takeover(pty.TakeoverFullScreen)
 		case <-autoC:
 			autoC = nil
 			if detach(DetachTimer) {

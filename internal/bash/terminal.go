@@ -5,21 +5,10 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"agentsh/internal/pty"
-)
-
-// TakeoverReason says why a command run with a TerminalView wants the
-// user's screen and keys.
-type TakeoverReason int
-
-// The reasons, as TerminalView.OnTakeover gets them.
-const (
-	TakeoverFullScreen TakeoverReason = iota + 1 // it switched to the alternate screen (vim, less, top)
-	TakeoverInput                                // it waits reading its terminal (python3, a prompt)
 )
 
 // TerminalView runs a command with its output on the shell's terminal (the
@@ -31,7 +20,7 @@ type TerminalView struct {
 	Cols, Rows int // the terminal's size for the command; 0 = 120×40
 	// OnTakeover is called once, from the run's loop, when the program
 	// takes the screen (the UI then shows Screen and sends keys).
-	OnTakeover func(TakeoverReason)
+	OnTakeover func(pty.Takeover)
 
 	mu     sync.Mutex
 	s      *shellSession
@@ -103,7 +92,7 @@ func (v *TerminalView) Resize(cols, rows int) {
 }
 
 // takeover calls OnTakeover once.
-func (v *TerminalView) takeover(why TakeoverReason) {
+func (v *TerminalView) takeover(why pty.Takeover) {
 	if v.took.CompareAndSwap(false, true) && v.OnTakeover != nil {
 		v.OnTakeover(why)
 	}
@@ -137,9 +126,3 @@ func (s *shellSession) setWinsize(cols, rows int) {
 		return unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
 	})
 }
-
-// TerminalQuietForInput is how long a program run with a TerminalView
-// must have printed nothing, blocked reading its terminal, before the UI
-// is handed its keys: shorter than a job's jobs.QuietForInput, because
-// the user is watching and a wrong guess costs only an overlay.
-const TerminalQuietForInput = 300 * time.Millisecond

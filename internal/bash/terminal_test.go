@@ -10,15 +10,16 @@ import (
 	"time"
 
 	"agentsh/internal/jobs"
+	"agentsh/internal/pty"
 )
 
 // runTerminal starts command with a TerminalView in the background and
 // returns the view, a channel with the takeover reason and one with the
 // result.
-func runTerminal(t *testing.T, e *Executor, m *jobs.Manager, command string) (*TerminalView, chan TakeoverReason, chan BashResult) {
+func runTerminal(t *testing.T, e *Executor, m *jobs.Manager, command string) (*TerminalView, chan pty.Takeover, chan BashResult) {
 	t.Helper()
-	took := make(chan TakeoverReason, 1)
-	v := &TerminalView{Cols: 80, Rows: 24, OnTakeover: func(r TakeoverReason) { took <- r }}
+	took := make(chan pty.Takeover, 1)
+	v := &TerminalView{Cols: 80, Rows: 24, OnTakeover: func(r pty.Takeover) { took <- r }}
 	done := make(chan BashResult, 1)
 	go func() {
 		r, err := e.Run(context.Background(), command, RunOptions{Shell: ttyShell(t), Jobs: m, Terminal: v, SessionKey: "user"})
@@ -41,7 +42,7 @@ func waitResult(t *testing.T, done chan BashResult) BashResult {
 	return BashResult{}
 }
 
-func waitTakeover(t *testing.T, took chan TakeoverReason) TakeoverReason {
+func waitTakeover(t *testing.T, took chan pty.Takeover) pty.Takeover {
 	t.Helper()
 	select {
 	case r := <-took:
@@ -89,7 +90,7 @@ func TestTerminalVim(t *testing.T) {
 	t.Cleanup(m.Close)
 	f := filepath.Join(t.TempDir(), "f.txt")
 	v, took, done := runTerminal(t, e, m, "vim -u NONE -N "+f)
-	if why := waitTakeover(t, took); why != TakeoverFullScreen {
+	if why := waitTakeover(t, took); why != pty.TakeoverFullScreen {
 		t.Fatalf("takeover %v", why)
 	}
 	for deadline := time.Now().Add(hangGuard); !strings.Contains(strings.Join(v.Screen().Text(), "\n"), "~"); time.Sleep(10 * time.Millisecond) {
@@ -125,7 +126,7 @@ func TestTerminalREPL(t *testing.T) {
 	m := jobs.NewManager()
 	t.Cleanup(m.Close)
 	v, took, done := runTerminal(t, e, m, "python3 -q")
-	if why := waitTakeover(t, took); why != TakeoverInput {
+	if why := waitTakeover(t, took); why != pty.TakeoverInput {
 		t.Fatalf("takeover %v", why)
 	}
 	if _, err := v.Write([]byte("print(6*7)\rexit()\r")); err != nil {

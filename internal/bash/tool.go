@@ -506,7 +506,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	var res BashResult
 	timedOut := false
 	if usePTY {
-		res, timedOut, err = runPTY(ctx, command, cwd, timeout, artPath, artID, tc)
+		res, timedOut, err = runPTY(ctx, command, cwd, timeout, artPath, artID, tc, onUpdate)
 	} else {
 		res, err = t.runEngine(ctx, command, cwd, timeout, artPath, artID, stopAfter, head, tc, onUpdate, p)
 	}
@@ -598,11 +598,13 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 	return res, err
 }
 
-// runPTY runs the command in a pseudo-terminal shown by the UI (SPEC §3):
-// `<shell> -lc <command>` with the hardened environment. Its live view is
-// the overlay, so there are no onUpdate snapshots. The result carries an
+// runPTY runs the command in a pseudo-terminal (SPEC §3): `<shell> -lc
+// <command>` with the hardened environment. Its output streams to onUpdate
+// like the engine's; the UI's overlay opens only when the program takes
+// the screen (alternate screen) or waits for input. The result carries an
 // explicit timeout flag.
-func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, artPath, artID string, tc ToolContext) (BashResult, bool, error) {
+func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, artPath, artID string, tc ToolContext,
+	onUpdate func(string)) (BashResult, bool, error) {
 	shell, err := ResolveShell(tc.Settings.Shell.Path)
 	if err != nil {
 		return BashResult{}, false, err
@@ -614,16 +616,37 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 	if tc.Terminal != nil {
 		cols, rows = tc.Terminal.PTYSize()
 	}
+	var up *updater
+	var onOutput func([]byte)
+	if onUpdate != nil {
+		up = newUpdater(onUpdate)
+		onOutput = up.chunk
+	}
+	var onTakeover func(pty.Takeover)
+	took := make(chan struct{}, 1)
+	if tc.Terminal != nil {
+		onTakeover = func(pty.Takeover) { took <- struct{}{} }
+	}
 	s := pty.Start(ctx, pty.Options{
 		Shell: shell, Command: command, Cwd: cwd,
 		Env:  pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
 		Cols: cols, Rows: rows, Timeout: timeout,
 		ArtifactPath: artPath, ArtifactID: artID, ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
+		OnOutput: onOutput, OnTakeover: onTakeover,
 	})
 	if tc.Terminal != nil {
-		tc.Terminal.AttachPTY(s, command)
+		go func() {
+			select {
+			case <-took:
+				tc.Terminal.AttachPTY(s, command)
+			case <-s.Done():
+			}
+		}()
 	}
 	r := s.Wait()
+	if up != nil {
+		up.stop()
+	}
 	return BashResult{
 		Output: r.Output, ExitCode: r.ExitCode, Cancelled: r.Cancelled, Truncated: r.Truncated,
 		TotalLines: r.TotalLines, TotalBytes: r.TotalBytes, OutputLines: r.OutputLines,

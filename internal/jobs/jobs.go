@@ -459,31 +459,7 @@ func (j *Job) readingTerminal() bool {
 	if j.tty == "" || time.Since(time.Unix(0, j.lastOut.Load())) < QuietForInput {
 		return false
 	}
-	// The foreground group's leader is the usual reader (the shell's
-	// `read`, a REPL); only when it is not, look at the shell's tree (the
-	// processes of a pipeline), which costs a few more files.
-	pgrp := j.run.ForegroundPgrp()
-	if pgrp > 0 && proc.WaitingToRead(pgrp, j.tty) {
-		return true
-	}
-	shell := j.run.Pid()
-	if shell <= 0 {
-		return false
-	}
-	if pids, ok := proc.Descendants(shell); ok {
-		for _, p := range pids {
-			if p != pgrp && proc.WaitingToRead(p, j.tty) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, p := range proc.List() {
-		if (p.Sid == shell || (pgrp > 0 && p.Pgrp == pgrp)) && p.Pid != pgrp && proc.WaitingToRead(p.Pid, j.tty) {
-			return true
-		}
-	}
-	return false
+	return proc.ReadingTerminal(j.run.ForegroundPgrp(), j.run.Pid(), j.tty)
 }
 
 // ID is the job's short id ("1", "2", …).

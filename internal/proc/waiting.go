@@ -143,6 +143,37 @@ func devNumber(path string) int {
 	return int(minor&0xff | major<<8 | (minor&^0xff)<<12)
 }
 
+// ReadingTerminal reports whether a process of a terminal's program sleeps
+// waiting to read the terminal at link: the foreground group's leader
+// pgrp (the usual reader: a shell's `read`, a REPL), else any process
+// below root (the stages of a pipeline), which costs a few more files.
+// pgrp <= 0 means unknown.
+func ReadingTerminal(pgrp, root int, link string) bool {
+	if link == "" {
+		return false
+	}
+	if pgrp > 0 && WaitingToRead(pgrp, link) {
+		return true
+	}
+	if root <= 0 {
+		return false
+	}
+	if pids, ok := Descendants(root); ok {
+		for _, p := range pids {
+			if p != pgrp && WaitingToRead(p, link) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range List() {
+		if (p.Sid == root || (pgrp > 0 && p.Pgrp == pgrp)) && p.Pid != pgrp && WaitingToRead(p.Pid, link) {
+			return true
+		}
+	}
+	return false
+}
+
 // readMem reads n bytes at addr of pid's memory (nil when it cannot: the
 // process is gone, or we may not look).
 func readMem(pid int, addr uint64, n int) []byte {

@@ -77,6 +77,10 @@ type Options struct {
 	// OnOutput receives each sanitized chunk of output as the sink records
 	// it (the slice is valid only during the call; it must not block).
 	OnOutput func([]byte)
+	// OnTakeover, when set, is called once (from a goroutine of the
+	// session) when the program switches to the alternate screen or waits
+	// reading its terminal: the UI shows the screen from then on.
+	OnTakeover func(Takeover)
 }
 
 // Result is the outcome of a session. Timeouts and kills are results, not
@@ -129,6 +133,8 @@ type Session struct {
 
 	done   chan struct{}
 	result Result
+
+	tk takeoverState
 }
 
 // ClampSize limits a requested size to what SPEC §3 allows.
@@ -164,10 +170,14 @@ func Start(ctx context.Context, opts Options) *Session {
 		close(s.done)
 		return s
 	}
+	s.tk.lastOut.Store(time.Now().UnixNano())
 	go s.writeLoop()
 	go s.readLoop()
 	go s.feedLoop()
 	go s.supervise(ctx)
+	if opts.OnTakeover != nil {
+		go s.watchInput()
+	}
 	return s
 }
 
@@ -402,6 +412,7 @@ func (s *Session) supervise(ctx context.Context) {
 		notice = "Command cancelled"
 	}
 	res.Summary = s.out.Dump(notice)
+	applyFullScreen(&res, s.screen, notice)
 	s.result = res
 	close(s.done)
 }
@@ -433,6 +444,7 @@ func (s *Session) readLoop() {
 	for {
 		n, err := s.master.Read(buf)
 		if n > 0 {
+			s.tk.lastOut.Store(time.Now().UnixNano())
 			_, _ = s.out.Write(buf[:n])
 			s.feedMu.Lock()
 			for len(s.pending) >= maxPending {
@@ -485,6 +497,9 @@ func (s *Session) feedLoop() {
 
 		start := time.Now()
 		s.screen.Feed(batch)
+		if s.opts.OnTakeover != nil && !s.tk.took.Load() && s.screen.AltScreen() {
+			go s.takeover(TakeoverFullScreen)
+		}
 
 		s.feedMu.Lock()
 		s.feeding = false
