@@ -208,11 +208,11 @@ type shellSession struct {
 	ptm      *os.File // the master; nil = stdin is /dev/null
 	pts      *os.File // the slave, kept open so the master never reads EIO
 	ttyPath  string
-	ttyModes *unix.Termios              // the modes at start, restored before a run when a program changed them
-	ttyOut   atomic.Pointer[syncWriter] // the running command's output, for what the terminal echoes or programs write to /dev/tty
+	ttyModes *unix.Termios                // the modes at start, restored before a run when a program changed them
+	ttyOut   atomic.Pointer[syncWriter]   // the running command's output, for what the terminal echoes or programs write to /dev/tty
 	ttyView  atomic.Pointer[TerminalView] // the running command's screen, when it runs with its output on the terminal
-	lastOut  atomic.Int64               // UnixNano of the running command's latest output
-	ttyDirty atomic.Bool                // keys were typed or a program was answered: flush the input before the next run
+	lastOut  atomic.Int64                 // UnixNano of the running command's latest output
+	ttyDirty atomic.Bool                  // keys were typed or a program was answered: flush the input before the next run
 	// echoDue is set (a UnixNano deadline) when input was typed: the
 	// program's answer waits for the terminal's echo of it until then, so
 	// the output reads "y", then "got y", as on a screen.
