@@ -18,9 +18,10 @@ import (
 // tree with lipgloss styles. (Glamour did the drawing at first; it doubled
 // the binary and the idle RSS through chroma's lexers, see decision 0003.)
 type markdown struct {
-	noColor bool
-	parser  goldmark.Markdown
-	s       mdStyles
+	noColor    bool
+	parser     goldmark.Markdown
+	s          mdStyles
+	codeStyles codeStyles // fenced code in a known language (highlight.go)
 }
 
 type mdStyles struct {
@@ -44,6 +45,13 @@ func newMarkdown(noColor bool) *markdown {
 		link:    base.Underline(true).Foreground(lipgloss.Color("75")),
 		dim:     base.Foreground(lipgloss.Color("244")),
 		quote:   base.Foreground(lipgloss.Color("244")),
+	}
+	md.codeStyles = codeStyles{
+		plain:   md.s.code,
+		keyword: base.Foreground(lipgloss.Color("176")),
+		str:     base.Foreground(lipgloss.Color("114")),
+		comment: base.Foreground(lipgloss.Color("244")).Italic(true),
+		number:  base.Foreground(lipgloss.Color("215")),
 	}
 	return md
 }
@@ -127,10 +135,21 @@ func (r mdRender) block(n gast.Node, width int) []string {
 }
 
 func (r mdRender) code(n gast.Node, width int) []string {
+	var hl *highlighter
+	if fc, ok := n.(*gast.FencedCodeBlock); ok && !r.md.noColor {
+		hl = newHighlighter(string(fc.Language(r.src)), r.md.codeStyles)
+	}
 	var lines []string
 	for i := 0; i < n.Lines().Len(); i++ {
 		seg := n.Lines().At(i)
 		l := strings.TrimRight(string(seg.Value(r.src)), "\r\n")
+		if hl != nil {
+			// Coloured whole, then cut: a token may span a cut.
+			for _, w := range hardWrap(hl.line(l), max(width-2, 1)) {
+				lines = append(lines, "  "+w)
+			}
+			continue
+		}
 		for _, w := range hardWrap(l, max(width-2, 1)) {
 			lines = append(lines, "  "+r.md.s.code.Render(w))
 		}
@@ -213,6 +232,12 @@ func (r mdRender) table(t *extast.Table, width int) []string {
 		widths[w]--
 	}
 	sep := r.md.s.dim.Render(" │ ")
+	align := func(i int) extast.Alignment {
+		if i < len(t.Alignments) {
+			return t.Alignments[i]
+		}
+		return extast.AlignNone
+	}
 	line := func(row []string, style lipgloss.Style) string {
 		var b strings.Builder
 		for i := range cols {
@@ -226,12 +251,21 @@ func (r mdRender) table(t *extast.Table, width int) []string {
 			if i > 0 {
 				b.WriteString(sep)
 			}
+			gap := widths[i] - ansi.StringWidth(c)
+			left := 0 // the column's alignment (`---:` right, `:---:` centre)
+			switch align(i) {
+			case extast.AlignRight:
+				left = gap
+			case extast.AlignCenter:
+				left = gap / 2
+			}
+			b.WriteString(strings.Repeat(" ", left))
 			b.WriteString(style.Render(c))
 			if i < cols-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)))
+				b.WriteString(strings.Repeat(" ", gap-left))
 			}
 		}
-		return ansi.Truncate(b.String(), width, "")
+		return strings.TrimRight(ansi.Truncate(b.String(), width, ""), " ")
 	}
 	var out []string
 	for ri, row := range rows {

@@ -114,3 +114,53 @@ func BenchmarkMarkdownLiveUpdate(b *testing.B) {
 		md.liveBlocks(doc+"tail "+strconv.Itoa(i), 100, cache)
 	}
 }
+
+// TestCodeHighlight: a fenced block in a known language gets keyword,
+// string, comment and number colours; an unknown language stays in the
+// code colour; NO_COLOR stays plain.
+func TestCodeHighlight(t *testing.T) {
+	md := newMarkdown(false)
+	cs := md.codeStyles
+	out := md.render("```go\nfunc f() int { return 42 } // answer\ns := \"x\"\n```", 80)
+	for _, want := range []string{
+		cs.keyword.Render("func"), cs.keyword.Render("int"), cs.keyword.Render("return"),
+		cs.number.Render("42"), cs.comment.Render("// answer"), cs.str.Render(`"x"`),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%q", want, out)
+		}
+	}
+	if got := ansi.Strip(out); got != "  func f() int { return 42 } // answer\n  s := \"x\"" {
+		t.Errorf("text %q", got)
+	}
+	// A block comment and a raw string carry over to the next lines.
+	out = md.render("```js\n/* one\ntwo */ let s = `a\nb`;\n```", 80)
+	for _, want := range []string{cs.comment.Render("/* one"), cs.comment.Render("two */"), cs.keyword.Render("let"), cs.str.Render("`a"), cs.str.Render("b`")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%q", want, out)
+		}
+	}
+	// In a shell, # starts a comment only at a word's start.
+	out = md.render("```sh\necho $# ${#x} # count\n```", 80)
+	if !strings.Contains(out, cs.comment.Render("# count")) || strings.Contains(out, cs.comment.Render("# ${#x} # count")) {
+		t.Errorf("shell comment: %q", out)
+	}
+	if out := md.render("```brainfuck\n+++ if\n```", 80); out != "  "+md.s.code.Render("+++ if") {
+		t.Errorf("unknown language: %q", out)
+	}
+	if out := newMarkdown(true).render("```go\nfunc f() {}\n```", 80); out != "  func f() {}" {
+		t.Errorf("NO_COLOR: %q", out)
+	}
+}
+
+// TestTableAlignment: `---:` columns are right-aligned, `:---:` centred.
+func TestTableAlignment(t *testing.T) {
+	out := newMarkdown(true).render("| name | size | mid |\n|---|---:|:---:|\n| a | 1 | x |\n| bbbb | 1000 | yyyyy |", 80)
+	want := "name │ size │  mid\n" +
+		"─────┼──────┼──────\n" +
+		"a    │    1 │   x\n" +
+		"bbbb │ 1000 │ yyyyy"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
