@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -47,10 +48,13 @@ type model struct {
 	ctx  context.Context // cancelled on quit
 	st   *styles
 	send func(tea.Msg)
-	pump *pump
-	host *terminalHost
-	reg  *tools.Registry
-	wg   *sync.WaitGroup // the agent and bang goroutines
+	// current is the session on screen; the model's tools read it on
+	// every call (from the agent's goroutine).
+	current atomic.Pointer[session.AgentSession]
+	pump    *pump
+	host    *terminalHost
+	reg     *tools.Registry
+	wg      *sync.WaitGroup // the agent and bang goroutines
 
 	width, height int
 
@@ -94,6 +98,9 @@ type model struct {
 	ticking   bool
 }
 
+// session is the session on screen.
+func (m *model) session() *session.AgentSession { return m.current.Load() }
+
 // newModel builds the screen; send delivers messages to the running
 // program (p.Send) and must be safe to call from any goroutine.
 func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, error) {
@@ -107,18 +114,9 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 	}
 	m.pump = newPump(send)
 	m.host = newTerminalHost(send)
-	executor := cfg.Executor
-	if executor == nil {
-		executor = bash.Default()
-	}
-	sess := cfg.Session
-	host := m.host
-	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor, Jobs: cfg.Jobs}, func() bash.ToolContext {
-		tc := sess.ToolContext(cfg.ToolSettings)
-		tc.HasUI = true
-		tc.Terminal = host
-		return tc
-	}), session.FileToolEnv(sess))
+	m.current.Store(cfg.Session)
+	reg, err := session.NewTools(session.ToolsConfig{Current: m.session, Executor: cfg.Executor, Jobs: cfg.Jobs,
+		Settings: cfg.ToolSettings, Terminal: m.host})
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +329,7 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				close(m.bangBg)
 				m.bangBg = nil
 			}
-			m.cfg.Session.MoveToBackground()
+			m.session().MoveToBackground()
 			m.flash = "moved to the background · " + JobsKey + " shows the jobs"
 			return m, nil
 		}
@@ -407,7 +405,7 @@ func (m *model) abortAll() {
 	if m.agentCancel != nil {
 		m.agentCancel()
 	}
-	m.cfg.Session.AbortBash()
+	m.session().AbortBash()
 	if m.overlay != nil {
 		m.overlay.s.Kill()
 	}
@@ -423,7 +421,7 @@ func (m *model) abort() {
 	case m.agentRunning && m.agentCancel != nil:
 		m.agentCancel()
 	case m.bangRunning:
-		m.cfg.Session.AbortBash()
+		m.session().AbortBash()
 	}
 }
 
@@ -477,7 +475,7 @@ func (m *model) submit() tea.Cmd {
 		if command == "" {
 			return nil
 		}
-		if m.bangRunning || m.cfg.Session.IsBashRunning() {
+		if m.bangRunning || m.session().IsBashRunning() {
 			// SPEC §5: refused, and the text stays for after the esc.
 			m.notice(kindWarning, session.ErrBashRunning.Error())
 			return nil
@@ -531,7 +529,7 @@ func (m *model) startBang(command string, excluded bool) tea.Cmd {
 	m.bang, m.bangRunning = it, true
 	bg := make(chan struct{}) // closed by ctrl+b, even before the command starts
 	m.bangBg = bg
-	sess, ctx, p, send := m.cfg.Session, m.ctx, m.pump, m.send
+	sess, ctx, p, send := m.session(), m.ctx, m.pump, m.send
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -588,7 +586,7 @@ func (m *model) removeItem(it item) {
 func (m *model) startPrompt(text string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.agentRunning, m.agentCancel = true, cancel
-	sess, p, send, cfg, reg := m.cfg.Session, m.pump, m.send, m.cfg, m.reg
+	sess, p, send, cfg, reg := m.session(), m.pump, m.send, m.cfg, m.reg
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -718,7 +716,7 @@ func (m *model) newToolCall(name string, args json.RawMessage) *render.ToolCall 
 	if p.Cwd != "" {
 		rel := p.Cwd
 		if filepath.IsAbs(p.Cwd) {
-			if r, err := filepath.Rel(m.cfg.Session.Cwd(), p.Cwd); err == nil && !strings.HasPrefix(r, "..") {
+			if r, err := filepath.Rel(m.session().Cwd(), p.Cwd); err == nil && !strings.HasPrefix(r, "..") {
 				rel = r
 			}
 		}
@@ -879,7 +877,7 @@ func (m *model) openPager() {
 
 // openArtifact shows artifact id in the pager, or says why it cannot.
 func (m *model) openArtifact(id, title string) (problem string) {
-	arts := m.cfg.Session.Artifacts()
+	arts := m.session().Artifacts()
 	if arts == nil {
 		return "No artifact folder: this session keeps no full outputs."
 	}
@@ -1147,7 +1145,7 @@ func (m *model) editorView() string {
 }
 
 func (m *model) statusView() string {
-	cwd := m.cfg.Session.Cwd()
+	cwd := m.session().Cwd()
 	if home, err := os.UserHomeDir(); err == nil && home != "" && (cwd == home || strings.HasPrefix(cwd, home+"/")) {
 		cwd = "~" + strings.TrimPrefix(cwd, home)
 	}
