@@ -2,11 +2,8 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,16 +55,8 @@ type model struct {
 
 	width, height int
 
-	items   []item
-	pending []item // bang commands started while the agent streams (SPEC §5)
-	scroll  int    // lines scrolled up from the bottom; 0 follows new output
-	// anchor pins the transcript line at the top of the screen while
-	// scrolled up, so output streaming in below does not move what is read.
-	anchor    item
-	anchorOff int
-	placed    []placed // where the last frame put each visible item
-	selected  item     // the output block ctrl+o and ctrl+g act on; nil: the latest
-	pager     *pager   // the full-output viewer, over everything
+	tr        *transcript
+	pager     *pager // the full-output viewer, over everything
 	jobsPanel *jobsPanel
 	attach    *jobAttach // a job's live screen, over the jobs panel
 	flash     string     // a one-key status message
@@ -79,8 +68,6 @@ type model struct {
 
 	agentRunning bool
 	agentCancel  context.CancelFunc
-	assistant    *textItem
-	tools        map[string]*toolItem
 
 	bang        *bangItem
 	bangGen     int
@@ -94,7 +81,6 @@ type model struct {
 	confirm   *quitConfirm // quitting would stop running jobs: asked first
 	jobsWatch jobsWatch
 	spin      int
-	edX, edY  int // the editor's cursor, from the last editorView
 	ticking   bool
 }
 
@@ -105,12 +91,12 @@ func (m *model) session() *session.AgentSession { return m.current.Load() }
 // program (p.Send) and must be safe to call from any goroutine.
 func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, error) {
 	m := &model{
-		cfg:   cfg,
-		ctx:   ctx,
-		st:    newStyles(cfg.NoColor),
-		send:  send,
-		tools: map[string]*toolItem{},
-		wg:    &sync.WaitGroup{},
+		cfg:  cfg,
+		ctx:  ctx,
+		st:   newStyles(cfg.NoColor),
+		send: send,
+		tr:   newTranscript(),
+		wg:   &sync.WaitGroup{},
 	}
 	m.pump = newPump(send)
 	m.host = newTerminalHost(send)
@@ -124,7 +110,7 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 
 	m.editor = newEditor()
 
-	m.items = append(m.items, &textItem{kind: kindInfo, text: welcomeText})
+	m.tr.notice(kindInfo, welcomeText)
 	return m, nil
 }
 
@@ -143,13 +129,23 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	_, cmd := m.route(msg)
 	if _, ok := msg.(jobsTickMsg); ok {
 		for _, j := range m.jobsWatch.ended(m.cfg.Jobs) {
-			m.notice(kindInfo, strings.TrimSuffix(bash.JobSentence(j.ID(), j.State()), ".")+": "+bash.FirstLine(j.Command()))
+			m.tr.notice(kindInfo, strings.TrimSuffix(bash.JobSentence(j.ID(), j.State()), ".")+": "+bash.FirstLine(j.Command()))
 		}
 	}
 	if tc := m.jobsWatch.update(msg, m.cfg.Jobs); tc != nil {
 		cmd = tea.Batch(cmd, tc)
 	}
+	m.layout()
 	return m, cmd
+}
+
+// layout places the transcript for the next View, after every message:
+// View only reads.
+func (m *model) layout() {
+	if m.width <= 0 || m.height <= 0 {
+		return
+	}
+	m.tr.layout(m.width, m.transcriptHeight(), m.st, spinnerFrames[m.spin])
 }
 
 // route hands msg to the surface it is for.
@@ -191,7 +187,7 @@ func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.MouseClickMsg:
 		if m.pager == nil && m.jobsPanel == nil && m.overlay == nil && msg.Mouse().Button == tea.MouseLeft {
-			m.click(msg.Mouse().Y)
+			m.tr.click(msg.Mouse().Y)
 		}
 		return m, nil
 	case tea.MouseWheelMsg:
@@ -201,9 +197,9 @@ func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		switch msg.Mouse().Button {
 		case tea.MouseWheelUp:
-			m.scrollBy(wheelLines)
+			m.tr.scrollBy(wheelLines)
 		case tea.MouseWheelDown:
-			m.scrollBy(-wheelLines)
+			m.tr.scrollBy(-wheelLines)
 		}
 		return m, nil
 	case flushMsg:
@@ -306,14 +302,13 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, m.requestQuit()
 		}
 	case "esc":
-		if !m.agentRunning && !m.bangRunning && m.selected != nil {
-			m.selected = nil
+		if !m.agentRunning && !m.bangRunning && m.tr.deselect() {
 			return m, nil
 		}
 		m.abort()
 		return m, nil
 	case "ctrl+o":
-		m.toggleOutput()
+		m.tr.toggle()
 		return m, nil
 	case render.PagerKey:
 		m.openPager()
@@ -334,16 +329,16 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 	case "alt+up", "ctrl+up":
-		m.selectOutput(-1)
+		m.tr.selectOutput(-1)
 		return m, nil
 	case "alt+down", "ctrl+down":
-		m.selectOutput(1)
+		m.tr.selectOutput(1)
 		return m, nil
 	case "pgup":
-		m.scrollBy(max(m.transcriptHeight()-2, 1))
+		m.tr.scrollBy(max(m.transcriptHeight()-2, 1))
 		return m, nil
 	case "pgdown":
-		m.scrollBy(-max(m.transcriptHeight()-2, 1))
+		m.tr.scrollBy(-max(m.transcriptHeight()-2, 1))
 		return m, nil
 	case "enter":
 		return m, m.submit()
@@ -439,16 +434,6 @@ func (m *model) startTick() tea.Cmd {
 	return tick()
 }
 
-func (m *model) notice(kind textKind, text string) {
-	m.addItem(&textItem{kind: kind, text: text})
-}
-
-// addItem appends to the transcript and follows it.
-func (m *model) addItem(it item) {
-	m.items = append(m.items, it)
-	m.scroll = 0
-}
-
 func (m *model) pushHistory(text string) {
 	if n := len(m.history); n == 0 || m.history[n-1] != text {
 		m.history = append(m.history, text)
@@ -477,7 +462,7 @@ func (m *model) submit() tea.Cmd {
 		}
 		if m.bangRunning || m.session().IsBashRunning() {
 			// SPEC §5: refused, and the text stays for after the esc.
-			m.notice(kindWarning, session.ErrBashRunning.Error())
+			m.tr.notice(kindWarning, session.ErrBashRunning.Error())
 			return nil
 		}
 		m.pushHistory(text)
@@ -487,17 +472,17 @@ func (m *model) submit() tea.Cmd {
 	if m.cfg.Provider == nil {
 		m.pushHistory(text)
 		m.editor.Reset()
-		m.addItem(&textItem{kind: kindUser, text: text})
-		m.notice(kindWarning, noModelText(m.cfg.ModelError))
+		m.tr.add(&textItem{kind: kindUser, text: text})
+		m.tr.notice(kindWarning, noModelText(m.cfg.ModelError))
 		return nil
 	}
 	if m.agentRunning {
-		m.notice(kindWarning, "The agent is still working. Press Esc to stop it first.")
+		m.tr.notice(kindWarning, "The agent is still working. Press Esc to stop it first.")
 		return nil
 	}
 	m.pushHistory(text)
 	m.editor.Reset()
-	m.addItem(&textItem{kind: kindUser, text: text})
+	m.tr.add(&textItem{kind: kindUser, text: text})
 	return m.startPrompt(text)
 }
 
@@ -518,12 +503,7 @@ func noModelText(reason string) string {
 
 func (m *model) startBang(command string, excluded bool) tea.Cmd {
 	it := &bangItem{bang: render.NewBang(command, excluded)}
-	if m.agentRunning {
-		m.pending = append(m.pending, it)
-	} else {
-		m.addItem(it)
-	}
-	m.scroll = 0
+	m.tr.addBang(it, m.agentRunning)
 	m.bangGen++
 	gen := m.bangGen
 	m.bang, m.bangRunning = it, true
@@ -548,38 +528,18 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 	m.bang, m.bangRunning, m.bangBg = nil, false, nil
 	if msg.err != nil && msg.res.Output == "" && msg.res.ExitCode == nil && !msg.res.Cancelled {
 		// Nothing ran: the component would only show an empty result.
-		m.removeItem(it)
+		m.tr.remove(it)
 		if errors.Is(msg.err, session.ErrBashRunning) {
-			m.notice(kindWarning, msg.err.Error())
+			m.tr.notice(kindWarning, msg.err.Error())
 			return
 		}
-		m.notice(kindError, "Bash command failed: "+msg.err.Error())
+		m.tr.notice(kindError, "Bash command failed: "+msg.err.Error())
 		return
 	}
-	var trunc *bash.TruncationMeta
-	if meta := bash.ResultMeta(msg.res); meta != nil {
-		trunc = meta.Truncation
-	}
-	if j := msg.res.Job; j != nil {
-		// It waits for input or the user moved it: not an end, a job.
-		it.bang.FinishAsJob(msg.res.Output, j.ID(), trunc)
-	} else {
-		it.bang.Finish(msg.res.Output, msg.res.ExitCode, msg.res.Cancelled, trunc)
-	}
+	m.tr.finishBang(it, msg.res)
 	if msg.err != nil {
 		// The command ran but recording it failed.
-		m.notice(kindError, "Bash command failed: "+msg.err.Error())
-	}
-}
-
-func (m *model) removeItem(it item) {
-	for _, list := range []*[]item{&m.items, &m.pending} {
-		for i, x := range *list {
-			if x == it {
-				*list = append((*list)[:i], (*list)[i+1:]...)
-				return
-			}
-		}
+		m.tr.notice(kindError, "Bash command failed: "+msg.err.Error())
 	}
 }
 
@@ -601,24 +561,15 @@ func (m *model) agentFinished(err error) {
 		m.agentCancel()
 	}
 	aborted := m.agentCancel != nil && errors.Is(err, context.Canceled)
-	m.agentRunning, m.agentCancel, m.assistant = false, nil, nil
-	for id, t := range m.tools {
-		if t.file != nil {
-			t.file.Running = false
-		} else {
-			t.call.Running = false
-		}
-		delete(m.tools, id)
-	}
+	m.agentRunning, m.agentCancel = false, nil
 	// Bang commands that ran meanwhile join the transcript after the turn
 	// they interrupted.
-	m.items = append(m.items, m.pending...)
-	m.pending = nil
+	m.tr.endTurn()
 	switch {
 	case aborted:
-		m.notice(kindInfo, "Aborted.")
+		m.tr.notice(kindInfo, "Aborted.")
 	case err != nil:
-		m.notice(kindError, "Error: "+err.Error())
+		m.tr.notice(kindError, "Error: "+err.Error())
 	}
 }
 
@@ -628,237 +579,20 @@ func (m *model) applyPump() {
 		switch v := x.(type) {
 		case bangChunk:
 			if v.gen == m.bangGen && m.bangRunning && m.bang != nil {
-				m.bang.bang.Append(v.data)
+				m.tr.bangOutput(m.bang, v.data)
 			}
 		case session.Event:
-			m.applyEvent(v)
+			m.tr.apply(v, m.session().Cwd)
 		}
 	}
-}
-
-func (m *model) applyEvent(e session.Event) {
-	switch e.Type {
-	case session.EventMessageStart:
-		m.assistant = &textItem{kind: kindAssistant, live: true}
-		m.addItem(m.assistant)
-	case session.EventMessageUpdate, session.EventMessageEnd:
-		if am, ok := e.Message.(*session.AssistantMessage); ok && m.assistant != nil {
-			m.assistant.text = strings.TrimSpace(am.Text)
-		}
-		if e.Type == session.EventMessageEnd && m.assistant != nil {
-			m.assistant.live = false
-			if m.assistant.text == "" {
-				m.removeItem(m.assistant)
-			}
-			m.assistant = nil
-		}
-	case session.EventToolExecutionStart:
-		it := &toolItem{id: e.ToolCallID}
-		if isFileTool(e.ToolName) {
-			it.file = &render.FileCall{Tool: e.ToolName, Args: e.Args, Running: true}
-		} else {
-			it.call = m.newToolCall(e.ToolName, e.Args)
-		}
-		m.tools[e.ToolCallID] = it
-		m.addItem(it)
-	case session.EventToolExecutionUpdate:
-		if it := m.tools[e.ToolCallID]; it != nil && it.call != nil {
-			it.call.Output = e.PartialResult
-		}
-	case session.EventToolExecutionEnd:
-		it := m.tools[e.ToolCallID]
-		if it == nil || e.Result == nil {
-			return
-		}
-		delete(m.tools, e.ToolCallID)
-		if f := it.file; f != nil {
-			f.Running, f.IsError, f.Output, f.Details = false, e.Result.IsError, e.Result.Content, e.Result.Details
-			return
-		}
-		it.call.Running = false
-		it.call.IsError = e.Result.IsError
-		it.call.Output = e.Result.Content
-		var d bash.ToolDetails
-		if len(e.Result.Details) > 0 && json.Unmarshal(e.Result.Details, &d) == nil {
-			if d.Meta != nil {
-				it.call.Truncation = d.Meta.Truncation
-			}
-			it.call.JobID = d.JobID
-		}
-	}
-}
-
-func isFileTool(name string) bool {
-	switch name {
-	case tools.ReadName, tools.GrepName, tools.FindName, tools.EditName, tools.WriteName:
-		return true
-	}
-	return false
-}
-
-// newToolCall describes a call for the renderer: the command, its cwd
-// relative to the session's, and the timeout only when the model gave one.
-func (m *model) newToolCall(name string, args json.RawMessage) *render.ToolCall {
-	c := &render.ToolCall{Running: true}
-	if name != tools.BashName {
-		c.Command = name + " " + string(args)
-		return c
-	}
-	p, err := bash.ParseToolParams(args)
-	if err != nil {
-		c.Command = string(args)
-		return c
-	}
-	c.Command = p.Command
-	if p.Timeout != nil {
-		_, c.TimeoutSeconds = bash.ClampTimeout(p.Timeout)
-	}
-	if p.Cwd != "" {
-		rel := p.Cwd
-		if filepath.IsAbs(p.Cwd) {
-			if r, err := filepath.Rel(m.session().Cwd(), p.Cwd); err == nil && !strings.HasPrefix(r, "..") {
-				rel = r
-			}
-		}
-		if filepath.Clean(rel) != "." {
-			c.CwdRel = rel
-		}
-	}
-	return c
-}
-
-// outputs lists the transcript's output blocks (tool calls and bang
-// commands), oldest first.
-func (m *model) outputs() []item {
-	var out []item
-	for _, list := range [][]item{m.items, m.pending} {
-		for _, it := range list {
-			switch it.(type) {
-			case *toolItem, *bangItem:
-				out = append(out, it)
-			}
-		}
-	}
-	return out
-}
-
-// target is the block ctrl+o and ctrl+g act on: the selected one, else the
-// newest.
-func (m *model) target() item {
-	if m.selected != nil {
-		return m.selected
-	}
-	outs := m.outputs()
-	if len(outs) == 0 {
-		return nil
-	}
-	return outs[len(outs)-1]
-}
-
-// toggleOutput is ctrl+o: the target switches between its collapsed
-// preview and the full output.
-func (m *model) toggleOutput() {
-	switch v := m.target().(type) {
-	case *toolItem:
-		v.toggle()
-	case *bangItem:
-		v.bang.Expanded = !v.bang.Expanded
-	default:
-		return
-	}
-	if m.selected != nil {
-		m.reveal(m.selected)
-	}
-}
-
-// selectOutput moves the selection to the previous (dir -1) or next output
-// block and scrolls it into view; moving past the newest clears it.
-func (m *model) selectOutput(dir int) {
-	outs := m.outputs()
-	if len(outs) == 0 {
-		return
-	}
-	idx := len(outs) // none selected: as if just past the newest
-	for i, it := range outs {
-		if it == m.selected {
-			idx = i
-		}
-	}
-	idx += dir
-	switch {
-	case idx < 0:
-		idx = 0
-	case idx >= len(outs):
-		m.selected = nil
-		m.scroll, m.anchor = 0, nil
-		return
-	}
-	m.selected = outs[idx]
-	m.reveal(m.selected)
-}
-
-// click selects the output block under row y; clicking the selected block
-// again expands or collapses it.
-func (m *model) click(y int) {
-	for _, p := range m.placed {
-		if y < p.top || y >= p.bottom {
-			continue
-		}
-		switch p.it.(type) {
-		case *toolItem, *bangItem:
-			if m.selected == p.it {
-				m.toggleOutput()
-			} else {
-				m.selected = p.it
-			}
-		}
-		return
-	}
-}
-
-// reveal scrolls so that it is on screen: its bottom at the bottom of the
-// transcript, or its top at the top when it is taller than the screen.
-func (m *model) reveal(target item) {
-	all := m.all()
-	th := m.transcriptHeight()
-	below := 0 // lines after target, separators included
-	for i := len(all) - 1; i >= 0; i-- {
-		h := m.itemHeight(all[i])
-		if h == 0 {
-			continue
-		}
-		if all[i] == target {
-			s := below
-			if h > th {
-				s = below + h - th
-			}
-			m.scroll, m.anchor = max(s, 0), nil
-			return
-		}
-		below += h + 1
-	}
-}
-
-func (m *model) itemHeight(it item) int {
-	s := it.view(m.width, m.st, spinnerFrames[m.spin])
-	if s == "" {
-		return 0
-	}
-	return strings.Count(s, "\n") + 1
-}
-
-func (m *model) all() []item {
-	all := make([]item, 0, len(m.items)+len(m.pending))
-	all = append(all, m.items...)
-	return append(all, m.pending...)
 }
 
 // openPager is ctrl+g: the target's full output (its artifact) opens in the
 // pager; without a target that has one, the newest truncated block does.
 func (m *model) openPager() {
-	cand := []item{m.target()}
-	if m.selected == nil {
-		outs := m.outputs()
+	cand := []item{m.tr.target()}
+	if m.tr.selected == nil {
+		outs := m.tr.outputs()
 		cand = cand[:0]
 		for i := len(outs) - 1; i >= 0; i-- {
 			cand = append(cand, outs[i])
@@ -923,34 +657,11 @@ func (m *model) panelInput(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// artifactOf returns the artifact id of a truncated block and its title.
-func artifactOf(it item) (id, title string) {
-	switch v := it.(type) {
-	case *toolItem:
-		if v.call == nil {
-			return "", ""
-		}
-		if t := v.call.Truncation; t != nil && !v.call.Running {
-			return t.ArtifactID, "$ " + oneLine(v.call.Command)
-		}
-	case *bangItem:
-		if t := v.bang.Truncation(); t != nil {
-			return t.ArtifactID, "! " + oneLine(v.bang.Command)
-		}
-	}
-	return "", ""
-}
-
 func (m *model) pagerInput(msg tea.Msg) {
 	if m.pager.Update(msg) {
 		_ = m.pager.Close()
 		m.pager = nil
 	}
-}
-
-func (m *model) scrollBy(n int) {
-	m.scroll = max(m.scroll+n, 0) // the upper bound is applied by the view
-	m.anchor = nil                // the view pins the new top line
 }
 
 // editorFrameW is the editor box's border and padding, left plus right.
@@ -991,10 +702,11 @@ func (m *model) View() tea.View {
 		return v
 	}
 	th := m.transcriptHeight()
+	editor, edX, edY := m.editorView()
 	var b strings.Builder
-	b.WriteString(m.transcriptView(m.width, th))
+	b.WriteString(m.tr.view())
 	b.WriteByte('\n')
-	b.WriteString(m.editorView())
+	b.WriteString(editor)
 	b.WriteByte('\n')
 	b.WriteString(m.statusView())
 	content := b.String()
@@ -1004,7 +716,7 @@ func (m *model) View() tea.View {
 		content, cursor = m.overlayOn(content, m.overlay.view)
 	} else {
 		// The editor's border and padding come before the text.
-		cursor = tea.NewCursor(m.edX+editorFrameW/2, th+1+m.edY)
+		cursor = tea.NewCursor(edX+editorFrameW/2, th+1+edY)
 	}
 	v := tea.NewView(content)
 	v.AltScreen = true
@@ -1030,109 +742,12 @@ func (m *model) overlayOn(content string, view func(w, h int, st *styles) (strin
 	return content, tea.NewCursor(cx, y+cy)
 }
 
-// highlight marks the selected block on its header: the first line with
-// text (a bang block opens with a rule).
-func (m *model) highlight(ls []string) []string {
-	ls = append([]string(nil), ls...)
-	for i, l := range ls {
-		plain := ansi.Strip(l)
-		if strings.Trim(plain, "─ ") != "" {
-			ls[i] = m.st.selected.Render(plain)
-			break
-		}
-	}
-	return ls
-}
-
-// placed is an item's rows on the last frame, [top, bottom).
-type placed struct {
-	it          item
-	top, bottom int
-}
-
-// transcriptView renders the bottom of the transcript, scrolled up by
-// m.scroll lines. Only the items that reach the screen are rendered (each
-// caches its own output), so a long session costs no more than a short one.
-// While scrolled up, the line at the top stays where it is as output grows
-// below it (m.anchor).
-func (m *model) transcriptView(width, height int) string {
-	spinner := spinnerFrames[m.spin]
-	all := m.all()
-	type chunk struct {
-		it    item
-		lines []string
-		dist  int // lines from the bottom of the transcript to this item's top
-	}
-	var chunks []chunk // bottom-up
-	total := 0
-	anchorSeen := m.anchor == nil
-	for i := len(all) - 1; i >= 0 && (total < height+m.scroll || !anchorSeen); i-- {
-		s := all[i].view(width, m.st, spinner)
-		if s == "" {
-			continue
-		}
-		ls := strings.Split(s, "\n")
-		if all[i] == m.selected {
-			ls = m.highlight(ls)
-		}
-		if total > 0 {
-			ls = append(ls, "") // a blank line between items
-		}
-		total += len(ls)
-		chunks = append(chunks, chunk{it: all[i], lines: ls, dist: total})
-		if all[i] == m.anchor {
-			anchorSeen = true
-			// Keep the anchored line at the top of the screen.
-			m.scroll = max(total-m.anchorOff-height, 0)
-		}
-	}
-	if m.scroll > max(total-height, 0) {
-		m.scroll = max(total-height, 0)
-	}
-	lines := make([]string, 0, total)
-	for i := len(chunks) - 1; i >= 0; i-- {
-		lines = append(lines, chunks[i].lines...)
-	}
-	end := len(lines) - m.scroll
-	start := max(end-height, 0)
-
-	// Remember where everything went: for clicks, and for the anchor.
-	m.placed = m.placed[:0]
-	m.anchor = nil
-	for _, c := range chunks {
-		top := total - c.dist - start // screen row of the item's first line
-		bottom := top + len(c.lines)
-		if bottom <= 0 || top >= end-start {
-			continue
-		}
-		m.placed = append(m.placed, placed{it: c.it, top: top, bottom: bottom})
-		if m.scroll > 0 && top <= 0 {
-			m.anchor, m.anchorOff = c.it, -top
-		}
-	}
-
-	out := make([]string, 0, height)
-	for _, l := range lines[start:end] {
-		if ansi.StringWidth(l) > width {
-			l = ansi.Truncate(l, width, "")
-		}
-		out = append(out, l)
-	}
-	for len(out) < height {
-		out = append(out, "")
-	}
-	if m.scroll > 0 {
-		out[len(out)-1] = m.st.scrollIndicator.Render(ansi.Truncate("↓ "+strconv.Itoa(m.scroll)+" more lines below (pgdn)", width, ""))
-	}
-	return strings.Join(out, "\n")
-}
-
-func (m *model) editorView() string {
+// editorView is the editor's box and the cursor within its text.
+func (m *model) editorView() (box string, x, y int) {
 	text, x, y := m.editor.View(placeholder)
 	if m.editor.Value() == "" {
 		text = m.st.dim.Render(text)
 	}
-	m.edX, m.edY = x, y
 	style := m.st.editor
 	v := strings.TrimLeft(m.editor.Value(), " \t\n")
 	switch {
@@ -1141,7 +756,7 @@ func (m *model) editorView() string {
 	case strings.HasPrefix(v, "!"):
 		style = m.st.editorBang
 	}
-	return style.Render(text)
+	return style.Render(text), x, y
 }
 
 func (m *model) statusView() string {
@@ -1170,15 +785,15 @@ func (m *model) statusView() string {
 		right = m.st.warning.Render(m.flash)
 	case m.overlay != nil:
 		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(m.overlay.command) + " (esc kills)")
-	case m.agentRunning && len(m.tools) > 0:
+	case m.agentRunning && m.tr.runningTools() > 0:
 		right = m.st.statusRunning.Render(spinner + " running tool… (esc to abort)")
 	case m.agentRunning:
 		right = m.st.statusRunning.Render(spinner + " working… (esc to abort)")
 	case m.bangRunning && m.bang != nil:
 		right = m.st.statusRunning.Render(spinner + " $ " + oneLine(m.bang.bang.Command) + " (esc to cancel)")
-	case m.selected != nil:
+	case m.tr.selected != nil:
 		hint := "selected · ctrl+o expand"
-		if id, _ := artifactOf(m.selected); id != "" {
+		if id, _ := artifactOf(m.tr.selected); id != "" {
 			hint += " · " + render.PagerKey + " full output"
 		}
 		right = m.st.status.Render(hint + " · esc deselect")
