@@ -55,11 +55,11 @@ type model struct {
 
 	width, height int
 
-	tr        *transcript
-	pager     *pager // the full-output viewer, over everything
-	jobsPanel *jobsPanel
-	attach    *jobAttach // a job's live screen, over the jobs panel
-	flash     string     // a one-key status message
+	tr *transcript
+	// layers are the modal surfaces over the transcript and the editor,
+	// the top one last (layers.go).
+	layers []layer
+	flash  string // a one-key status message
 
 	editor    *editor
 	history   []string
@@ -74,11 +74,8 @@ type model struct {
 	bangBg      chan struct{} // the running `!` command's ctrl+b; nil once closed
 	bangRunning bool
 
-	overlay *overlay
-
 	quitArmed bool
 	quitting  bool
-	confirm   *quitConfirm // quitting would stop running jobs: asked first
 	jobsWatch jobsWatch
 	spin      int
 	ticking   bool
@@ -126,7 +123,7 @@ func (m *model) Init() tea.Cmd { return nil }
 
 // Update implements tea.Model.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	_, cmd := m.route(msg)
+	cmd := m.route(msg)
 	if _, ok := msg.(jobsTickMsg); ok {
 		for _, j := range m.jobsWatch.ended(m.cfg.Jobs) {
 			m.tr.notice(kindInfo, strings.TrimSuffix(bash.JobSentence(j.ID(), j.State()), ".")+": "+bash.FirstLine(j.Command()))
@@ -148,141 +145,80 @@ func (m *model) layout() {
 	m.tr.layout(m.width, m.transcriptHeight(), m.st, spinnerFrames[m.spin])
 }
 
-// route hands msg to the surface it is for.
-func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
+// route hands msg to what it is for: input to the top layer (or down the
+// stack, to the transcript and the editor), a layer's report to the
+// layers, the rest to the model itself.
+func (m *model) route(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
-		return m, nil
+		return m.broadcast(msg)
+	case tea.KeyPressMsg, tea.PasteMsg, tea.MouseClickMsg, tea.MouseWheelMsg:
+		if cmd, handled := m.input(msg); handled {
+			return cmd
+		}
+		return m.base(msg)
+	case flushMsg:
+		m.applyPump()
+		return nil
+	case tickMsg:
+		m.spin = (m.spin + 1) % len(spinnerFrames)
+		if m.busy() {
+			return tick()
+		}
+		m.ticking = false
+		return nil
+	case agentDoneMsg:
+		m.applyPump()
+		m.agentFinished(msg.err)
+		return nil
+	case bangDoneMsg:
+		m.applyPump()
+		m.bangFinished(msg)
+		return nil
+	case ptyAttachMsg:
+		msg.s.Resize(ptyInnerSize(m.width, m.height))
+		m.pushUnderScreens(&overlay{s: msg.s, command: msg.command})
+		return m.startTick()
+	case ptyChangedMsg:
+		return nil // the next View reads the screen
+	case jobKilledMsg, attachChangedMsg, ptyDoneMsg:
+		return m.broadcast(msg) // a layer's own report
+	}
+	return nil
+}
+
+// base handles the input no layer took: the transcript's and the editor's.
+func (m *model) base(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		if m.pager != nil {
-			m.pagerInput(msg)
-			return m, nil
-		}
-		if m.attach != nil {
-			m.attachInput(msg)
-			return m, nil
-		}
-		if m.jobsPanel != nil {
-			return m, m.panelInput(msg)
-		}
 		return m.key(msg)
 	case tea.PasteMsg:
-		if m.pager != nil {
-			m.pagerInput(msg)
-			return m, nil
-		}
-		if m.attach != nil {
-			m.attachInput(msg)
-			return m, nil
-		}
-		if m.jobsPanel != nil {
-			return m, nil
-		}
-		if m.overlay != nil {
-			_, _ = m.overlay.s.Write([]byte(msg.Content))
-			return m, nil
-		}
 		m.editor.InsertString(msg.Content)
-		return m, nil
 	case tea.MouseClickMsg:
-		if m.pager == nil && m.jobsPanel == nil && m.overlay == nil && msg.Mouse().Button == tea.MouseLeft {
+		if msg.Mouse().Button == tea.MouseLeft {
 			m.tr.click(msg.Mouse().Y)
 		}
-		return m, nil
 	case tea.MouseWheelMsg:
-		if m.pager != nil {
-			m.pagerInput(msg)
-			return m, nil
-		}
 		switch msg.Mouse().Button {
 		case tea.MouseWheelUp:
 			m.tr.scrollBy(wheelLines)
 		case tea.MouseWheelDown:
 			m.tr.scrollBy(-wheelLines)
 		}
-		return m, nil
-	case flushMsg:
-		m.applyPump()
-		return m, nil
-	case tickMsg:
-		m.spin = (m.spin + 1) % len(spinnerFrames)
-		if m.busy() {
-			return m, tick()
-		}
-		m.ticking = false
-		return m, nil
-	case agentDoneMsg:
-		m.applyPump()
-		m.agentFinished(msg.err)
-		return m, nil
-	case bangDoneMsg:
-		m.applyPump()
-		m.bangFinished(msg)
-		return m, nil
-	case ptyAttachMsg:
-		m.overlay = &overlay{s: msg.s, command: msg.command}
-		cols, rows := ptyInnerSize(m.width, m.height)
-		msg.s.Resize(cols, rows)
-		return m, m.startTick()
-	case jobKilledMsg:
-		if m.jobsPanel != nil {
-			m.jobsPanel.note = "job " + msg.id + " " + msg.state.String()
-		}
-		return m, nil
-	case ptyChangedMsg:
-		return m, nil // the next View reads the screen
-	case attachChangedMsg:
-		if m.attach != msg.a {
-			return m, nil // from a detached view
-		}
-		return m, m.attach.changed()
-	case ptyDoneMsg:
-		if m.overlay != nil && m.overlay.s == msg.s {
-			m.overlay = nil
-		}
-		return m, nil
 	}
-	return m, nil
+	return nil
 }
 
 func (m *model) resize(w, h int) {
 	m.width, m.height = w, h
 	m.host.setWindow(w, h)
 	m.editor.SetWidth(max(w-editorFrameW, 1))
-	if m.overlay != nil {
-		cols, rows := ptyInnerSize(w, h)
-		m.overlay.s.Resize(cols, rows)
-	}
-	if m.attach != nil {
-		m.attach.fit(w, h)
-	}
 }
 
-func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+// key handles a key no layer took: the editor's, and the transcript's.
+func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := msg.String()
-	if m.overlay != nil {
-		// The program in the PTY owns the keyboard; only esc stays ours.
-		if k == "esc" {
-			m.overlay.killed = true
-			m.overlay.s.Kill()
-			return m, nil
-		}
-		if b := encodeKey(msg.Key()); len(b) > 0 {
-			_, _ = m.overlay.s.Write(b)
-		}
-		return m, nil
-	}
-	if m.confirm != nil {
-		switch m.confirm.update(msg) {
-		case quitYes:
-			m.confirm = nil
-			return m, m.quit()
-		case quitNo:
-			m.confirm = nil
-		}
-		return m, nil
-	}
 	if k != "ctrl+c" {
 		m.quitArmed = false
 	}
@@ -291,31 +227,31 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "ctrl+c":
 		if m.quitArmed {
 			m.quitArmed = false
-			return m, m.requestQuit()
+			return m.requestQuit()
 		}
 		m.quitArmed = true
 		m.editor.Reset()
 		m.histPos = len(m.history)
-		return m, nil
+		return nil
 	case "ctrl+d":
 		if m.editor.Value() == "" {
-			return m, m.requestQuit()
+			return m.requestQuit()
 		}
 	case "esc":
 		if !m.agentRunning && !m.bangRunning && m.tr.deselect() {
-			return m, nil
+			return nil
 		}
 		m.abort()
-		return m, nil
+		return nil
 	case "ctrl+o":
 		m.tr.toggle()
-		return m, nil
+		return nil
 	case render.PagerKey:
 		m.openPager()
-		return m, nil
+		return nil
 	case JobsKey:
 		m.openJobsPanel()
-		return m, nil
+		return nil
 	case BackgroundKey:
 		if m.bangRunning || m.agentRunning {
 			// The running `!` command or model's bash call returns with
@@ -326,33 +262,33 @@ func (m *model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			}
 			m.session().MoveToBackground()
 			m.flash = "moved to the background · " + JobsKey + " shows the jobs"
-			return m, nil
+			return nil
 		}
 	case "alt+up", "ctrl+up":
 		m.tr.selectOutput(-1)
-		return m, nil
+		return nil
 	case "alt+down", "ctrl+down":
 		m.tr.selectOutput(1)
-		return m, nil
+		return nil
 	case "pgup":
 		m.tr.scrollBy(max(m.transcriptHeight()-2, 1))
-		return m, nil
+		return nil
 	case "pgdown":
 		m.tr.scrollBy(-max(m.transcriptHeight()-2, 1))
-		return m, nil
+		return nil
 	case "enter":
-		return m, m.submit()
+		return m.submit()
 	case "up":
 		if m.editor.OnFirstRow() && m.recall(-1) {
-			return m, nil
+			return nil
 		}
 	case "down":
 		if m.editor.OnLastRow() && m.recall(1) {
-			return m, nil
+			return nil
 		}
 	}
 	m.editor.Update(msg)
-	return m, nil
+	return nil
 }
 
 // recall moves through the history (dir -1 older, +1 newer); the text being
@@ -382,7 +318,7 @@ func (m *model) recall(dir int) bool {
 // them: the caller closes the job manager).
 func (m *model) requestQuit() tea.Cmd {
 	if running, _ := jobCounts(m.cfg.Jobs); running > 0 {
-		m.confirm = &quitConfirm{running: running}
+		m.push(&quitConfirm{running: running})
 		return nil
 	}
 	return m.quit()
@@ -401,16 +337,15 @@ func (m *model) abortAll() {
 		m.agentCancel()
 	}
 	m.session().AbortBash()
-	if m.overlay != nil {
-		m.overlay.s.Kill()
-	}
-	if m.attach != nil {
-		m.attach.detach()
+	for _, l := range m.layers {
+		if s, ok := l.(stopper); ok {
+			s.stop()
+		}
 	}
 }
 
-// abort is esc: the innermost running thing stops (the PTY program is
-// handled in key).
+// abort is esc: the innermost running thing stops (a PTY program's
+// overlay takes its own esc).
 func (m *model) abort() {
 	switch {
 	case m.agentRunning && m.agentCancel != nil:
@@ -420,7 +355,9 @@ func (m *model) abort() {
 	}
 }
 
-func (m *model) busy() bool { return m.agentRunning || m.bangRunning || m.overlay != nil }
+func (m *model) busy() bool {
+	return m.agentRunning || m.bangRunning || findLayer[*overlay](m.layers) != nil
+}
 
 func tick() tea.Cmd {
 	return tea.Tick(spinnerInterval, func(time.Time) tea.Msg { return tickMsg{} })
@@ -619,7 +556,7 @@ func (m *model) openArtifact(id, title string) (problem string) {
 	if err == nil {
 		var p *pager
 		if p, err = openPager(path, session.ArtifactScheme+id+" · "+title); err == nil {
-			m.pager = p
+			m.push(p)
 			return ""
 		}
 	}
@@ -632,36 +569,7 @@ func (m *model) openJobsPanel() {
 		m.flash = "No background jobs in this session."
 		return
 	}
-	m.jobsPanel = newJobsPanel(m.cfg.Jobs)
-}
-
-// panelInput hands a key to the jobs panel and carries out its answer.
-func (m *model) panelInput(msg tea.Msg) tea.Cmd {
-	switch a := m.jobsPanel.update(msg).(type) {
-	case panelClose:
-		m.jobsPanel = nil
-	case panelOpenOutput:
-		id := a.job.ArtifactID()
-		if id == "" {
-			m.jobsPanel.note = "job " + a.job.ID() + " has no output file yet: its last output is shown above"
-			return nil
-		}
-		m.jobsPanel.note = m.openArtifact(id, "job "+a.job.ID()+": "+oneLine(a.job.Command()))
-	case panelAttach:
-		return m.openAttach(a.job)
-	case panelKill:
-		j := a.job
-		// Kill waits until the job's processes are gone: not in Update.
-		return func() tea.Msg { return jobKilledMsg{id: j.ID(), state: j.Kill()} }
-	}
-	return nil
-}
-
-func (m *model) pagerInput(msg tea.Msg) {
-	if m.pager.Update(msg) {
-		_ = m.pager.Close()
-		m.pager = nil
-	}
+	m.push(newJobsPanel(m.cfg.Jobs))
 }
 
 // editorFrameW is the editor box's border and padding, left plus right.
@@ -683,41 +591,7 @@ func (m *model) View() tea.View {
 		v.AltScreen = !m.quitting
 		return v
 	}
-	if m.pager != nil || m.jobsPanel != nil {
-		var content string
-		var cursor *tea.Cursor
-		if m.pager != nil {
-			content = m.pager.View(m.width, m.height, m.st)
-		} else {
-			content = m.jobsPanel.view(m.width, m.height, m.st)
-			if m.attach != nil {
-				content, cursor = m.overlayOn(content, m.attach.view)
-			}
-		}
-		v := tea.NewView(content)
-		v.Cursor = cursor
-		v.AltScreen = true
-		v.MouseMode = tea.MouseModeCellMotion
-		v.WindowTitle = "agentsh"
-		return v
-	}
-	th := m.transcriptHeight()
-	editor, edX, edY := m.editorView()
-	var b strings.Builder
-	b.WriteString(m.tr.view())
-	b.WriteByte('\n')
-	b.WriteString(editor)
-	b.WriteByte('\n')
-	b.WriteString(m.statusView())
-	content := b.String()
-
-	var cursor *tea.Cursor
-	if m.overlay != nil {
-		content, cursor = m.overlayOn(content, m.overlay.view)
-	} else {
-		// The editor's border and padding come before the text.
-		cursor = tea.NewCursor(edX+editorFrameW/2, th+1+edY)
-	}
+	content, cursor := m.screen()
 	v := tea.NewView(content)
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
@@ -726,20 +600,19 @@ func (m *model) View() tea.View {
 	return v
 }
 
-// overlayOn draws a terminal box (view) over the bottom of content, at the
-// overlay's size, and returns the screen with the box's cursor, if shown.
-func (m *model) overlayOn(content string, view func(w, h int, st *styles) (string, int, int)) (string, *tea.Cursor) {
-	ow, oh := overlaySize(m.width, m.height)
-	y := m.height - oh
-	box, cx, cy := view(ow, oh, m.st)
-	content = lipgloss.NewCompositor(
-		lipgloss.NewLayer(content),
-		lipgloss.NewLayer(box).X(0).Y(y).Z(1),
-	).Render()
-	if cx < 0 {
-		return content, nil
-	}
-	return content, tea.NewCursor(cx, y+cy)
+// mainView is the screen without layers: the transcript, the editor and the
+// status line, with the editor's cursor.
+func (m *model) mainView() (string, *tea.Cursor) {
+	th := m.transcriptHeight()
+	editor, edX, edY := m.editorView()
+	var b strings.Builder
+	b.WriteString(m.tr.view())
+	b.WriteByte('\n')
+	b.WriteString(editor)
+	b.WriteByte('\n')
+	b.WriteString(m.statusView())
+	// The editor's border and padding come before the text.
+	return b.String(), tea.NewCursor(edX+editorFrameW/2, th+1+edY)
 }
 
 // editorView is the editor's box and the cursor within its text.
@@ -776,15 +649,16 @@ func (m *model) statusView() string {
 
 	var right string
 	spinner := spinnerFrames[m.spin]
+	confirm, overlay := findLayer[*quitConfirm](m.layers), findLayer[*overlay](m.layers)
 	switch {
-	case m.confirm != nil:
-		right = m.st.warning.Render(m.confirm.view())
+	case confirm != nil:
+		right = m.st.warning.Render(confirm.question())
 	case m.quitArmed:
 		right = m.st.warning.Render("press ctrl+c again to quit")
 	case m.flash != "":
 		right = m.st.warning.Render(m.flash)
-	case m.overlay != nil:
-		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(m.overlay.command) + " (esc kills)")
+	case overlay != nil:
+		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(overlay.command) + " (esc kills)")
 	case m.agentRunning && m.tr.runningTools() > 0:
 		right = m.st.statusRunning.Render(spinner + " running tool… (esc to abort)")
 	case m.agentRunning:
@@ -798,7 +672,7 @@ func (m *model) statusView() string {
 		}
 		right = m.st.status.Render(hint + " · esc deselect")
 	}
-	if js := m.jobsStatus(); js != "" && m.confirm == nil {
+	if js := m.jobsStatus(); js != "" && confirm == nil {
 		if right != "" {
 			right += m.st.status.Render(" · ")
 		}

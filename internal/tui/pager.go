@@ -1504,3 +1504,24 @@ func (r *rowRenderer) render(d *dline, a, b, col, x0, w int) string {
 	r.sb.WriteString(strings.Repeat(" ", max(w-out, 0)))
 	return r.sb.String()
 }
+
+// update implements layer: the pager takes all input; when it closes (q)
+// it closes its file and leaves the stack.
+func (p *pager) update(msg tea.Msg) (action, tea.Cmd) {
+	if p.Update(msg) {
+		_ = p.Close()
+		return closeLayer{}, nil
+	}
+	return nil, nil
+}
+
+// view implements layer.
+func (p *pager) view(width, height int, st *styles) surface {
+	return surface{content: p.View(width, height, st)}
+}
+
+// covers implements layer.
+func (p *pager) covers() bool { return true }
+
+// stop implements stopper: quitting closes the file.
+func (p *pager) stop() { _ = p.Close() }

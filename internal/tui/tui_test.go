@@ -135,6 +135,9 @@ func (h *harness) waitFor(what string, cond func() bool) {
 	}
 }
 
+// layerOn is the topmost layer of type T, or nil.
+func layerOn[T layer](h *harness) T { return findLayer[T](h.m.layers) }
+
 func (h *harness) bangIdle() bool { return !h.m.bangRunning }
 
 func TestWindowSizeAndTyping(t *testing.T) {
@@ -389,7 +392,7 @@ func TestPTYOverlay(t *testing.T) {
 	s := pty.Start(context.Background(), pty.Options{Shell: "/bin/sh", Command: "cat", Cols: 78, Rows: 20})
 	defer s.Close()
 	h.m.host.AttachPTY(s, "cat")
-	h.waitFor("the overlay", func() bool { return h.m.overlay != nil })
+	h.waitFor("the overlay", func() bool { return layerOn[*overlay](h) != nil })
 	cols, rows := s.Screen().Size()
 	if wc, wr := ptyInnerSize(80, 30); cols != wc || rows != wr {
 		t.Errorf("PTY size %dx%d, want %dx%d", cols, rows, wc, wr)
@@ -409,7 +412,7 @@ func TestPTYOverlay(t *testing.T) {
 		t.Errorf("after resize PTY is %dx%d, want 68x16", c, r)
 	}
 	h.press(tea.KeyEscape, 0)
-	h.waitFor("the overlay to close", func() bool { return h.m.overlay == nil })
+	h.waitFor("the overlay to close", func() bool { return layerOn[*overlay](h) == nil })
 	if r := s.Wait(); !r.Cancelled {
 		t.Errorf("esc did not kill: %+v", r)
 	}
