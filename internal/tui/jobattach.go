@@ -8,17 +8,6 @@ import (
 	"agentsh/internal/jobs"
 )
 
-// DetachKey leaves a job's screen and returns to the jobs panel; the job
-// keeps running. The same key will move a running command into the
-// background in the main view, so it always means "let it run".
-const DetachKey = "ctrl+b"
-
-// The attached job's footer: while it runs, and once it has ended.
-const (
-	attachFooterText  = DetachKey + " detach · esc, ctrl+c and every other key go to the program"
-	attachEndedFooter = "the job has ended · any key returns to the jobs panel"
-)
-
 // attachChangedMsg tells the model that an attached job's screen changed
 // or the job ended: the next View shows it.
 type attachChangedMsg struct{ a *jobAttach }
@@ -67,7 +56,7 @@ func (a *jobAttach) detach() {
 func (a *jobAttach) update(msg tea.Msg) (action, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		if a.ended() || msg.String() == DetachKey {
+		if a.ended() || is(keyName(msg.String()), keys.Attach.Detach) {
 			return a.leave(), nil
 		}
 		if b := encodeKey(msg.Key()); len(b) > 0 {
@@ -146,12 +135,12 @@ func (a *jobAttach) changed() tea.Cmd {
 // inside it (-1 when hidden).
 func (a *jobAttach) box(width, height int, st *styles) (string, int, int) {
 	s := a.job.State()
-	badge, footer := st.badgeRunning, attachFooterText
+	badge, footer := st.badgeRunning, attachFooterText()
 	switch {
 	case s.Kind == jobs.Exited && s.Code == 0:
-		badge, footer = st.badgeDone, attachEndedFooter
+		badge, footer = st.badgeDone, attachEndedFooter()
 	case s.Ended():
-		badge, footer = st.badgeFailed, attachEndedFooter
+		badge, footer = st.badgeFailed, attachEndedFooter()
 	}
 	title := "job " + a.job.ID() + " · $ " + a.job.Command()
 	box, cx, cy := terminalBox(width, height, title, badge.Render(s.String()), footer, a.job.Screen(), st)

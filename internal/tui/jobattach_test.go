@@ -51,7 +51,7 @@ func TestAttachToJob(t *testing.T) {
 	if len(lines) != ht {
 		t.Errorf("screen has %d lines, want %d", len(lines), ht)
 	}
-	for _, want := range []string{"Jobs · 1 running", "job 1 · $ IFS= read", "waiting for input", "│name?", attachFooterText} {
+	for _, want := range []string{"Jobs · 1 running", "job 1 · $ IFS= read", "waiting for input", "│name?", attachFooterText()} {
 		if !strings.Contains(s, want) {
 			t.Errorf("attached screen lacks %q:\n%s", want, s)
 		}
@@ -83,7 +83,7 @@ func TestAttachToJob(t *testing.T) {
 		t.Fatalf("ctrl+b did not return to the panel:\n%s", h.screen())
 	}
 	s = h.screen()
-	if !strings.Contains(s, "detached from job 1: it keeps running") || strings.Contains(s, attachFooterText) {
+	if !strings.Contains(s, "detached from job 1: it keeps running") || strings.Contains(s, attachFooterText()) {
 		t.Errorf("after ctrl+b:\n%s", s)
 	}
 	if st := j.State(); st.Ended() {
@@ -122,7 +122,7 @@ func TestAttachedJobEnds(t *testing.T) {
 		t.Fatalf("after ctrl+d the job is %q", st)
 	}
 	s := h.screen()
-	for _, want := range []string{"exited 0", attachEndedFooter, "│hello"} {
+	for _, want := range []string{"exited 0", attachEndedFooter(), "│hello"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the ended job's overlay lacks %q:\n%s", want, s)
 		}

@@ -244,7 +244,7 @@ func TestJobsPanel(t *testing.T) {
 		"ID   STATE               RUNTIME     OUTPUT  COMMAND",
 		"── last output of job 1 ",
 		"hello-from-job",
-		jobsPanelHelp,
+		jobsPanelHelp(),
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("panel lacks %q:\n%s", want, s)

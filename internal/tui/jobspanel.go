@@ -11,16 +11,6 @@ import (
 	"agentsh/internal/jobs"
 )
 
-// JobsKey opens the jobs panel (as does /jobs typed in the editor).
-const JobsKey = "ctrl+t"
-
-// BackgroundKey moves the running `!` command or the model's running bash
-// call into the background as a job; attached to a job, it detaches.
-const BackgroundKey = "ctrl+b"
-
-// jobsPanelHelp is the panel's footer.
-const jobsPanelHelp = "↑↓ select · a attach · enter/v full output · k kill · esc close"
-
 // jobKilledMsg reports a kill from the panel, once the job is gone.
 type jobKilledMsg struct {
 	id    string
@@ -74,19 +64,19 @@ func (p *jobsPanel) update(msg tea.Msg) (action, tea.Cmd) {
 	default:
 		return nil, nil // a paste or a click has no use here
 	}
-	k := msg.(tea.KeyPressMsg)
+	k, pk := keyName(msg.(tea.KeyPressMsg).String()), keys.Panel
 	list := p.mgr.List()
 	p.note = ""
-	switch k.String() {
-	case "esc", "q", "ctrl+c", JobsKey:
+	switch {
+	case is(k, pk.Close):
 		return closeLayer{}, nil
-	case "up", "ctrl+p":
+	case is(k, pk.Up):
 		p.sel--
 		p.selected(list)
-	case "down", "ctrl+n":
+	case is(k, pk.Down):
 		p.sel++
 		p.selected(list)
-	case "enter", "v":
+	case is(k, pk.Output):
 		j := p.selected(list)
 		if j == nil {
 			return nil, nil
@@ -97,7 +87,7 @@ func (p *jobsPanel) update(msg tea.Msg) (action, tea.Cmd) {
 			return nil, nil
 		}
 		return openArtifact{id: id, title: "job " + j.ID() + ": " + oneLine(j.Command())}, nil
-	case "a":
+	case is(k, pk.Attach):
 		j := p.selected(list)
 		if j == nil {
 			return nil, nil
@@ -107,7 +97,7 @@ func (p *jobsPanel) update(msg tea.Msg) (action, tea.Cmd) {
 			return nil, nil
 		}
 		return attachJob{job: j}, nil
-	case "k":
+	case is(k, pk.Kill):
 		j := p.selected(list)
 		if j == nil {
 			return nil, nil
@@ -209,7 +199,7 @@ func (p *jobsPanel) draw(width, height int, st *styles) string {
 	if p.note != "" {
 		add(st.warning.Render(p.note))
 	} else {
-		add(st.dim.Render(jobsPanelHelp))
+		add(st.dim.Render(jobsPanelHelp()))
 	}
 	return strings.Join(lines, "\n")
 }

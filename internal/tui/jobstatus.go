@@ -109,10 +109,10 @@ func (q *quitConfirm) update(msg tea.Msg) (action, tea.Cmd) {
 	if !ok {
 		return passOn{}, nil // a paste still reaches the editor, a click the transcript
 	}
-	switch k.String() {
-	case "y", "Y":
+	switch kn := keyName(k.String()); {
+	case is(kn, keys.Confirm.Yes):
 		return quitNow{}, nil
-	case "n", "N", "esc":
+	case is(kn, keys.Confirm.No):
 		return closeLayer{}, nil
 	}
 	return nil, nil
@@ -126,8 +126,9 @@ func (q *quitConfirm) covers() bool { return false }
 
 // question is what the status line asks.
 func (q *quitConfirm) question() string {
+	yn := " " + name(keys.Confirm.Yes) + "/" + name(keys.Confirm.No)
 	if q.running == 1 {
-		return "1 job running — quit and stop it? y/n"
+		return "1 job running — quit and stop it?" + yn
 	}
-	return strconv.Itoa(q.running) + " jobs running — quit and stop them? y/n"
+	return strconv.Itoa(q.running) + " jobs running — quit and stop them?" + yn
 }

@@ -107,16 +107,11 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 
 	m.editor = newEditor()
 
-	m.tr.notice(kindInfo, welcomeText)
+	m.tr.notice(kindInfo, welcomeText())
 	return m, nil
 }
 
 const placeholder = "Message the agent, or !command to run it in the shell"
-
-const welcomeText = "agentsh · enter sends · shift+enter newline · !cmd runs in the shell (!!cmd keeps it from the model) · " +
-	"esc cancels · ctrl+o expands output · alt+↑/↓ or a click selects one · ctrl+g shows a truncated output in full · " +
-	"pgup/pgdn scroll · " + BackgroundKey + " moves a running command to the background · " + JobsKey + " or /jobs: jobs · " +
-	"ctrl+c twice or ctrl+d quits"
 
 // Init implements tea.Model.
 func (m *model) Init() tea.Cmd { return nil }
@@ -218,13 +213,13 @@ func (m *model) resize(w, h int) {
 
 // key handles a key no layer took: the editor's, and the transcript's.
 func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
-	k := msg.String()
-	if k != "ctrl+c" {
+	k, km := keyName(msg.String()), keys.Main
+	if !is(k, km.Quit) {
 		m.quitArmed = false
 	}
 	m.flash = ""
-	switch k {
-	case "ctrl+c":
+	switch {
+	case is(k, km.Quit):
 		if m.quitArmed {
 			m.quitArmed = false
 			return m.requestQuit()
@@ -233,26 +228,26 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.editor.Reset()
 		m.histPos = len(m.history)
 		return nil
-	case "ctrl+d":
+	case is(k, km.QuitEmpty):
 		if m.editor.Value() == "" {
 			return m.requestQuit()
 		}
-	case "esc":
+	case is(k, km.Cancel):
 		if !m.agentRunning && !m.bangRunning && m.tr.deselect() {
 			return nil
 		}
 		m.abort()
 		return nil
-	case "ctrl+o":
+	case is(k, km.Expand):
 		m.tr.toggle()
 		return nil
-	case render.PagerKey:
+	case is(k, km.Pager):
 		m.openPager()
 		return nil
-	case JobsKey:
+	case is(k, km.Jobs):
 		m.openJobsPanel()
 		return nil
-	case BackgroundKey:
+	case is(k, km.Background):
 		if m.bangRunning || m.agentRunning {
 			// The running `!` command or model's bash call returns with
 			// its output so far and goes on as a job (SPEC §9).
@@ -261,28 +256,28 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 				m.bangBg = nil
 			}
 			m.session().MoveToBackground()
-			m.flash = "moved to the background · " + JobsKey + " shows the jobs"
+			m.flash = "moved to the background · " + km.Jobs.Keys()[0] + " shows the jobs"
 			return nil
 		}
-	case "alt+up", "ctrl+up":
+	case is(k, km.SelectPrev):
 		m.tr.selectOutput(-1)
 		return nil
-	case "alt+down", "ctrl+down":
+	case is(k, km.SelectNext):
 		m.tr.selectOutput(1)
 		return nil
-	case "pgup":
+	case is(k, km.PageUp):
 		m.tr.scrollBy(max(m.transcriptHeight()-2, 1))
 		return nil
-	case "pgdown":
+	case is(k, km.PageDown):
 		m.tr.scrollBy(-max(m.transcriptHeight()-2, 1))
 		return nil
-	case "enter":
+	case is(k, km.Send):
 		return m.submit()
-	case "up":
+	case is(k, km.HistoryPrev):
 		if m.editor.OnFirstRow() && m.recall(-1) {
 			return nil
 		}
-	case "down":
+	case is(k, km.HistoryNext):
 		if m.editor.OnLastRow() && m.recall(1) {
 			return nil
 		}
@@ -543,7 +538,7 @@ func (m *model) openPager() {
 		m.flash = m.openArtifact(id, title)
 		return
 	}
-	m.flash = "No truncated output to view (" + render.PagerKey + " opens the full output of a truncated result)."
+	m.flash = "No truncated output to view (" + name(keys.Main.Pager) + " opens the full output of a truncated result)."
 }
 
 // openArtifact shows artifact id in the pager, or says why it cannot.
@@ -654,23 +649,23 @@ func (m *model) statusView() string {
 	case confirm != nil:
 		right = m.st.warning.Render(confirm.question())
 	case m.quitArmed:
-		right = m.st.warning.Render("press ctrl+c again to quit")
+		right = m.st.warning.Render("press " + name(keys.Main.Quit) + " again to quit")
 	case m.flash != "":
 		right = m.st.warning.Render(m.flash)
 	case overlay != nil:
-		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(overlay.command) + " (esc kills)")
+		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(overlay.command) + " (" + name(keys.Overlay.Kill) + " kills)")
 	case m.agentRunning && m.tr.runningTools() > 0:
-		right = m.st.statusRunning.Render(spinner + " running tool… (esc to abort)")
+		right = m.st.statusRunning.Render(spinner + " running tool… (" + name(keys.Main.Cancel) + " to abort)")
 	case m.agentRunning:
-		right = m.st.statusRunning.Render(spinner + " working… (esc to abort)")
+		right = m.st.statusRunning.Render(spinner + " working… (" + name(keys.Main.Cancel) + " to abort)")
 	case m.bangRunning && m.bang != nil:
-		right = m.st.statusRunning.Render(spinner + " $ " + oneLine(m.bang.bang.Command) + " (esc to cancel)")
+		right = m.st.statusRunning.Render(spinner + " $ " + oneLine(m.bang.bang.Command) + " (" + name(keys.Main.Cancel) + " to cancel)")
 	case m.tr.selected != nil:
-		hint := "selected · ctrl+o expand"
+		hint := "selected · " + name(keys.Main.Expand) + " expand"
 		if id, _ := artifactOf(m.tr.selected); id != "" {
-			hint += " · " + render.PagerKey + " full output"
+			hint += " · " + name(keys.Main.Pager) + " full output"
 		}
-		right = m.st.status.Render(hint + " · esc deselect")
+		right = m.st.status.Render(hint + " · " + name(keys.Main.Cancel) + " deselect")
 	}
 	if js := m.jobsStatus(); js != "" && confirm == nil {
 		if right != "" {

@@ -15,9 +15,6 @@ import (
 	"agentsh/internal/pty"
 )
 
-// overlayFooterText is the overlay's last line (SPEC §5).
-const overlayFooterText = "esc force-kill · input forwarded to PTY"
-
 // overlayChrome is the rows the overlay spends around the PTY screen: the
 // two border rows, the header and the footer.
 const overlayChrome = 4
@@ -164,7 +161,7 @@ func (o *overlay) badge(st *styles) string {
 // box renders the overlay box at width × height (outer size) and the
 // cursor position inside it (-1 when hidden).
 func (o *overlay) box(width, height int, st *styles) (string, int, int) {
-	return terminalBox(width, height, "$ "+o.command, o.badge(st), overlayFooterText, o.s.Screen(), st)
+	return terminalBox(width, height, "$ "+o.command, o.badge(st), overlayFooterText(), o.s.Screen(), st)
 }
 
 // update implements layer: the program owns the keyboard, only esc stays
@@ -173,7 +170,7 @@ func (o *overlay) box(width, height int, st *styles) (string, int, int) {
 func (o *overlay) update(msg tea.Msg) (action, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		if msg.String() == "esc" {
+		if is(keyName(msg.String()), keys.Overlay.Kill) {
 			o.killed = true
 			o.s.Kill()
 			return nil, nil

@@ -455,7 +455,7 @@ func (t *transcript) layout(width, height int, st *styles, spinner string) {
 		out = append(out, "")
 	}
 	if t.scroll > 0 {
-		out[len(out)-1] = st.scrollIndicator.Render(ansi.Truncate("↓ "+strconv.Itoa(t.scroll)+" more lines below (pgdn)", width, ""))
+		out[len(out)-1] = st.scrollIndicator.Render(ansi.Truncate("↓ "+strconv.Itoa(t.scroll)+" more lines below ("+name(keys.Main.PageDown)+")", width, ""))
 	}
 	t.text = strings.Join(out, "\n")
 }
