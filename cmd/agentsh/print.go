@@ -20,7 +20,6 @@ import (
 	"agentsh/internal/llm"
 	"agentsh/internal/rpc"
 	"agentsh/internal/session"
-	"agentsh/internal/tools"
 )
 
 // Output modes of --mode.
@@ -320,11 +319,9 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	jm := newJobs(toolSettings)
 	defer stopJobs(jm, stderr)
 	agent.SetJobs(jm)
-	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor, Jobs: jm}, func() bash.ToolContext {
-		tc := agent.ToolContext(toolSettings)
-		tc.HasUI = false // print mode: never a PTY
-		return tc
-	}), session.FileToolEnv(agent))
+	// Print mode has no UI: never a PTY.
+	reg, err := session.NewTools(session.ToolsConfig{Current: func() *session.AgentSession { return agent },
+		Executor: executor, Jobs: jm, Settings: toolSettings})
 	if err != nil {
 		return fail(err)
 	}
@@ -460,21 +457,9 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		defer mu.Unlock()
 		return current
 	}
-	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: executor, Jobs: jm}, func() bash.ToolContext {
-		tc := currentAgent().ToolContext(toolSettings)
-		tc.HasUI = false // RPC: never a PTY
-		return tc
-	}), tools.Env{
-		// new_session swaps the session: every call asks for the current one.
-		Cwd: func() string { return currentAgent().Cwd() },
-		ResolveArtifact: func(url string) (string, error) {
-			arts := currentAgent().Artifacts()
-			if arts == nil {
-				return "", errors.New("this session keeps no artifacts (started with --no-session)")
-			}
-			return arts.Resolve(url)
-		},
-	})
+	// new_session swaps the session: every call asks for the current one.
+	// RPC has no UI: never a PTY.
+	reg, err := session.NewTools(session.ToolsConfig{Current: currentAgent, Executor: executor, Jobs: jm, Settings: toolSettings})
 	if err != nil {
 		return fail(err)
 	}

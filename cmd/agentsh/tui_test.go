@@ -329,7 +329,8 @@ func TestTUIArtifactPager(t *testing.T) {
 	s := newSandbox(t)
 	tt := startTUI(t, s)
 	tt.typeLine("!!echo hi")
-	tt.waitText("$ echo hi")
+	// Until it has ended, the next command would be refused (one at a time).
+	tt.waitScreen("echo to end", func(s string) bool { return strings.Contains(s, "$ echo hi") && !strings.Contains(s, "to cancel)") })
 	colored, err := exec.Command("tmux", "-L", tt.sock, "capture-pane", "-e", "-p").CombinedOutput()
 	if err != nil {
 		t.Fatal(err)

@@ -24,9 +24,7 @@ func newJobsAgent(t *testing.T) (*AgentSession, *jobs.Manager, *tools.Registry) 
 	jm := jobs.NewManager()
 	t.Cleanup(jm.Close)
 	a.SetJobs(jm)
-	reg, err := tools.Standard(tools.NewBash(&bash.Tool{Executor: a.exec, Jobs: jm}, func() bash.ToolContext {
-		return a.ToolContext(bash.ToolSettings{})
-	}), FileToolEnv(a))
+	reg, err := NewTools(ToolsConfig{Current: func() *AgentSession { return a }, Executor: a.exec, Jobs: jm})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -260,13 +260,3 @@ func (a *AgentSession) ToolContext(settings bash.ToolSettings) bash.ToolContext 
 	}
 	return tc
 }
-
-// FileToolEnv is the file tools' view of session a: its cwd, and its
-// artifacts for artifact:// paths (refused without a store).
-func FileToolEnv(a *AgentSession) tools.Env {
-	env := tools.Env{Cwd: a.Cwd}
-	if arts := a.artifacts; arts != nil {
-		env.ResolveArtifact = arts.Resolve
-	}
-	return env
-}

@@ -43,6 +43,15 @@ func FileTools(env Env) []Tool {
 	return []Tool{NewRead(env), NewGrep(env), NewFind(env), NewEdit(env), NewWrite(env)}
 }
 
+// ErrNoArtifacts is what an Env.ResolveArtifact returns when the session it
+// reads keeps no artifacts: the tool then refuses the path as it does when
+// ResolveArtifact is nil.
+var ErrNoArtifacts = errors.New("no artifacts in this session")
+
+func noArtifacts(url string) string {
+	return fmt.Sprintf("Cannot open %s: artifact:// paths are not available in this session", url)
+}
+
 // artifactScheme is the URL scheme of spilled tool output (session.ArtifactScheme).
 const artifactScheme = "artifact://"
 
@@ -84,9 +93,12 @@ func (e Env) resolve(raw string, allowArtifact bool, tool string) (target, strin
 			return target{}, fmt.Sprintf("The %s tool cannot use %s: artifact:// outputs are read-only (use read or grep on them)", tool, p)
 		}
 		if e.ResolveArtifact == nil {
-			return target{}, fmt.Sprintf("Cannot open %s: artifact:// paths are not available in this session", p)
+			return target{}, noArtifacts(p)
 		}
 		fp, err := e.ResolveArtifact(p)
+		if errors.Is(err, ErrNoArtifacts) {
+			return target{}, noArtifacts(p)
+		}
 		if err != nil {
 			return target{}, err.Error()
 		}

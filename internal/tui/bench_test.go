@@ -77,6 +77,7 @@ func newBenchModel(b *testing.B) *model {
 	b.Cleanup(m.pump.close)
 	m.Update(tea.WindowSizeMsg{Width: benchW, Height: benchH})
 	fillTranscript(m)
+	m.layout()
 	m.View()
 	return m
 }
@@ -128,22 +129,22 @@ func fillTranscript(m *model) {
 			c.Truncation = &bash.TruncationMeta{}
 		}
 		if i%10 == 0 {
-			m.addItem(&textItem{kind: kindUser, text: "please look at package " + strconv.Itoa(i) + " and fix the failing test"})
-			m.addItem(&textItem{kind: kindAssistant, text: benchAnswer})
+			m.tr.add(&textItem{kind: kindUser, text: "please look at package " + strconv.Itoa(i) + " and fix the failing test"})
+			m.tr.add(&textItem{kind: kindAssistant, text: benchAnswer})
 			bg := render.NewBang("ls -la src/"+strconv.Itoa(i), i%20 == 10)
 			out := benchOutput(i, 30, false)
 			bg.Append(out)
 			bg.Finish(out, &code1, false, nil)
-			m.addItem(&bangItem{bang: bg})
+			m.tr.add(&bangItem{bang: bg})
 		}
-		m.addItem(&toolItem{id: "call_" + strconv.Itoa(i), call: c})
+		m.tr.add(&toolItem{id: "call_" + strconv.Itoa(i), call: c})
 	}
 }
 
 // toolViews sums how often tool items were asked for their view.
 func toolViews(m *model) int {
 	n := 0
-	for _, it := range m.items {
+	for _, it := range m.tr.items {
 		if t, ok := it.(*toolItem); ok {
 			n += t.views
 		}
@@ -181,18 +182,18 @@ func benchFrames(b *testing.B, m *model, frame func(i int)) {
 func scrollToMiddle(b *testing.B, m *model) {
 	b.Helper()
 	rows := 0
-	for _, it := range m.items {
+	for _, it := range m.tr.items {
 		if s := it.view(m.width, m.st, spinnerFrames[m.spin]); s != "" {
 			rows += strings.Count(s, "\n") + 2
 		}
 	}
 	page := max(m.transcriptHeight()-2, 1)
-	for m.scroll < rows/2 {
+	for m.tr.scroll < rows/2 {
 		m.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
 	}
 	m.View()
-	if m.scroll < rows/2-page {
-		b.Fatalf("scrolled %d of %d rows", m.scroll, rows)
+	if m.tr.scroll < rows/2-page {
+		b.Fatalf("scrolled %d of %d rows", m.tr.scroll, rows)
 	}
 	if !strings.Contains(m.View().Content, "more lines below") {
 		b.Fatal("no scroll indicator")
@@ -243,7 +244,7 @@ func BenchmarkTranscriptView(b *testing.B) {
 	b.Run("stream-bang", func(b *testing.B) {
 		m := newBenchModel(b)
 		it := &bangItem{bang: render.NewBang("yes", false)}
-		m.addItem(it)
+		m.tr.add(it)
 		m.bangGen++
 		m.bang, m.bangRunning = it, true
 		chunk := []byte(strings.Repeat("y\n", 8<<10)) // 16 KiB, a frame of `yes`

@@ -218,10 +218,10 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 func (e *editor) Update(k tea.KeyPressMsg) bool {
 	key := k.Key()
 	keepX := false
-	switch k.String() {
-	case "shift+enter", "alt+enter", "ctrl+j":
+	switch kn, ek := keyName(k.String()), keys.Editor; {
+	case is(kn, ek.Newline):
 		e.newline()
-	case "backspace", "ctrl+h":
+	case is(kn, ek.Backspace):
 		switch {
 		case e.col > 0:
 			l := e.lines[e.row]
@@ -234,7 +234,7 @@ func (e *editor) Update(k tea.KeyPressMsg) bool {
 			e.lines = append(e.lines[:e.row], e.lines[e.row+1:]...)
 			e.row--
 		}
-	case "delete", "ctrl+d":
+	case is(kn, ek.Delete):
 		l := e.lines[e.row]
 		switch {
 		case e.col < len(l):
@@ -243,7 +243,7 @@ func (e *editor) Update(k tea.KeyPressMsg) bool {
 			e.lines[e.row] = append(l[:len(l):len(l)], e.lines[e.row+1]...)
 			e.lines = append(e.lines[:e.row+1], e.lines[e.row+2:]...)
 		}
-	case "left", "ctrl+b":
+	case is(kn, ek.Left):
 		switch {
 		case e.col > 0:
 			e.col--
@@ -251,7 +251,7 @@ func (e *editor) Update(k tea.KeyPressMsg) bool {
 			e.row--
 			e.col = len(e.lines[e.row])
 		}
-	case "right", "ctrl+f":
+	case is(kn, ek.Right):
 		switch {
 		case e.col < len(e.lines[e.row]):
 			e.col++
@@ -259,27 +259,27 @@ func (e *editor) Update(k tea.KeyPressMsg) bool {
 			e.row++
 			e.col = 0
 		}
-	case "up", "ctrl+p":
+	case is(kn, ek.Up):
 		e.moveVertical(-1)
 		keepX = true
-	case "down", "ctrl+n":
+	case is(kn, ek.Down):
 		e.moveVertical(1)
 		keepX = true
-	case "home", "ctrl+a":
+	case is(kn, ek.LineStart):
 		e.col = 0
-	case "end", "ctrl+e":
+	case is(kn, ek.LineEnd):
 		e.col = len(e.lines[e.row])
-	case "ctrl+home":
+	case is(kn, ek.TextStart):
 		e.row, e.col = 0, 0
-	case "ctrl+end":
+	case is(kn, ek.TextEnd):
 		e.row = len(e.lines) - 1
 		e.col = len(e.lines[e.row])
-	case "ctrl+u":
+	case is(kn, ek.KillBefore):
 		e.lines[e.row] = append([]rune(nil), e.lines[e.row][e.col:]...)
 		e.col = 0
-	case "ctrl+k":
+	case is(kn, ek.KillAfter):
 		e.lines[e.row] = e.lines[e.row][:e.col:e.col]
-	case "ctrl+w", "alt+backspace", "ctrl+backspace":
+	case is(kn, ek.DeleteWord):
 		l := e.lines[e.row]
 		i := e.col
 		for i > 0 && !isWordRune(l[i-1]) {
@@ -290,7 +290,7 @@ func (e *editor) Update(k tea.KeyPressMsg) bool {
 		}
 		e.lines[e.row] = append(l[:i:i], l[e.col:]...)
 		e.col = i
-	case "alt+left", "ctrl+left", "alt+b":
+	case is(kn, ek.WordLeft):
 		l := e.lines[e.row]
 		for e.col > 0 && !isWordRune(l[e.col-1]) {
 			e.col--
@@ -298,7 +298,7 @@ func (e *editor) Update(k tea.KeyPressMsg) bool {
 		for e.col > 0 && isWordRune(l[e.col-1]) {
 			e.col--
 		}
-	case "alt+right", "ctrl+right", "alt+f":
+	case is(kn, ek.WordRight):
 		l := e.lines[e.row]
 		for e.col < len(l) && !isWordRune(l[e.col]) {
 			e.col++
@@ -306,7 +306,7 @@ func (e *editor) Update(k tea.KeyPressMsg) bool {
 		for e.col < len(l) && isWordRune(l[e.col]) {
 			e.col++
 		}
-	case "tab":
+	case is(kn, ek.Tab):
 		e.InsertString("    ")
 		return true
 	default:

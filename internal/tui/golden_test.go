@@ -57,11 +57,8 @@ func checkScreen(t *testing.T, name, screen string, w, h int) {
 // goldenHarness is a harness whose status line is the same on every
 // machine: the session cwd shows as ~/work.
 func goldenHarness(t *testing.T, w, h int, color bool) *harness {
-	hs := newHarness(t, w, h)
+	hs := newHarnessWith(t, w, h, false, color)
 	t.Setenv("HOME", filepath.Dir(hs.m.cfg.Session.Cwd()))
-	if color {
-		hs.m.st = newStyles(false)
-	}
 	return hs
 }
 
@@ -78,7 +75,7 @@ func truncatedCall(h *harness) {
 	h.m.pump.event(session.Event{Type: session.EventToolExecutionEnd, ToolCallID: "t1", ToolName: tools.BashName,
 		Result: &tools.Result{Content: out.String() + "FAIL\n\nCommand exited with code 1", IsError: true, Details: details}})
 	h.update(flushMsg{})
-	h.m.agentFinished(nil)
+	h.update(agentDoneMsg{})
 }
 
 func TestGoldenScreens(t *testing.T) {
@@ -95,27 +92,27 @@ func TestGoldenScreens(t *testing.T) {
 			h.press(tea.KeyEnter, 0)
 		}},
 		{"conversation", false, func(h *harness) {
-			h.m.addItem(&textItem{kind: kindUser, text: "why do the tests fail?"})
-			h.m.addItem(&textItem{kind: kindAssistant, text: "## Cause\n\nThe **parser** drops `\\t`:\n\n- first\n- second"})
+			h.add(&textItem{kind: kindUser, text: "why do the tests fail?"})
+			h.add(&textItem{kind: kindAssistant, text: "## Cause\n\nThe **parser** drops `\\t`:\n\n- first\n- second"})
 			truncatedCall(h)
 			b := finishedBang("sleep 100", 1, 0)
 			b.bang.Finish("", nil, true, nil)
-			h.m.addItem(b)
+			h.add(b)
 		}},
 		{"conversation_color", true, func(h *harness) {
-			h.m.addItem(&textItem{kind: kindUser, text: "why do the tests fail?"})
-			h.m.addItem(&textItem{kind: kindAssistant, text: "## Cause\n\nThe **parser** drops `\\t`."})
+			h.add(&textItem{kind: kindUser, text: "why do the tests fail?"})
+			h.add(&textItem{kind: kindAssistant, text: "## Cause\n\nThe **parser** drops `\\t`."})
 			truncatedCall(h)
 		}},
 		{"selected_expanded", false, func(h *harness) {
-			h.m.addItem(finishedBang("seq 1 30", 1, 30))
-			h.m.addItem(finishedBang("seq 2", 1, 2))
+			h.add(finishedBang("seq 1 30", 1, 30))
+			h.add(finishedBang("seq 2", 1, 2))
 			h.press(tea.KeyUp, tea.ModAlt)
 			h.press(tea.KeyUp, tea.ModAlt)
 			h.press('o', tea.ModCtrl)
 		}},
 		{"scrolled", false, func(h *harness) {
-			h.m.addItem(finishedBang("seq 1 30", 1, 30))
+			h.add(finishedBang("seq 1 30", 1, 30))
 			h.press('o', tea.ModCtrl)
 			h.press(tea.KeyPgUp, 0)
 		}},

@@ -8,20 +8,6 @@ import (
 	"agentsh/internal/jobs"
 )
 
-// DetachKey leaves a job's screen and returns to the jobs panel; the job
-// keeps running. The same key will move a running command into the
-// background in the main view, so it always means "let it run".
-const DetachKey = "ctrl+b"
-
-// The attached job's footer: while it runs, and once it has ended.
-const (
-	attachFooterText  = DetachKey + " detach · esc, ctrl+c and every other key go to the program"
-	attachEndedFooter = "the job has ended · any key returns to the jobs panel"
-)
-
-// attachDetach is the attached view's answer to a key that leaves it.
-type attachDetach struct{}
-
 // attachChangedMsg tells the model that an attached job's screen changed
 // or the job ended: the next View shows it.
 type attachChangedMsg struct{ a *jobAttach }
@@ -35,12 +21,12 @@ type attachChangedMsg struct{ a *jobAttach }
 type jobAttach struct {
 	job        *jobs.Job
 	cols, rows int           // the job's terminal size before attaching
-	stop       chan struct{} // closed on detach: ends the watch command
+	detached   chan struct{} // closed on detach: ends the watch command
 	stopped    bool
 }
 
 func newJobAttach(j *jobs.Job) *jobAttach {
-	a := &jobAttach{job: j, stop: make(chan struct{})}
+	a := &jobAttach{job: j, detached: make(chan struct{})}
 	a.cols, a.rows = j.Size()
 	return a
 }
@@ -60,19 +46,18 @@ func (a *jobAttach) detach() {
 		return
 	}
 	a.stopped = true
-	close(a.stop)
+	close(a.detached)
 	a.job.Resize(a.cols, a.rows)
 }
 
-// update handles input; the answer is nil or attachDetach.
-func (a *jobAttach) update(msg tea.Msg) any {
+// update implements layer: every key but DetachKey goes to the program;
+// DetachKey, or any key once the job has ended, detaches and closes the
+// view with a note for the panel below.
+func (a *jobAttach) update(msg tea.Msg) (action, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		if a.ended() {
-			return attachDetach{}
-		}
-		if msg.String() == DetachKey {
-			return attachDetach{}
+		if a.ended() || is(keyName(msg.String()), keys.Attach.Detach) {
+			return a.leave(), nil
 		}
 		if b := encodeKey(msg.Key()); len(b) > 0 {
 			_, _ = a.job.Write(b) // fails only once the job has ended: the view says so
@@ -81,15 +66,38 @@ func (a *jobAttach) update(msg tea.Msg) any {
 		if !a.ended() {
 			_, _ = a.job.Write([]byte(msg.Content))
 		}
+	case tea.MouseWheelMsg:
+		return passOn{}, nil
+	case tea.WindowSizeMsg:
+		a.fit(msg.Width, msg.Height)
+	case attachChangedMsg:
+		if msg.a == a { // not a report from an earlier, detached view
+			return nil, a.changed()
+		}
 	}
-	return nil
+	return nil, nil
 }
+
+// leave detaches; the note tells the panel how the job is.
+func (a *jobAttach) leave() action {
+	a.detach()
+	if s := a.job.State(); s.Ended() {
+		return closeLayer{note: "job " + a.job.ID() + " " + s.String()}
+	}
+	return closeLayer{note: "detached from job " + a.job.ID() + ": it keeps running"}
+}
+
+// covers implements layer: the jobs panel stays visible above the box.
+func (a *jobAttach) covers() bool { return false }
+
+// stop implements stopper.
+func (a *jobAttach) stop() { a.detach() }
 
 // watch waits for the job's screen to change or the job to end, and
 // reports it; paced, it first lets a frame pass, so a flood of output
 // costs at most one redraw per frame. Nothing is reported after detach.
 func (a *jobAttach) watch(paced bool) tea.Cmd {
-	j, stop := a.job, a.stop
+	j, stop := a.job, a.detached
 	return func() tea.Msg {
 		if paced {
 			select {
@@ -123,16 +131,16 @@ func (a *jobAttach) changed() tea.Cmd {
 	return a.watch(true)
 }
 
-// view draws the overlay box at width × height (outer size) and the cursor
+// box draws the overlay box at width × height (outer size) and the cursor
 // inside it (-1 when hidden).
-func (a *jobAttach) view(width, height int, st *styles) (string, int, int) {
+func (a *jobAttach) box(width, height int, st *styles) (string, int, int) {
 	s := a.job.State()
-	badge, footer := st.badgeRunning, attachFooterText
+	badge, footer := st.badgeRunning, attachFooterText()
 	switch {
 	case s.Kind == jobs.Exited && s.Code == 0:
-		badge, footer = st.badgeDone, attachEndedFooter
+		badge, footer = st.badgeDone, attachEndedFooter()
 	case s.Ended():
-		badge, footer = st.badgeFailed, attachEndedFooter
+		badge, footer = st.badgeFailed, attachEndedFooter()
 	}
 	title := "job " + a.job.ID() + " · $ " + a.job.Command()
 	box, cx, cy := terminalBox(width, height, title, badge.Render(s.String()), footer, a.job.Screen(), st)
@@ -142,26 +150,7 @@ func (a *jobAttach) view(width, height int, st *styles) (string, int, int) {
 	return box, cx, cy
 }
 
-// openAttach shows job j's screen over the jobs panel.
-func (m *model) openAttach(j *jobs.Job) tea.Cmd {
-	m.attach = newJobAttach(j)
-	m.attach.fit(m.width, m.height)
-	return m.attach.watch(false)
-}
-
-// attachInput hands input to the attached view and carries out its answer.
-func (m *model) attachInput(msg tea.Msg) {
-	if _, ok := m.attach.update(msg).(attachDetach); !ok {
-		return
-	}
-	a := m.attach
-	a.detach()
-	m.attach = nil
-	if m.jobsPanel != nil {
-		if s := a.job.State(); s.Ended() {
-			m.jobsPanel.note = "job " + a.job.ID() + " " + s.String()
-		} else {
-			m.jobsPanel.note = "detached from job " + a.job.ID() + ": it keeps running"
-		}
-	}
+// view implements layer: the box at the bottom of the window.
+func (a *jobAttach) view(width, height int, st *styles) surface {
+	return bottomBox(width, height, st, a.box)
 }

@@ -40,7 +40,7 @@ func TestAttachToJob(t *testing.T) {
 		t.Errorf("the panel's help does not name a:\n%s", s)
 	}
 	watch := h.update(tea.KeyPressMsg{Code: 'a', Text: "a"})
-	if h.m.attach == nil || watch == nil {
+	if layerOn[*jobAttach](h) == nil || watch == nil {
 		t.Fatalf("a did not attach (watch %v):\n%s", watch, h.screen())
 	}
 	if c, r := j.Size(); c != w-2 || r != ht*4/5-overlayChrome {
@@ -51,7 +51,7 @@ func TestAttachToJob(t *testing.T) {
 	if len(lines) != ht {
 		t.Errorf("screen has %d lines, want %d", len(lines), ht)
 	}
-	for _, want := range []string{"Jobs · 1 running", "job 1 · $ IFS= read", "waiting for input", "│name?", attachFooterText} {
+	for _, want := range []string{"Jobs · 1 running", "job 1 · $ IFS= read", "waiting for input", "│name?", attachFooterText()} {
 		if !strings.Contains(s, want) {
 			t.Errorf("attached screen lacks %q:\n%s", want, s)
 		}
@@ -79,11 +79,11 @@ func TestAttachToJob(t *testing.T) {
 
 	// ctrl+b detaches: the panel again, the job runs on at 120x40.
 	h.press('b', tea.ModCtrl)
-	if h.m.attach != nil || h.m.jobsPanel == nil {
+	if layerOn[*jobAttach](h) != nil || layerOn[*jobsPanel](h) == nil {
 		t.Fatalf("ctrl+b did not return to the panel:\n%s", h.screen())
 	}
 	s = h.screen()
-	if !strings.Contains(s, "detached from job 1: it keeps running") || strings.Contains(s, attachFooterText) {
+	if !strings.Contains(s, "detached from job 1: it keeps running") || strings.Contains(s, attachFooterText()) {
 		t.Errorf("after ctrl+b:\n%s", s)
 	}
 	if st := j.State(); st.Ended() {
@@ -108,7 +108,7 @@ func TestAttachedJobEnds(t *testing.T) {
 	waitJob(t, j, "waiting for input")
 	h.press('t', tea.ModCtrl)
 	watch := h.update(tea.KeyPressMsg{Code: 'a', Text: "a"})
-	if h.m.attach == nil {
+	if layerOn[*jobAttach](h) == nil {
 		t.Fatal("a did not attach")
 	}
 	h.typeText("hello")
@@ -122,7 +122,7 @@ func TestAttachedJobEnds(t *testing.T) {
 		t.Fatalf("after ctrl+d the job is %q", st)
 	}
 	s := h.screen()
-	for _, want := range []string{"exited 0", attachEndedFooter, "│hello"} {
+	for _, want := range []string{"exited 0", attachEndedFooter(), "│hello"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the ended job's overlay lacks %q:\n%s", want, s)
 		}
@@ -131,7 +131,7 @@ func TestAttachedJobEnds(t *testing.T) {
 		t.Error("the cursor is still shown in an ended job's overlay")
 	}
 	h.update(tea.KeyPressMsg{Code: 'x', Text: "x"})
-	if h.m.attach != nil || h.m.jobsPanel == nil || !strings.Contains(h.screen(), "job 1 exited 0") {
+	if layerOn[*jobAttach](h) != nil || layerOn[*jobsPanel](h) == nil || !strings.Contains(h.screen(), "job 1 exited 0") {
 		t.Errorf("a key did not close the ended job's overlay:\n%s", h.screen())
 	}
 }
@@ -145,7 +145,7 @@ func TestAttachRefusedAndStale(t *testing.T) {
 		t.Fatalf("job ended %q", st)
 	}
 	h.press('t', tea.ModCtrl)
-	if cmd := h.update(tea.KeyPressMsg{Code: 'a', Text: "a"}); cmd != nil || h.m.attach != nil {
+	if cmd := h.update(tea.KeyPressMsg{Code: 'a', Text: "a"}); cmd != nil || layerOn[*jobAttach](h) != nil {
 		t.Fatal("a attached to an ended job")
 	}
 	if s := h.screen(); !strings.Contains(s, "job 1 has already ended (exited 0)") {
@@ -155,7 +155,7 @@ func TestAttachRefusedAndStale(t *testing.T) {
 	j := startJob(t, mgr, "sleep 60")
 	h.press(tea.KeyDown, 0)
 	h.update(tea.KeyPressMsg{Code: 'a', Text: "a"})
-	a := h.m.attach
+	a := layerOn[*jobAttach](h)
 	if a == nil || a.job != j {
 		t.Fatalf("a did not attach to job 2")
 	}

@@ -234,7 +234,7 @@ func TestJobsPanel(t *testing.T) {
 	// /jobs opens the panel on the newest job still running.
 	h.typeText("/jobs")
 	h.press(tea.KeyEnter, 0)
-	if h.m.jobsPanel == nil {
+	if layerOn[*jobsPanel](h) == nil {
 		t.Fatal("/jobs did not open the panel")
 	}
 	s := checkPanel(t, h, w, ht)
@@ -244,7 +244,7 @@ func TestJobsPanel(t *testing.T) {
 		"ID   STATE               RUNTIME     OUTPUT  COMMAND",
 		"── last output of job 1 ",
 		"hello-from-job",
-		jobsPanelHelp,
+		jobsPanelHelp(),
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("panel lacks %q:\n%s", want, s)
@@ -281,7 +281,7 @@ func TestJobsPanel(t *testing.T) {
 	}
 	// enter on a job whose output fits its screen: no output file.
 	h.press(tea.KeyEnter, 0)
-	if h.m.pager != nil || !strings.Contains(h.screen(), "job 2 has no output file yet") {
+	if layerOn[*pager](h) != nil || !strings.Contains(h.screen(), "job 2 has no output file yet") {
 		t.Errorf("enter without an artifact:\n%s", h.screen())
 	}
 
@@ -304,11 +304,11 @@ func TestJobsPanel(t *testing.T) {
 
 	// esc closes; ctrl+t opens it again.
 	h.press(tea.KeyEscape, 0)
-	if h.m.jobsPanel != nil || strings.Contains(h.screen(), "Jobs ·") {
+	if layerOn[*jobsPanel](h) != nil || strings.Contains(h.screen(), "Jobs ·") {
 		t.Fatalf("esc did not close the panel:\n%s", h.screen())
 	}
 	h.press('t', tea.ModCtrl)
-	if h.m.jobsPanel == nil {
+	if layerOn[*jobsPanel](h) == nil {
 		t.Fatal("ctrl+t did not open the panel")
 	}
 }
@@ -346,7 +346,7 @@ func TestJobsPanelOpensOutputInPager(t *testing.T) {
 	}
 	h.press('t', tea.ModCtrl)
 	h.press(tea.KeyEnter, 0)
-	if h.m.pager == nil {
+	if layerOn[*pager](h) == nil {
 		t.Fatalf("enter did not open the pager:\n%s", h.screen())
 	}
 	s := h.screen()
@@ -354,7 +354,7 @@ func TestJobsPanelOpensOutputInPager(t *testing.T) {
 		t.Errorf("pager:\n%s", s)
 	}
 	h.update(tea.KeyPressMsg{Code: 'q', Text: "q"})
-	if h.m.pager != nil || h.m.jobsPanel == nil || !strings.Contains(h.screen(), "Jobs · 0 running") {
+	if layerOn[*pager](h) != nil || layerOn[*jobsPanel](h) == nil || !strings.Contains(h.screen(), "Jobs · 0 running") {
 		t.Errorf("q did not return to the panel:\n%s", h.screen())
 	}
 }

@@ -11,24 +11,6 @@ import (
 	"agentsh/internal/jobs"
 )
 
-// JobsKey opens the jobs panel (as does /jobs typed in the editor).
-const JobsKey = "ctrl+t"
-
-// BackgroundKey moves the running `!` command or the model's running bash
-// call into the background as a job; attached to a job, it detaches.
-const BackgroundKey = "ctrl+b"
-
-// jobsPanelHelp is the panel's footer.
-const jobsPanelHelp = "↑↓ select · a attach · enter/v full output · k kill · esc close"
-
-// The jobs panel's answers to a key, handled by the model.
-type (
-	panelClose      struct{}
-	panelOpenOutput struct{ job *jobs.Job }
-	panelKill       struct{ job *jobs.Job }
-	panelAttach     struct{ job *jobs.Job }
-)
-
 // jobKilledMsg reports a kill from the panel, once the job is gone.
 type jobKilledMsg struct {
 	id    string
@@ -67,54 +49,82 @@ func (p *jobsPanel) selected(list []*jobs.Job) *jobs.Job {
 	return list[p.sel]
 }
 
-// update handles a key; the answer is nil or one of the panel* actions.
-func (p *jobsPanel) update(msg tea.Msg) any {
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return nil
+// update implements layer: the panel takes every key; its answers are
+// closeLayer, openArtifact (a job's whole output) and attachJob. A kill
+// runs as a command (Kill waits until the job's processes are gone: not in
+// Update) whose report, jobKilledMsg, comes back here.
+func (p *jobsPanel) update(msg tea.Msg) (action, tea.Cmd) {
+	switch msg := msg.(type) {
+	case jobKilledMsg:
+		p.note = "job " + msg.id + " " + msg.state.String()
+		return nil, nil
+	case tea.MouseWheelMsg:
+		return passOn{}, nil
+	case tea.KeyPressMsg:
+	default:
+		return nil, nil // a paste or a click has no use here
 	}
+	k, pk := keyName(msg.(tea.KeyPressMsg).String()), keys.Panel
 	list := p.mgr.List()
 	p.note = ""
-	switch k.String() {
-	case "esc", "q", "ctrl+c", JobsKey:
-		return panelClose{}
-	case "up", "ctrl+p":
+	switch {
+	case is(k, pk.Close):
+		return closeLayer{}, nil
+	case is(k, pk.Up):
 		p.sel--
 		p.selected(list)
-	case "down", "ctrl+n":
+	case is(k, pk.Down):
 		p.sel++
 		p.selected(list)
-	case "enter", "v":
-		if j := p.selected(list); j != nil {
-			return panelOpenOutput{job: j}
-		}
-	case "a":
+	case is(k, pk.Output):
 		j := p.selected(list)
 		if j == nil {
-			return nil
+			return nil, nil
+		}
+		id := j.ArtifactID()
+		if id == "" {
+			p.note = "job " + j.ID() + " has no output file yet: its last output is shown above"
+			return nil, nil
+		}
+		return openArtifact{id: id, title: "job " + j.ID() + ": " + oneLine(j.Command())}, nil
+	case is(k, pk.Attach):
+		j := p.selected(list)
+		if j == nil {
+			return nil, nil
 		}
 		if st := j.State(); st.Ended() {
 			p.note = fmt.Sprintf("job %s has already ended (%s)", j.ID(), st)
-			return nil
+			return nil, nil
 		}
-		return panelAttach{job: j}
-	case "k":
+		return attachJob{job: j}, nil
+	case is(k, pk.Kill):
 		j := p.selected(list)
 		if j == nil {
-			return nil
+			return nil, nil
 		}
 		if st := j.State(); st.Ended() {
 			p.note = fmt.Sprintf("job %s has already ended (%s)", j.ID(), st)
-			return nil
+			return nil, nil
 		}
 		p.note = "killing job " + j.ID() + "…"
-		return panelKill{job: j}
+		return nil, func() tea.Msg { return jobKilledMsg{id: j.ID(), state: j.Kill()} }
 	}
-	return nil
+	return nil, nil
 }
 
-// view draws the panel in exactly height lines of at most width cells.
-func (p *jobsPanel) view(width, height int, st *styles) string {
+// say implements noter.
+func (p *jobsPanel) say(note string) { p.note = note }
+
+// covers implements layer.
+func (p *jobsPanel) covers() bool { return true }
+
+// view implements layer.
+func (p *jobsPanel) view(width, height int, st *styles) surface {
+	return surface{content: p.draw(width, height, st)}
+}
+
+// draw draws the panel in exactly height lines of at most width cells.
+func (p *jobsPanel) draw(width, height int, st *styles) string {
 	list := p.mgr.List()
 	cur := p.selected(list)
 	lines := make([]string, 0, height)
@@ -189,7 +199,7 @@ func (p *jobsPanel) view(width, height int, st *styles) string {
 	if p.note != "" {
 		add(st.warning.Render(p.note))
 	} else {
-		add(st.dim.Render(jobsPanelHelp))
+		add(st.dim.Render(jobsPanelHelp()))
 	}
 	return strings.Join(lines, "\n")
 }

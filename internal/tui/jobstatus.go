@@ -96,34 +96,39 @@ func (m *model) jobsStatus() string {
 	return s
 }
 
-// quitConfirm asks, once, before quitting stops running jobs. It answers
-// with quitYes (y), quitNo (n, esc) or quitAsk (any other key: still asking).
+// quitConfirm asks, once, before quitting stops running jobs: y quits; n
+// and esc take the question back; any other key leaves it up. It draws
+// nothing: the status line asks (view).
 type quitConfirm struct {
 	running int
 }
 
-type quitAnswer int
-
-const (
-	quitAsk quitAnswer = iota
-	quitYes
-	quitNo
-)
-
-func (q *quitConfirm) update(msg tea.KeyPressMsg) quitAnswer {
-	switch msg.String() {
-	case "y", "Y":
-		return quitYes
-	case "n", "N", "esc":
-		return quitNo
+// update implements layer.
+func (q *quitConfirm) update(msg tea.Msg) (action, tea.Cmd) {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return passOn{}, nil // a paste still reaches the editor, a click the transcript
 	}
-	return quitAsk
+	switch kn := keyName(k.String()); {
+	case is(kn, keys.Confirm.Yes):
+		return quitNow{}, nil
+	case is(kn, keys.Confirm.No):
+		return closeLayer{}, nil
+	}
+	return nil, nil
 }
 
-// view is the question, shown in the status line.
-func (q *quitConfirm) view() string {
+// view implements layer: nothing over the screen.
+func (q *quitConfirm) view(int, int, *styles) surface { return surface{} }
+
+// covers implements layer.
+func (q *quitConfirm) covers() bool { return false }
+
+// question is what the status line asks.
+func (q *quitConfirm) question() string {
+	yn := " " + name(keys.Confirm.Yes) + "/" + name(keys.Confirm.No)
 	if q.running == 1 {
-		return "1 job running — quit and stop it? y/n"
+		return "1 job running — quit and stop it?" + yn
 	}
-	return strconv.Itoa(q.running) + " jobs running — quit and stop them? y/n"
+	return strconv.Itoa(q.running) + " jobs running — quit and stop them?" + yn
 }

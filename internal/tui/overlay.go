@@ -15,9 +15,6 @@ import (
 	"agentsh/internal/pty"
 )
 
-// overlayFooterText is the overlay's last line (SPEC §5).
-const overlayFooterText = "esc force-kill · input forwarded to PTY"
-
 // overlayChrome is the rows the overlay spends around the PTY screen: the
 // two border rows, the header and the footer.
 const overlayChrome = 4
@@ -161,11 +158,50 @@ func (o *overlay) badge(st *styles) string {
 	return style.Render(text)
 }
 
-// view renders the overlay box at width × height (outer size) and the
+// box renders the overlay box at width × height (outer size) and the
 // cursor position inside it (-1 when hidden).
-func (o *overlay) view(width, height int, st *styles) (string, int, int) {
-	return terminalBox(width, height, "$ "+o.command, o.badge(st), overlayFooterText, o.s.Screen(), st)
+func (o *overlay) box(width, height int, st *styles) (string, int, int) {
+	return terminalBox(width, height, "$ "+o.command, o.badge(st), overlayFooterText(), o.s.Screen(), st)
 }
+
+// update implements layer: the program owns the keyboard, only esc stays
+// ours and kills it; a paste goes to the program too. The overlay leaves
+// the stack when its session ends.
+func (o *overlay) update(msg tea.Msg) (action, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		if is(keyName(msg.String()), keys.Overlay.Kill) {
+			o.killed = true
+			o.s.Kill()
+			return nil, nil
+		}
+		if b := encodeKey(msg.Key()); len(b) > 0 {
+			_, _ = o.s.Write(b)
+		}
+	case tea.PasteMsg:
+		_, _ = o.s.Write([]byte(msg.Content))
+	case tea.MouseWheelMsg:
+		return passOn{}, nil // the transcript above the box scrolls
+	case tea.WindowSizeMsg:
+		o.s.Resize(ptyInnerSize(msg.Width, msg.Height))
+	case ptyDoneMsg:
+		if msg.s == o.s {
+			return closeLayer{}, nil
+		}
+	}
+	return nil, nil
+}
+
+// view implements layer: the box at the bottom of the window.
+func (o *overlay) view(width, height int, st *styles) surface {
+	return bottomBox(width, height, st, o.box)
+}
+
+// covers implements layer: the top of the transcript stays visible.
+func (o *overlay) covers() bool { return false }
+
+// stop implements stopper: quitting kills the program.
+func (o *overlay) stop() { o.s.Kill() }
 
 // terminalBox draws a terminal's screen in a bordered box of width × height
 // (outer size): a header with title and badge, the screen, a footer. It

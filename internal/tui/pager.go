@@ -42,9 +42,6 @@ const (
 	pagerTab   = 8
 )
 
-// pagerHelp is the footer's key help.
-const pagerHelp = "↑↓ pgup/pgdn g/G scroll · / search · n/N next/prev · w wrap · q close"
-
 // pagerMatchStyle highlights search matches: reverse video without colour
 // (an attribute, not a colour, like the selected block's header), black on
 // yellow with it. The match line is also marked in the gutter.
@@ -978,50 +975,50 @@ func (p *pager) Update(msg tea.Msg) (closed bool) {
 func (p *pager) key(msg tea.KeyPressMsg) (closed bool) {
 	p.msg, p.msgErr = "", false
 	page := p.pageHeight()
-	switch msg.String() {
-	case "q", "esc", "ctrl+c":
+	switch k, pk := keyName(msg.String()), keys.Pager; {
+	case is(k, pk.Close):
 		return true
-	case "up", "k", "ctrl+p":
+	case is(k, pk.Up):
 		p.scroll(-1)
-	case "down", "j", "ctrl+n", "enter":
+	case is(k, pk.Down):
 		p.scroll(1)
-	case "pgup", "b":
+	case is(k, pk.PageUp):
 		p.scroll(-page)
-	case "pgdown", "space", "f":
+	case is(k, pk.PageDown):
 		p.scroll(page)
-	case "ctrl+u":
+	case is(k, pk.HalfUp):
 		p.scroll(-max(page/2, 1))
-	case "ctrl+d":
+	case is(k, pk.HalfDown):
 		p.scroll(max(page/2, 1))
-	case "home", "g":
+	case is(k, pk.Top):
 		p.top, p.topRow = 0, 0
-	case "end", "G", "shift+g":
+	case is(k, pk.Bottom):
 		p.top, p.topRow = p.endPos()
-	case "left", "h":
+	case is(k, pk.Left):
 		p.xOff = max(p.xOff-max(p.textWidth()/2, 1), 0)
-	case "right", "l":
+	case is(k, pk.Right):
 		p.scrollRight(max(p.textWidth()/2, 1))
-	case "0":
+	case is(k, pk.Column0):
 		p.xOff = 0
-	case "w":
+	case is(k, pk.Wrap):
 		p.wrap = !p.wrap
 		p.topRow = 0
 		p.clamp()
-	case "/":
+	case is(k, pk.Search):
 		p.prompt, p.input = true, ""
-	case "n":
+	case is(k, pk.Next):
 		p.next(false)
-	case "N", "shift+n":
+	case is(k, pk.Prev):
 		p.next(true)
 	}
 	return false
 }
 
 func (p *pager) promptKey(msg tea.KeyPressMsg) {
-	switch msg.String() {
-	case "esc", "ctrl+c", "ctrl+g":
+	switch k, qk := keyName(msg.String()), keys.Prompt; {
+	case is(k, qk.Cancel):
 		p.prompt = false
-	case "enter":
+	case is(k, qk.Submit):
 		p.prompt = false
 		q := p.input
 		if q == "" {
@@ -1033,14 +1030,14 @@ func (p *pager) promptKey(msg tea.KeyPressMsg) {
 		p.search = newMatcher(q)
 		p.matchLine = -1
 		p.find(p.top, false)
-	case "backspace", "ctrl+h":
+	case is(k, qk.Erase):
 		if p.input == "" {
 			p.prompt = false
 			return
 		}
 		_, sz := utf8.DecodeLastRuneInString(p.input)
 		p.input = p.input[:len(p.input)-sz]
-	case "ctrl+u":
+	case is(k, qk.Clear):
 		p.input = ""
 	default:
 		if msg.Text != "" && msg.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
@@ -1338,7 +1335,7 @@ func (p *pager) footer(st *styles) string {
 		}
 		return fit(style.Render(truncText(p.msg, w)), w)
 	}
-	return fit(st.dim.Render(truncText(pagerHelp, w)), w)
+	return fit(st.dim.Render(truncText(pagerHelp(), w)), w)
 }
 
 // truncText is s sanitised and cut to w columns with an ellipsis.
@@ -1504,3 +1501,24 @@ func (r *rowRenderer) render(d *dline, a, b, col, x0, w int) string {
 	r.sb.WriteString(strings.Repeat(" ", max(w-out, 0)))
 	return r.sb.String()
 }
+
+// update implements layer: the pager takes all input; when it closes (q)
+// it closes its file and leaves the stack.
+func (p *pager) update(msg tea.Msg) (action, tea.Cmd) {
+	if p.Update(msg) {
+		_ = p.Close()
+		return closeLayer{}, nil
+	}
+	return nil, nil
+}
+
+// view implements layer.
+func (p *pager) view(width, height int, st *styles) surface {
+	return surface{content: p.View(width, height, st)}
+}
+
+// covers implements layer.
+func (p *pager) covers() bool { return true }
+
+// stop implements stopper: quitting closes the file.
+func (p *pager) stop() { _ = p.Close() }

@@ -128,7 +128,7 @@ func TestPagerFirstScreenAndEnd(t *testing.T) {
 	if got := strings.TrimSpace(s[22]); got != "22 22" {
 		t.Errorf("last row %q", got)
 	}
-	if !strings.Contains(s[23], pagerHelp) {
+	if !strings.Contains(s[23], pagerHelp()) {
 		t.Errorf("footer %q", s[23])
 	}
 	pgPress(t, p, "G")

@@ -31,17 +31,17 @@ func TestSelectOutputAndToggle(t *testing.T) {
 	h := newHarness(t, 70, 40)
 	a, b, c := finishedBang("seq a", 1, 30), finishedBang("seq b", 101, 130), finishedBang("seq c", 201, 230)
 	for _, it := range []item{a, b, c} {
-		h.m.addItem(it)
+		h.add(it)
 	}
 	h.press(tea.KeyUp, tea.ModAlt)
-	if h.m.selected != c {
-		t.Fatalf("alt+up selected %v, want the newest block", h.m.selected)
+	if h.m.tr.selected != c {
+		t.Fatalf("alt+up selected %v, want the newest block", h.m.tr.selected)
 	}
 	if s := h.screen(); !strings.Contains(s, "esc deselect") {
 		t.Errorf("status does not show the selection:\n%s", s)
 	}
 	h.press(tea.KeyUp, tea.ModAlt)
-	if h.m.selected != b {
+	if h.m.tr.selected != b {
 		t.Fatalf("second alt+up did not move to the previous block")
 	}
 	// The selected block is on screen and ctrl+o expands it, not the newest.
@@ -56,7 +56,7 @@ func TestSelectOutputAndToggle(t *testing.T) {
 		t.Errorf("expanded selection does not show its first line:\n%s", s)
 	}
 	h.press(tea.KeyEscape, 0)
-	if h.m.selected != nil {
+	if h.m.tr.selected != nil {
 		t.Fatalf("esc kept the selection")
 	}
 	h.press('o', tea.ModCtrl)
@@ -66,16 +66,16 @@ func TestSelectOutputAndToggle(t *testing.T) {
 	// Moving down past the newest clears the selection and follows the end.
 	h.press(tea.KeyUp, tea.ModAlt)
 	h.press(tea.KeyDown, tea.ModAlt)
-	if h.m.selected != nil || h.m.scroll != 0 {
-		t.Fatalf("alt+down past the newest: selected=%v scroll=%d", h.m.selected, h.m.scroll)
+	if h.m.tr.selected != nil || h.m.tr.scroll != 0 {
+		t.Fatalf("alt+down past the newest: selected=%v scroll=%d", h.m.tr.selected, h.m.tr.scroll)
 	}
 }
 
 func TestClickSelects(t *testing.T) {
 	h := newHarness(t, 70, 40)
 	a, b := finishedBang("seq a", 1, 3), finishedBang("seq b", 11, 13)
-	h.m.addItem(a)
-	h.m.addItem(b)
+	h.add(a)
+	h.add(b)
 	lines := strings.Split(h.screen(), "\n")
 	row := -1
 	for i, l := range lines {
@@ -87,7 +87,7 @@ func TestClickSelects(t *testing.T) {
 		t.Fatalf("block not on screen:\n%s", strings.Join(lines, "\n"))
 	}
 	h.update(tea.MouseClickMsg{X: 5, Y: row + 1, Button: tea.MouseLeft})
-	if h.m.selected != a {
+	if h.m.tr.selected != a {
 		t.Fatalf("click on row %d did not select the block there", row+1)
 	}
 	h.update(tea.MouseClickMsg{X: 5, Y: row, Button: tea.MouseLeft})
@@ -101,17 +101,17 @@ func TestClickSelects(t *testing.T) {
 func TestScrollAnchorWhileStreaming(t *testing.T) {
 	h := newHarness(t, 60, 20)
 	for i := range 4 {
-		h.m.addItem(finishedBang("seq "+strconv.Itoa(i), i*100, i*100+30))
+		h.add(finishedBang("seq "+strconv.Itoa(i), i*100, i*100+30))
 	}
 	h.m.agentRunning = true
 	args := json.RawMessage(`{"command":"make test"}`)
 	h.m.pump.event(session.Event{Type: session.EventToolExecutionStart, ToolCallID: "c1", ToolName: tools.BashName, Args: args})
 	h.update(flushMsg{})
-	h.m.tools["c1"].call.Expanded = true
+	h.m.tr.tools["c1"].call.Expanded = true
 	h.press(tea.KeyPgUp, 0)
 	h.press(tea.KeyPgUp, 0)
 	before := transcriptRows(h)
-	if h.m.scroll == 0 {
+	if h.m.tr.scroll == 0 {
 		t.Fatalf("pgup did not scroll")
 	}
 	var out strings.Builder
@@ -124,12 +124,13 @@ func TestScrollAnchorWhileStreaming(t *testing.T) {
 			t.Fatalf("after %d streamed lines the view moved:\nbefore:\n%s\nafter:\n%s", i+1, before, got)
 		}
 	}
-	h.m.notice(kindInfo, "a new notice")
+	h.m.tr.notice(kindInfo, "a new notice")
+	h.m.layout()
 	if got := transcriptRows(h); got != before {
 		t.Fatalf("a new item moved the view:\nbefore:\n%s\nafter:\n%s", before, got)
 	}
 	// Back at the bottom, the transcript follows the output again.
-	for h.m.scroll > 0 {
+	for h.m.tr.scroll > 0 {
 		h.press(tea.KeyPgDown, 0)
 	}
 	if s := h.screen(); !strings.Contains(s, "a new notice") {
@@ -155,7 +156,7 @@ func TestPagerShowsArtifact(t *testing.T) {
 		t.Fatalf("no artifact link:\n%s", s)
 	}
 	h.press('g', tea.ModCtrl)
-	if h.m.pager == nil {
+	if layerOn[*pager](h) == nil {
 		t.Fatalf("ctrl+g did not open the pager; status:\n%s", h.screen())
 	}
 	s = h.screen()
@@ -172,7 +173,7 @@ func TestPagerShowsArtifact(t *testing.T) {
 		t.Errorf("G does not reach the end:\n%s", s)
 	}
 	h.typeText("q")
-	if h.m.pager != nil {
+	if layerOn[*pager](h) != nil {
 		t.Fatalf("q did not close the pager")
 	}
 	if s := h.screen(); !strings.Contains(s, "(ctrl+g to view)") {
@@ -192,9 +193,9 @@ func TestPagerShowsArtifact(t *testing.T) {
 
 func TestPagerWithoutTruncation(t *testing.T) {
 	h := newHarness(t, 80, 24)
-	h.m.addItem(finishedBang("seq 3", 1, 3))
+	h.add(finishedBang("seq 3", 1, 3))
 	h.press('g', tea.ModCtrl)
-	if h.m.pager != nil {
+	if layerOn[*pager](h) != nil {
 		t.Fatalf("a complete output has nothing to page")
 	}
 	if s := h.screen(); !strings.Contains(s, "No truncated output") {

@@ -38,6 +38,12 @@ func newHarness(t *testing.T, width, height int) *harness {
 // artifact folder for truncated output.
 func newHarnessStore(t *testing.T, width, height int, stored bool) *harness {
 	t.Helper()
+	return newHarnessWith(t, width, height, stored, false)
+}
+
+// newHarnessWith is newHarnessStore, in colour when color is set.
+func newHarnessWith(t *testing.T, width, height int, stored, color bool) *harness {
+	t.Helper()
 	root := t.TempDir()
 	for _, kv := range [][2]string{{"HOME", "home"}, {"XDG_DATA_HOME", "data"}, {"XDG_CONFIG_HOME", "config"}} {
 		dir := filepath.Join(root, kv[1])
@@ -68,7 +74,7 @@ func newHarnessStore(t *testing.T, width, height int, stored bool) *harness {
 	}
 	h := &harness{t: t, msgs: make(chan tea.Msg, 4096), ex: ex}
 	ctx, cancel := context.WithCancel(context.Background())
-	m, err := newModel(ctx, Config{Session: sess, Executor: ex, NoColor: true,
+	m, err := newModel(ctx, Config{Session: sess, Executor: ex, NoColor: !color,
 		ToolSettings: bash.ToolSettings{Shell: bash.ShellConfig{Path: shell}}},
 		func(msg tea.Msg) { h.msgs <- msg })
 	if err != nil {
@@ -84,6 +90,15 @@ func newHarnessStore(t *testing.T, width, height int, stored bool) *harness {
 	})
 	h.update(tea.WindowSizeMsg{Width: width, Height: height})
 	return h
+}
+
+// add puts items at the end of the transcript, as the model's events or a
+// bang command would, and lays the screen out as Update does.
+func (h *harness) add(items ...item) {
+	for _, it := range items {
+		h.m.tr.add(it)
+	}
+	h.m.layout()
 }
 
 func (h *harness) update(msg tea.Msg) tea.Cmd {
@@ -119,6 +134,9 @@ func (h *harness) waitFor(what string, cond func() bool) {
 		}
 	}
 }
+
+// layerOn is the topmost layer of type T, or nil.
+func layerOn[T layer](h *harness) T { return findLayer[T](h.m.layers) }
 
 func (h *harness) bangIdle() bool { return !h.m.bangRunning }
 
@@ -325,11 +343,11 @@ func TestEditorBorderFollowsBang(t *testing.T) {
 	st := newStyles(false)
 	h := newHarness(t, 40, 12)
 	h.m.st = st
-	plain := h.m.editorView()
+	plain, _, _ := h.m.editorView()
 	h.typeText("!ls")
-	bang := h.m.editorView()
+	bang, _, _ := h.m.editorView()
 	h.m.editor.SetValue("!!ls")
-	dim := h.m.editorView()
+	dim, _, _ := h.m.editorView()
 	if plain == bang || bang == dim || plain == dim {
 		t.Errorf("the border colour does not change:\n%q\n%q\n%q", plain, bang, dim)
 	}
@@ -374,13 +392,13 @@ func TestPTYOverlay(t *testing.T) {
 	s := pty.Start(context.Background(), pty.Options{Shell: "/bin/sh", Command: "cat", Cols: 78, Rows: 20})
 	defer s.Close()
 	h.m.host.AttachPTY(s, "cat")
-	h.waitFor("the overlay", func() bool { return h.m.overlay != nil })
+	h.waitFor("the overlay", func() bool { return layerOn[*overlay](h) != nil })
 	cols, rows := s.Screen().Size()
 	if wc, wr := ptyInnerSize(80, 30); cols != wc || rows != wr {
 		t.Errorf("PTY size %dx%d, want %dx%d", cols, rows, wc, wr)
 	}
 	scr := h.screen()
-	if !strings.Contains(scr, "$ cat") || !strings.Contains(scr, "running") || !strings.Contains(scr, overlayFooterText) {
+	if !strings.Contains(scr, "$ cat") || !strings.Contains(scr, "running") || !strings.Contains(scr, overlayFooterText()) {
 		t.Fatalf("overlay chrome missing:\n%s", scr)
 	}
 	h.typeText("abc")
@@ -394,7 +412,7 @@ func TestPTYOverlay(t *testing.T) {
 		t.Errorf("after resize PTY is %dx%d, want 68x16", c, r)
 	}
 	h.press(tea.KeyEscape, 0)
-	h.waitFor("the overlay to close", func() bool { return h.m.overlay == nil })
+	h.waitFor("the overlay to close", func() bool { return layerOn[*overlay](h) == nil })
 	if r := s.Wait(); !r.Cancelled {
 		t.Errorf("esc did not kill: %+v", r)
 	}
@@ -454,17 +472,19 @@ func TestEditorWrapsAndMoves(t *testing.T) {
 func TestTranscriptRendersOnlyVisibleItems(t *testing.T) {
 	h := newHarness(t, 80, 24)
 	for i := 0; i < 1000; i++ {
-		h.m.addItem(&toolItem{id: "x", call: newFinishedCall(i)})
+		h.m.tr.add(&toolItem{id: "x", call: newFinishedCall(i)})
 	}
 	start := time.Now()
 	for i := 0; i < 10; i++ {
+		h.m.tr.dirty = true // a frame after a change
+		h.m.layout()
 		h.m.View()
 	}
 	if d := time.Since(start) / 10; d > 50*time.Millisecond {
 		t.Errorf("a frame of 1000 tool results took %v", d)
 	}
 	rendered := 0
-	for _, it := range h.m.items {
+	for _, it := range h.m.tr.items {
 		if ti, ok := it.(*toolItem); ok && ti.views > 0 {
 			rendered++
 		}

@@ -1,0 +1,296 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+
+	"agentsh/internal/render"
+)
+
+// JobsKey opens the jobs panel (as does /jobs typed in the editor).
+const JobsKey = "ctrl+t"
+
+// BackgroundKey moves the running `!` command or the model's running bash
+// call into the background as a job; attached to a job, it detaches.
+const BackgroundKey = "ctrl+b"
+
+// DetachKey leaves a job's screen and returns to the jobs panel; the job
+// keeps running. The same key moves a running command into the background
+// in the main view, so it always means "let it run".
+const DetachKey = BackgroundKey
+
+// keys is every key the TUI answers, by surface. Update matches keys
+// against it, and every help text (the welcome line, the footers, the
+// status hints, /help) is made from its help entries, so a key is named in
+// one place.
+var keys = newKeyMap()
+
+// keyMap is the key bindings of each surface.
+type keyMap struct {
+	Main    mainKeys
+	Editor  editorKeys
+	Pager   pagerKeys
+	Prompt  promptKeys
+	Panel   panelKeys
+	Attach  attachKeys
+	Overlay overlayKeys
+	Confirm confirmKeys
+}
+
+// mainKeys are the transcript's and the editor's when no layer is open.
+type mainKeys struct {
+	Send, Cancel, Expand, SelectPrev, SelectNext, Pager, PageUp, PageDown,
+	Background, Jobs, Quit, QuitEmpty, HistoryPrev, HistoryNext key.Binding
+}
+
+// editorKeys edit the prompt.
+type editorKeys struct {
+	Newline, Backspace, Delete, Left, Right, Up, Down, LineStart, LineEnd,
+	TextStart, TextEnd, KillBefore, KillAfter, DeleteWord, WordLeft, WordRight, Tab key.Binding
+}
+
+// pagerKeys move through a full output.
+type pagerKeys struct {
+	Close, Up, Down, PageUp, PageDown, HalfUp, HalfDown, Top, Bottom,
+	Left, Right, Column0, Wrap, Search, Next, Prev key.Binding
+}
+
+// promptKeys edit the pager's search prompt.
+type promptKeys struct {
+	Cancel, Submit, Erase, Clear key.Binding
+}
+
+// panelKeys act on the jobs panel's selected job.
+type panelKeys struct {
+	Close, Up, Down, Output, Attach, Kill key.Binding
+}
+
+// attachKeys: every other key goes to the attached job's program.
+type attachKeys struct {
+	Detach key.Binding
+}
+
+// overlayKeys: every other key goes to the program in the PTY overlay.
+type overlayKeys struct {
+	Kill key.Binding
+}
+
+// confirmKeys answer the quit question.
+type confirmKeys struct {
+	Yes, No key.Binding
+}
+
+func bind(help, desc string, ks ...string) key.Binding {
+	return key.NewBinding(key.WithKeys(ks...), key.WithHelp(help, desc))
+}
+
+func newKeyMap() keyMap {
+	return keyMap{
+		Main: mainKeys{
+			Send:        bind("enter", "sends", "enter"),
+			Cancel:      bind("esc", "cancels", "esc"),
+			Expand:      bind("ctrl+o", "expands output", "ctrl+o"),
+			SelectPrev:  bind("alt+↑", "selects the previous output", "alt+up", "ctrl+up"),
+			SelectNext:  bind("alt+↓", "selects the next output", "alt+down", "ctrl+down"),
+			Pager:       bind(render.PagerKey, "shows a truncated output in full", render.PagerKey),
+			PageUp:      bind("pgup", "scrolls up", "pgup"),
+			PageDown:    bind("pgdn", "scrolls down", "pgdown"),
+			Background:  bind(BackgroundKey, "moves a running command to the background", BackgroundKey),
+			Jobs:        bind(JobsKey+" or /jobs:", "jobs", JobsKey),
+			Quit:        bind("ctrl+c", "twice quits", "ctrl+c"),
+			QuitEmpty:   bind("ctrl+d", "quits on an empty editor", "ctrl+d"),
+			HistoryPrev: bind("↑", "recalls the previous prompt", "up"),
+			HistoryNext: bind("↓", "recalls the next prompt", "down"),
+		},
+		Editor: editorKeys{
+			Newline:    bind("shift+enter", "newline", "shift+enter", "alt+enter", "ctrl+j"),
+			Backspace:  bind("backspace", "deletes back", "backspace", "ctrl+h"),
+			Delete:     bind("delete", "deletes forward", "delete", "ctrl+d"),
+			Left:       bind("←", "moves left", "left", "ctrl+b"),
+			Right:      bind("→", "moves right", "right", "ctrl+f"),
+			Up:         bind("↑", "moves up", "up", "ctrl+p"),
+			Down:       bind("↓", "moves down", "down", "ctrl+n"),
+			LineStart:  bind("home", "goes to the line's start", "home", "ctrl+a"),
+			LineEnd:    bind("end", "goes to the line's end", "end", "ctrl+e"),
+			TextStart:  bind("ctrl+home", "goes to the start", "ctrl+home"),
+			TextEnd:    bind("ctrl+end", "goes to the end", "ctrl+end"),
+			KillBefore: bind("ctrl+u", "deletes to the line's start", "ctrl+u"),
+			KillAfter:  bind("ctrl+k", "deletes to the line's end", "ctrl+k"),
+			DeleteWord: bind("ctrl+w", "deletes a word back", "ctrl+w", "alt+backspace", "ctrl+backspace"),
+			WordLeft:   bind("alt+←", "moves a word left", "alt+left", "ctrl+left", "alt+b"),
+			WordRight:  bind("alt+→", "moves a word right", "alt+right", "ctrl+right", "alt+f"),
+			Tab:        bind("tab", "inserts four spaces", "tab"),
+		},
+		Pager: pagerKeys{
+			Close:    bind("q", "close", "q", "esc", "ctrl+c"),
+			Up:       bind("↑", "line up", "up", "k", "ctrl+p"),
+			Down:     bind("↓", "line down", "down", "j", "ctrl+n", "enter"),
+			PageUp:   bind("pgup", "page up", "pgup", "b"),
+			PageDown: bind("pgdn", "page down", "pgdown", "space", "f"),
+			HalfUp:   bind("ctrl+u", "half a page up", "ctrl+u"),
+			HalfDown: bind("ctrl+d", "half a page down", "ctrl+d"),
+			Top:      bind("g", "top", "home", "g"),
+			Bottom:   bind("G", "bottom", "end", "G", "shift+g"),
+			Left:     bind("h", "scroll left", "left", "h"),
+			Right:    bind("l", "scroll right", "right", "l"),
+			Column0:  bind("0", "first column", "0"),
+			Wrap:     bind("w", "wrap", "w"),
+			Search:   bind("/", "search", "/"),
+			Next:     bind("n", "next", "n"),
+			Prev:     bind("N", "prev", "N", "shift+n"),
+		},
+		Prompt: promptKeys{
+			Cancel: bind("esc", "cancels the search", "esc", "ctrl+c", "ctrl+g"),
+			Submit: bind("enter", "searches", "enter"),
+			Erase:  bind("backspace", "deletes back", "backspace", "ctrl+h"),
+			Clear:  bind("ctrl+u", "clears", "ctrl+u"),
+		},
+		Panel: panelKeys{
+			Close:  bind("esc", "close", "esc", "q", "ctrl+c", JobsKey),
+			Up:     bind("↑", "previous job", "up", "ctrl+p"),
+			Down:   bind("↓", "next job", "down", "ctrl+n"),
+			Output: bind("enter/v", "full output", "enter", "v"),
+			Attach: bind("a", "attach", "a"),
+			Kill:   bind("k", "kill", "k"),
+		},
+		Attach:  attachKeys{Detach: bind(DetachKey, "detach", DetachKey)},
+		Overlay: overlayKeys{Kill: bind("esc", "force-kill", "esc")},
+		Confirm: confirmKeys{
+			Yes: bind("y", "quits", "y", "Y"),
+			No:  bind("n", "stays", "n", "N", "esc"),
+		},
+	}
+}
+
+// keyName is a key press as the bindings spell it (tea.KeyPressMsg's
+// String), worked out once per key instead of once per binding.
+type keyName string
+
+func (k keyName) String() string { return string(k) }
+
+// is reports whether key k is one of the bindings'.
+func is(k keyName, bs ...key.Binding) bool { return key.Matches(k, bs...) }
+
+// name is how help texts name b's keys.
+func name(b key.Binding) string { return b.Help().Key }
+
+// entry is one entry of a help line: keys (or what stands for them) and
+// what they do.
+type entry = key.Help
+
+// help is b's entry.
+func help(b key.Binding) entry { return b.Help() }
+
+// helpLine joins entries as "keys what · keys what".
+func helpLine(es ...entry) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Key + " " + e.Desc
+	}
+	return strings.Join(parts, " · ")
+}
+
+// The entries that stand for a group of bindings (or for no key at all).
+func bangEntry() entry {
+	return entry{Key: "!cmd", Desc: "runs in the shell (!!cmd keeps it from the model)"}
+}
+
+func selectEntry() entry {
+	return entry{Key: "alt+↑/↓ or a click", Desc: "selects one"}
+}
+
+func scrollEntry() entry {
+	return entry{Key: name(keys.Main.PageUp) + "/" + name(keys.Main.PageDown), Desc: "scroll"}
+}
+
+func quitEntry() entry {
+	return entry{Key: name(keys.Main.Quit) + " twice or " + name(keys.Main.QuitEmpty), Desc: "quits"}
+}
+
+// welcomeText is the transcript's first line: the keys of the main view.
+func welcomeText() string {
+	km := keys.Main
+	return "agentsh · " + helpLine(help(km.Send), help(keys.Editor.Newline), bangEntry(), help(km.Cancel), help(km.Expand),
+		selectEntry(), help(km.Pager), scrollEntry(), help(km.Background), help(km.Jobs), quitEntry())
+}
+
+// pagerHelp is the pager's footer.
+func pagerHelp() string {
+	pk := keys.Pager
+	scroll := entry{Key: name(pk.Up) + name(pk.Down) + " " + name(pk.PageUp) + "/" + name(pk.PageDown) + " " +
+		name(pk.Top) + "/" + name(pk.Bottom), Desc: "scroll"}
+	nextPrev := entry{Key: name(pk.Next) + "/" + name(pk.Prev), Desc: pk.Next.Help().Desc + "/" + pk.Prev.Help().Desc}
+	return helpLine(scroll, help(pk.Search), nextPrev, help(pk.Wrap), help(pk.Close))
+}
+
+// jobsPanelHelp is the jobs panel's footer.
+func jobsPanelHelp() string {
+	pk := keys.Panel
+	return helpLine(entry{Key: name(pk.Up) + name(pk.Down), Desc: "select"}, help(pk.Attach), help(pk.Output),
+		help(pk.Kill), help(pk.Close))
+}
+
+// attachFooterText is an attached job's footer while it runs.
+func attachFooterText() string {
+	return helpLine(help(keys.Attach.Detach), entry{Key: "esc, ctrl+c and every other key", Desc: "go to the program"})
+}
+
+// attachEndedFooter is an attached job's footer once it has ended.
+func attachEndedFooter() string {
+	return "the job has ended · " + helpLine(entry{Key: "any key", Desc: "returns to the jobs panel"})
+}
+
+// overlayFooterText is the PTY overlay's last line (SPEC §5).
+func overlayFooterText() string {
+	return helpLine(help(keys.Overlay.Kill), entry{Key: "input", Desc: "forwarded to PTY"})
+}
+
+// helpSection is one surface's keys, for /help.
+type helpSection struct {
+	title   string
+	entries []entry
+}
+
+// helpSections lists every key of every surface with what it does: what
+// /help shows.
+func helpSections() []helpSection {
+	km, ek, pk, qk, jk := keys.Main, keys.Editor, keys.Pager, keys.Prompt, keys.Panel
+	return []helpSection{
+		{"Conversation", []entry{help(km.Send), help(ek.Newline), bangEntry(), help(km.Cancel), help(km.Expand),
+			help(km.SelectPrev), help(km.SelectNext), help(km.Pager), help(km.PageUp), help(km.PageDown),
+			help(km.Background), {Key: km.Jobs.Keys()[0] + ", /jobs", Desc: "opens the jobs panel"},
+			help(km.HistoryPrev), help(km.HistoryNext), help(km.Quit), help(km.QuitEmpty)}},
+		{"Editor", []entry{help(ek.Backspace), help(ek.Delete), help(ek.Left), help(ek.Right), help(ek.Up), help(ek.Down),
+			help(ek.LineStart), help(ek.LineEnd), help(ek.TextStart), help(ek.TextEnd), help(ek.KillBefore),
+			help(ek.KillAfter), help(ek.DeleteWord), help(ek.WordLeft), help(ek.WordRight), help(ek.Tab)}},
+		{"Full output (" + name(km.Pager) + ")", []entry{help(pk.Up), help(pk.Down), help(pk.PageUp), help(pk.PageDown),
+			help(pk.HalfUp), help(pk.HalfDown), help(pk.Top), help(pk.Bottom), help(pk.Left), help(pk.Right),
+			help(pk.Column0), help(pk.Wrap), help(pk.Search), help(pk.Next), help(pk.Prev), help(pk.Close)}},
+		{"Search prompt", []entry{help(qk.Submit), help(qk.Erase), help(qk.Clear), help(qk.Cancel)}},
+		{"Jobs panel (" + JobsKey + ")", []entry{help(jk.Up), help(jk.Down), help(jk.Attach), help(jk.Output),
+			help(jk.Kill), help(jk.Close)}},
+		{"Attached job", []entry{help(keys.Attach.Detach), {Key: "any other key", Desc: "goes to the program"}}},
+		{"Terminal overlay", []entry{help(keys.Overlay.Kill), {Key: "any other key", Desc: "goes to the program"}}},
+		{"Quit question", []entry{help(keys.Confirm.Yes), help(keys.Confirm.No)}},
+	}
+}
+
+// helpText is /help: each section's keys in an aligned column.
+func helpText() string {
+	var b strings.Builder
+	for i, s := range helpSections() {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s.title + "\n")
+		w := 0
+		for _, e := range s.entries {
+			w = max(w, len([]rune(e.Key)))
+		}
+		for _, e := range s.entries {
+			b.WriteString("  " + e.Key + strings.Repeat(" ", w-len([]rune(e.Key))+2) + e.Desc + "\n")
+		}
+	}
+	return b.String()
+}
