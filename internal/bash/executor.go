@@ -339,7 +339,8 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 	return r, nil
 }
 
-// headCapture keeps the first lines of the sanitized stream.
+// headCapture keeps the first lines of the sanitized stream, each in its
+// final state.
 type headCapture struct {
 	lines int
 	buf   []byte
@@ -361,10 +362,10 @@ func (h *headCapture) write(b []byte) {
 			}
 		}
 		h.lines -= bytes.Count(take, []byte{'\n'})
-		if room := sink.DefaultMaxBytes - len(h.buf); len(take) > room {
-			take = take[:room]
-		}
-		h.buf = append(h.buf, take...)
+		// Each line in its final state: the frames of a progress bar
+		// would fill the 50 KB with one line.
+		h.buf = sink.AppendFinal(h.buf, take)
+		h.buf = h.buf[:min(len(h.buf), sink.DefaultMaxBytes)]
 	}
 	if h.next != nil {
 		h.next(b)

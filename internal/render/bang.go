@@ -59,6 +59,7 @@ type Bang struct {
 	partial        string // the unterminated last line, capped
 	partialRunes   int
 	partialOmitted int
+	cr             bool // a CR came last: text after it overwrites the partial line
 
 	version uint64 // bumped by every mutation, so View can trust its cache
 	cache   bangCache
@@ -95,12 +96,18 @@ func (b *Bang) Truncation() *bash.TruncationMeta { return b.trunc }
 func (b *Bang) ExitCode() *int { return b.exitCode }
 
 // Append streams a sanitized chunk: its first piece continues the previous
-// partial line. Chunks after Finish are late deliveries and are ignored.
+// partial line, and a CR returns to that line's start, so the text after it
+// replaces the line (a progress bar stays one line). Chunks after Finish
+// are late deliveries and are ignored.
 func (b *Bang) Append(chunk string) {
 	if chunk == "" || b.state != BangRunning {
 		return
 	}
 	b.version++
+	if b.cr || strings.IndexByte(chunk, '\r') >= 0 {
+		b.appendCR(chunk)
+		return
+	}
 	last := strings.LastIndexByte(chunk, '\n')
 	if last < 0 {
 		b.addPartial(chunk)
@@ -155,6 +162,42 @@ func (b *Bang) Finish(output string, exitCode *int, cancelled bool, trunc *bash.
 	b.lines, b.head, b.liveBytes, b.dropped = nil, 0, 0, 0
 	for _, l := range splitLines(sink.Sanitize(output)) {
 		b.lines = append(b.lines, capLine(l))
+	}
+}
+
+// appendCR is Append for a chunk with CRs, a line at a time.
+func (b *Bang) appendCR(chunk string) {
+	for {
+		i := strings.IndexByte(chunk, '\n')
+		line := chunk
+		if i >= 0 {
+			line = chunk[:i]
+		}
+		for {
+			j := strings.IndexByte(line, '\r')
+			seg := line
+			if j >= 0 {
+				seg = line[:j]
+			}
+			if seg != "" && b.cr {
+				b.resetPartial()
+			}
+			if seg != "" {
+				b.cr = false
+				b.addPartial(seg)
+			}
+			if j < 0 {
+				break
+			}
+			b.cr = true
+			line = line[j+1:]
+		}
+		if i < 0 {
+			return
+		}
+		b.cr = false
+		b.pushLine(b.takePartial())
+		chunk = chunk[i+1:]
 	}
 }
 

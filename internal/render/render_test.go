@@ -580,3 +580,26 @@ func TestToolCallJob(t *testing.T) {
 		t.Errorf("expanded view lost the result's end:\n%s", v)
 	}
 }
+
+// TestBangProgressBar: a line drawn over itself with CR streams as one line
+// in its latest state, also when the CR ends a chunk.
+func TestBangProgressBar(t *testing.T) {
+	b := NewBang("pip install x", false)
+	b.Append("Collecting x\n 10%")
+	b.Append("\r 50%")
+	if got := strings.Join(b.logical(), "|"); got != "Collecting x| 50%" {
+		t.Fatalf("got %q", got)
+	}
+	b.Append("\r")
+	b.Append("100%\ndone\r\n")
+	if got := strings.Join(b.logical(), "|"); got != "Collecting x|100%|done" {
+		t.Fatalf("got %q", got)
+	}
+	for range 1000 {
+		b.Append("\r" + strings.Repeat("#", 30))
+	}
+	b.Append("\rfinished")
+	if got := strings.Join(b.logical(), "|"); got != "Collecting x|100%|done|finished" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi/parser"
@@ -150,8 +151,14 @@ func dirtyMask(x uint64) uint64 {
 //   - C0 controls other than LF and TAB, DEL and the C1 code points
 //     U+0080..U+009F are removed; LF, TAB and CR that a terminal would
 //     execute inside a sequence are kept;
-//   - CRLF and a lone CR both become LF. The pairing looks at the text that
-//     survives, so "\r\x1b[K\n" is one line break, as on a terminal;
+//   - CRLF becomes LF, and a lone CR stays: it returns to the start of the
+//     line, so the text after it overwrites the line (a progress bar). The
+//     pairing looks at the text that survives, so "\r\x1b[K\n" is one line
+//     break, as on a terminal; CRs in a row count as one, and a CR that
+//     nothing follows at the end of the stream changes nothing and is
+//     dropped. So every CR of the output is followed by a character other
+//     than CR and LF. FinalState turns the stream into each line's final
+//     state; Sanitize does both;
 //   - invalid UTF-8 follows utf8.DecodeRune: each byte at which no valid
 //     character starts becomes one U+FFFD, as a []rune conversion does; an
 //     incomplete character at the end of the stream is one U+FFFD per byte.
@@ -160,7 +167,8 @@ type Sanitizer struct {
 	nheld   int
 	state   parser.State // escape parser state; ground means text
 	seqLen  int          // bytes of the current escape sequence so far
-	heldCR  bool         // a CR is waiting: LF if anything but LF comes next
+	heldCR  bool         // a CR is waiting: kept if anything but LF comes next
+	crs     int          // CRs written to the output so far
 	scratch []byte       // output of Process when p cannot be returned as is
 }
 
@@ -182,29 +190,73 @@ func (z *Sanitizer) Append(dst, p []byte) []byte {
 	return out
 }
 
-// Flush appends what the end of the stream decides: a held CR becomes LF,
-// an incomplete character becomes U+FFFD per byte, and an unterminated
-// escape sequence is dropped. The Sanitizer is then ready for a new stream.
+// Flush appends what the end of the stream decides: a held CR is dropped
+// (nothing overwrites the line), an incomplete character becomes U+FFFD
+// per byte, and an unterminated escape sequence is dropped. The Sanitizer
+// is then ready for a new stream.
 func (z *Sanitizer) Flush(dst []byte) []byte {
-	if z.heldCR {
-		dst = append(dst, '\n')
-	}
-	for range z.nheld {
-		dst = append(dst, string(utf8.RuneError)...)
+	if z.nheld > 0 {
+		dst = z.put(dst, bytes.Repeat(replacement, z.nheld))
 	}
 	z.heldCR, z.nheld, z.state, z.seqLen = false, 0, ground, 0
 	return dst
 }
 
-// Sanitize returns the sanitized form of a complete string.
+// CRs is how many CRs the Sanitizer has written to its output: a consumer
+// that compares it before and after a call knows whether that output may
+// overwrite a line, without scanning it.
+func (z *Sanitizer) CRs() int { return z.crs }
+
+// Sanitize returns the plain text of a complete string: sanitized, with
+// each line in its final state (FinalState), so it holds no control
+// character but LF and TAB.
 func Sanitize(s string) string {
 	if cleanString(s) {
 		return s
 	}
 	var z Sanitizer
 	out := z.Append(make([]byte, 0, len(s)+8), []byte(s))
-	return string(z.Flush(out))
+	out = z.Flush(out)
+	if z.crs > 0 {
+		out = AppendFinal(out[:0:0], out)
+	}
+	return string(out)
 }
+
+// FinalState returns text with each line in its final state, as a terminal
+// shows it: a CR that is not part of a CRLF returns to the start of the
+// line, and the text after it replaces the whole line (progress bars print
+// each frame over the previous one, and the erase-line sequences they send
+// are gone from sanitized text). A CR that nothing follows changes nothing.
+// Text without CR is returned as is.
+func FinalState(s string) string {
+	if strings.IndexByte(s, '\r') < 0 {
+		return s
+	}
+	return string(AppendFinal(make([]byte, 0, len(s)), []byte(s)))
+}
+
+// AppendFinal appends FinalState(b) to dst; the line that a CR in b
+// overwrites starts after the last LF of dst (or at dst's start).
+func AppendFinal(dst, b []byte) []byte {
+	for {
+		i := bytes.IndexByte(b, '\r')
+		if i < 0 {
+			return append(dst, b...)
+		}
+		dst = append(dst, b[:i]...)
+		for i < len(b) && b[i] == '\r' {
+			i++
+		}
+		if i < len(b) && b[i] != '\n' {
+			dst = dst[:lineStart(dst)]
+		}
+		b = b[i:]
+	}
+}
+
+// lineStart is the offset in b where its last line starts.
+func lineStart(b []byte) int { return bytes.LastIndexByte(b, '\n') + 1 }
 
 var replacement = []byte(string(utf8.RuneError))
 
@@ -332,7 +384,7 @@ func hasC1(b []byte) bool {
 }
 
 // put appends b, first settling a held CR: it vanishes before an LF and is
-// an LF itself before anything else.
+// kept before anything else.
 func (z *Sanitizer) put(out, b []byte) []byte {
 	if len(b) == 0 {
 		return out
@@ -340,19 +392,17 @@ func (z *Sanitizer) put(out, b []byte) []byte {
 	if z.heldCR {
 		z.heldCR = false
 		if b[0] != '\n' {
-			out = append(out, '\n')
+			out = append(out, '\r')
+			z.crs++
 		}
 	}
 	return append(out, b...)
 }
 
 // carriageReturn holds a CR until the next surviving byte shows whether it
-// is half of a CRLF pair; a CR already held is followed by this one, not by
-// an LF, so it becomes an LF now.
+// is half of a CRLF pair; a CR while one is held adds nothing (the cursor
+// is at the line's start already).
 func (z *Sanitizer) carriageReturn(out []byte) []byte {
-	if z.heldCR {
-		out = append(out, '\n')
-	}
 	z.heldCR = true
 	return out
 }

@@ -95,10 +95,11 @@ type OutputSink struct {
 	opts     Options
 	san      Sanitizer
 	tail     tail
-	total    int  // sanitized bytes seen
-	newlines int  // '\n' among them
-	lastByte byte // last sanitized byte, to count an unterminated last line
-	overflow bool // the stream outgrew the tail at least once
+	total    int    // sanitized bytes seen
+	newlines int    // '\n' among them
+	lastByte byte   // last sanitized byte, to count an unterminated last line
+	overflow bool   // the stream outgrew the tail at least once
+	stream   []byte // the stream before the first overflow, once a CR made the tail differ from it
 	file     *os.File
 	fileW    *bufio.Writer
 	filePos  int // where fileW writes next: the stream offset until the cap, then a place in the ring
@@ -129,7 +130,9 @@ func (s *OutputSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock() // deferred so that a panicking OnChunk cannot leave it locked
 	if !s.dumped {
-		s.push(s.san.Process(p))
+		crs := s.san.CRs()
+		c := s.san.Process(p)
+		s.push(c, s.san.CRs() != crs)
 	}
 	return len(p), nil
 }
@@ -176,7 +179,9 @@ func (s *OutputSink) Dump(notice string) Summary {
 		return s.summary
 	}
 	s.dumped = true
-	s.push(s.san.Flush(nil))
+	crs := s.san.CRs()
+	c := s.san.Flush(nil)
+	s.push(c, s.san.CRs() != crs)
 	artifact := ""
 	dropped, headLines := 0, 0
 	if s.file != nil {
@@ -246,20 +251,29 @@ func (s *OutputSink) summaryLocked(notice, artifact string) Summary {
 	}
 }
 
-// push records one sanitized chunk.
-func (s *OutputSink) push(c []byte) {
+// push records one sanitized chunk; cr says it holds a CR, which may
+// overwrite a line of the tail.
+func (s *OutputSink) push(c []byte, cr bool) {
 	if len(c) == 0 {
 		return
 	}
 	if s.opts.OnChunk != nil {
 		s.opts.OnChunk(c)
 	}
-	// Before the first overflow the tail holds the whole stream, so this is
-	// "buffered + chunk would exceed the limit".
-	if !s.overflow && s.total+len(c) > s.opts.MaxBytes {
-		s.overflow = true
-		if s.opts.ArtifactPath != "" {
-			s.openFile()
+	// Before the first overflow the stream fits the limit: the tail holds
+	// all of it until a CR overwrites a line, and stream from then on.
+	if !s.overflow {
+		if s.total+len(c) > s.opts.MaxBytes {
+			s.overflow = true
+			if s.opts.ArtifactPath != "" {
+				s.openFile()
+			}
+			s.stream = nil
+		} else if cr || s.stream != nil {
+			if s.stream == nil {
+				s.stream = append(make([]byte, 0, s.opts.MaxBytes), s.tail.buf...)
+			}
+			s.stream = append(s.stream, c...)
 		}
 	}
 	if s.file != nil {
@@ -272,11 +286,16 @@ func (s *OutputSink) push(c []byte) {
 	s.total += len(c)
 	s.newlines += bytes.Count(c, []byte{'\n'})
 	s.lastByte = c[len(c)-1]
-	s.tail.write(c)
+	if cr || s.tail.cr {
+		s.tail.write(c)
+	} else {
+		s.tail.add(c)
+	}
 }
 
 // openFile starts the artifact with everything seen so far, which at the
-// first overflow is still entirely in the tail.
+// first overflow is still entirely in the tail, or in stream once a CR
+// overwrote a line.
 func (s *OutputSink) openFile() {
 	// No O_TRUNC: the path is usually an empty reservation, and truncating
 	// an existing file makes ext4 flush the whole artifact to disk on close
@@ -296,7 +315,11 @@ func (s *OutputSink) openFile() {
 		return
 	}
 	s.file, s.fileW = f, bufio.NewWriterSize(f, fileBufSize)
-	s.writeFile(s.tail.buf)
+	if s.stream != nil {
+		s.writeFile(s.stream)
+	} else {
+		s.writeFile(s.tail.buf)
+	}
 }
 
 // writeFile appends c to the artifact. The file holds the stream as it is

@@ -1,29 +1,106 @@
 package sink
 
 import (
+	"bytes"
 	"sync"
 	"unicode/utf8"
 )
 
-// tail keeps the last max bytes of a stream. It trims lazily: the buffer may
-// grow to 2×max before it is shifted, so each byte is copied about once more
-// however small the writes are, and a write larger than max costs only the
-// copy of its last max bytes.
+// tail keeps the last max bytes of a text stream in its final state: a CR
+// returns to the start of the line and the next character other than LF
+// overwrites the whole line (see FinalState), so a progress bar of 100 000
+// frames is one line, not 100 000. It trims lazily: the buffer may grow to
+// 3×max before it is shifted, so each byte is copied about once more however
+// small the writes are.
+//
+// An overwrite uncovers what came before the line, so the tail keeps the
+// last max bytes before the current line as well: in buf while the line is
+// short, in prev once the line alone fills the window.
 type tail struct {
-	buf []byte
-	max int
+	buf  []byte
+	max  int
+	prev []byte // the last max bytes before the current line, when buf starts inside it
+	cr   bool   // the last write ended with a CR: the next byte but LF overwrites the line
+	raw  bool   // CRs are kept as bytes, for a terminal emulator to draw
 }
 
+// write appends p, which may hold CRs.
 func (t *tail) write(p []byte) {
-	if len(p) >= t.max {
-		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+	if t.raw {
+		t.add(p)
 		return
 	}
-	if n := len(t.buf) + len(p); n-t.max > t.max { // n > 2×max, without overflow
-		drop := n - t.max // < len(t.buf), because len(p) < max
-		t.buf = t.buf[:copy(t.buf, t.buf[drop:])]
+	for len(p) > 0 {
+		if t.cr {
+			if p[0] == '\r' {
+				p = p[1:]
+				continue
+			}
+			t.cr = false
+			if p[0] != '\n' {
+				t.cutLine()
+			}
+		}
+		i := bytes.IndexByte(p, '\r')
+		if i < 0 {
+			t.add(p)
+			return
+		}
+		t.add(p[:i])
+		t.cr = true
+		p = p[i+1:]
 	}
-	t.buf = append(t.buf, p...)
+}
+
+// cutLine removes the current line, uncovering the text before it.
+func (t *tail) cutLine() {
+	if ls := lineStart(t.buf); ls > 0 {
+		t.buf, t.prev = t.buf[:ls], nil
+		return
+	}
+	t.buf = append(t.buf[:0], t.prev...)
+	t.prev = nil
+}
+
+// add appends p, which holds no CR.
+func (t *tail) add(p []byte) {
+	n := len(t.buf) + len(p)
+	if n <= 3*t.max {
+		t.buf = append(t.buf, p...)
+		return
+	}
+	// Keep the last max bytes, and the last max before the current line:
+	// in buf when the line is shorter than max, in prev otherwise.
+	keep := n - t.max
+	ls := -1 // start of the current line in buf+p; -1 when before buf
+	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+		ls = len(t.buf) + i + 1
+	} else if i := bytes.LastIndexByte(t.buf, '\n'); i >= 0 {
+		ls = i + 1
+	}
+	switch {
+	case ls > keep:
+		keep = max(ls-t.max, 0)
+		t.prev = nil
+	case ls >= 0:
+		t.prev = appendRange(t.prev[:0], t.buf, p, max(ls-t.max, 0), ls)
+	}
+	if keep >= len(t.buf) {
+		t.buf = append(t.buf[:0], p[keep-len(t.buf):]...)
+		return
+	}
+	t.buf = append(t.buf[:copy(t.buf, t.buf[keep:])], p...)
+}
+
+// appendRange appends bytes [from, to) of a+b to dst.
+func appendRange(dst, a, b []byte, from, to int) []byte {
+	if from < len(a) {
+		dst = append(dst, a[from:min(to, len(a))]...)
+	}
+	if to > len(a) {
+		dst = append(dst, b[max(from-len(a), 0):to-len(a)]...)
+	}
+	return dst
 }
 
 // bytes returns the kept tail: the longest suffix of the stream that has at
@@ -41,8 +118,9 @@ func runeSuffix(b []byte, limit int) []byte {
 }
 
 // TailBuffer is a UTF-8-safe rolling tail of a text stream, for live
-// progress snapshots. It is safe for concurrent use, so one goroutine may
-// write while another takes snapshots.
+// progress snapshots, with each line in its final state (a CR returns to
+// the line's start, as in OutputSink). It is safe for concurrent use, so
+// one goroutine may write while another takes snapshots.
 type TailBuffer struct {
 	mu  sync.Mutex
 	t   tail // keeps max+UTFMax-1 bytes, so an incomplete last character
@@ -56,6 +134,15 @@ func NewTailBuffer(max int) *TailBuffer {
 		max = DefaultMaxBytes
 	}
 	return &TailBuffer{t: tail{max: max + utf8.UTFMax - 1}, max: max}
+}
+
+// NewRawTailBuffer is NewTailBuffer for a terminal emulator: it keeps the
+// CRs of the stream, which the emulator draws itself, instead of each
+// line's final state.
+func NewRawTailBuffer(max int) *TailBuffer {
+	t := NewTailBuffer(max)
+	t.t.raw = true
+	return t
 }
 
 // Write appends p to the stream; it never fails.

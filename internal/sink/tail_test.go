@@ -96,3 +96,34 @@ func TestTailBufferConcurrent(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+// TestTailBufferProgress: live snapshots show each line's final state, also
+// when a CR and the text that overwrites the line arrive in different
+// writes.
+func TestTailBufferProgress(t *testing.T) {
+	tb := NewTailBuffer(100)
+	steps := []struct{ write, want string }{
+		{"get\n 10%", "get\n 10%"},
+		{"\r 50%", "get\n 50%"},
+		{"\r", "get\n 50%"},
+		{"100%", "get\n100%"},
+		{"\r\n", "get\n100%\n"},
+		{"done", "get\n100%\ndone"},
+	}
+	for _, st := range steps {
+		_, _ = tb.Write([]byte(st.write))
+		if got := tb.String(); got != st.want {
+			t.Fatalf("after %q: %q, want %q", st.write, got, st.want)
+		}
+	}
+}
+
+// TestRawTailBuffer: a terminal emulator's feed keeps the CRs.
+func TestRawTailBuffer(t *testing.T) {
+	tb := NewRawTailBuffer(100)
+	_, _ = tb.Write([]byte("10%"))
+	_, _ = tb.Write([]byte("\r50%"))
+	if got := tb.String(); got != "10%\r50%" {
+		t.Fatalf("String() = %q", got)
+	}
+}
