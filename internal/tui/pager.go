@@ -17,6 +17,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/sink"
 )
 
 // The pager shows a bash output artifact (a file of any size) full-screen.
@@ -706,6 +708,7 @@ type pager struct {
 	scanBuf []byte
 	chunk   int // search read size; 0 is scanChunk (tests make it small)
 	d       dline
+	final   []byte      // a line with CRs in its final state
 	rows    []int       // wrap: first cell of each row of d
 	rowCols []int       // wrap: first column of each row of d
 	rowsOf  map[int]int // wrap: rows per line at rowsW
@@ -790,7 +793,35 @@ func (p *pager) rawLine(i int) ([]byte, int64, error) {
 	if more == 0 && len(b) > 0 && b[len(b)-1] == '\r' {
 		b = b[:len(b)-1]
 	}
+	if more > 0 {
+		// A long line with CRs is mostly a progress bar: its final
+		// state is after its last CR, near its end.
+		if end, ok := p.lineEnd(e); ok {
+			return end, 0, nil
+		}
+	}
+	if bytes.IndexByte(b, '\r') >= 0 {
+		// The artifact keeps every frame; the line shows its final state
+		// (SPEC §4), as the transcript did.
+		p.final = sink.AppendFinal(p.final[:0], b)
+		b = p.final
+	}
 	return b, more, nil
+}
+
+// lineEnd is the text after the last CR among the lineCap bytes before
+// offset e, the end of a long line; ok is false without such a CR.
+func (p *pager) lineEnd(e int64) ([]byte, bool) {
+	if cap(p.final) < lineCap {
+		p.final = make([]byte, lineCap)
+	}
+	buf := p.final[:lineCap]
+	m, _ := p.f.ReadAt(buf, e-lineCap)
+	k := bytes.LastIndexByte(buf[:m], '\r')
+	if k < 0 || k+1 >= m {
+		return nil, false
+	}
+	return buf[k+1 : m], true
 }
 
 // decodeLine decodes columns [from, limit) of line i into p.d and marks
