@@ -347,34 +347,18 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 	out := []string{top}
 	out = appendStyled(out, th, frame.Bold(true), "", "$ "+sink.Sanitize(b.Command), w)
 
-	lines := b.logical()
-	hidden := b.dropped
-	var vis []string
-	if b.Expanded {
-		for _, l := range lines {
-			vis = wrapLine(vis, l, w)
-		}
-	} else {
-		start := max(0, len(lines)-BangPreviewLines)
-		// Walk back from the end so only the lines that can appear are
-		// wrapped; a logical line cut by the visual limit still counts as
-		// shown.
-		var rows [][]string
-		n, i := 0, len(lines)-1
-		for ; i >= start && n < BangPreviewLines; i-- {
-			r := wrapLine(nil, lines[i], w)
-			rows = append(rows, r)
-			n += len(r)
-		}
-		hidden += i + 1
-		for j := len(rows) - 1; j >= 0; j-- {
-			vis = append(vis, rows[j]...)
-		}
-		if len(vis) > BangPreviewLines {
-			vis = vis[len(vis)-BangPreviewLines:]
-		}
+	h := hidden{before: b.dropped}
+	if b.trunc != nil {
+		h = hiddenOf(b.trunc)
+	}
+	top, vis, bottom := layout(b.logical(), w, BangPreviewLines, BangPreviewLines, b.Expanded, h)
+	if top != "" {
+		out = appendStyled(out, th, th.Dim, "", top, w)
 	}
 	out = append(out, vis...)
+	if bottom != "" {
+		out = appendStyled(out, th, th.Dim, "", bottom, w)
+	}
 
 	switch b.state {
 	case BangRunning:
@@ -383,21 +367,15 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 			text = spinnerFrame + " " + text
 		}
 		out = appendStyled(out, th, frame, "", text, w)
-	default:
-		if !b.Expanded && hidden > 0 {
-			out = appendStyled(out, th, th.Dim, "", MoreLinesHint(hidden), w)
-		}
-		switch b.state {
-		case BangCancelled:
-			out = appendStyled(out, th, th.Warning, "", "(cancelled)", w)
-		case BangError:
-			out = appendStyled(out, th, th.Error, "", fmt.Sprintf("(exit %d)", *b.exitCode), w)
-		case BangJob:
-			out = appendStyled(out, th, th.Accent, "", JobBadge(b.jobID), w)
-		}
-		if b.trunc != nil {
-			out = appendStyled(out, th, th.Warning, "", TruncationWarning(b.trunc), w)
-		}
+	case BangCancelled:
+		out = appendStyled(out, th, th.Warning, "", "(cancelled)", w)
+	case BangError:
+		out = appendStyled(out, th, th.Error, "", fmt.Sprintf("(exit %d)", *b.exitCode), w)
+	case BangJob:
+		out = appendStyled(out, th, th.Accent, "", JobBadge(b.jobID), w)
+	}
+	if b.state != BangRunning && b.trunc != nil {
+		out = appendStyled(out, th, th.Warning, "", TruncationWarning(b.trunc), w)
 	}
 	out = append(out, border)
 	return strings.Join(out, "\n")

@@ -290,14 +290,14 @@ func TestFileCallBodies(t *testing.T) {
 		{c: cases["read"]["collapsed"](), want: []string{"\n  " + ReadHint(14)}, notWant: []string{"fit"}},
 		{c: cases["read"]["expanded"](), want: []string{"\n   98  // fit", "\n  100  func fit(s string, w int) string {\n  101      if len(s) <= w {"},
 			notWant: []string{"Showing", "ctrl+o"}},
-		{c: cases["grep"]["collapsed"](), want: []string{"\n  " + MoreLinesHint(3)}, notWant: []string{"pager.go:141"}},
+		{c: cases["grep"]["collapsed"](), want: []string{"\n  " + laterHint(3)}, notWant: []string{"pager.go:141"}},
 		{c: cases["grep"]["expanded"](), want: []string{"pager.go:141:  return c.   view()"}, notWant: []string{"ctrl+o"}},
-		{c: cases["find"]["collapsed"](), want: []string{"\n  internal/tools/grep_test.go\n  " + MoreLinesHint(4)}},
-		{c: cases["edit"]["collapsed"](), want: []string{"\n  @@ -33,9 +33,10 @@\n", "\n  " + MoreLinesHint(5)},
+		{c: cases["find"]["collapsed"](), want: []string{"\n  internal/tools/grep_test.go\n  " + laterHint(4)}},
+		{c: cases["edit"]["collapsed"](), want: []string{"\n  @@ -33,9 +33,10 @@\n", "\n  " + laterHint(5)},
 			notWant: []string{"--- internal", "+++ internal", "len(text)"}},
 		{c: cases["edit"]["expanded"](), want: []string{"\n  +    if th.NoColor || len(text) == 0 {\n"}, notWant: []string{"ctrl+o"}},
 		{c: fileExtraCases(t)["grep_limit"](), notWant: []string{"Showing"}},
-		{c: fileExtraCases(t)["unknown"](), want: []string{"\n  5\n  " + MoreLinesHint(3)}},
+		{c: fileExtraCases(t)["unknown"](), want: []string{"\n  5\n  " + laterHint(3)}},
 	} {
 		v := c.c.View(100, th)
 		for _, w := range c.want {
@@ -313,7 +313,7 @@ func TestFileCallBodies(t *testing.T) {
 	}
 	// Errors show three visual lines, then the hint; expanded, all of them.
 	e := cases["edit"]["error"]()
-	if lines := strings.Split(e.View(40, th), "\n"); len(lines) != 5 || lines[4] != "  "+MoreLinesHint(2) {
+	if lines := strings.Split(e.View(40, th), "\n"); len(lines) != 6 || !strings.HasPrefix(lines[4], "  "+laterHint(2)) {
 		t.Errorf("collapsed error:\n%s", strings.Join(lines, "\n"))
 	}
 	e.Expanded = true
@@ -532,3 +532,6 @@ func BenchmarkFileCallView(b *testing.B) {
 		c.View(100, th)
 	}
 }
+
+// laterHint is the start of LaterHint for n hidden lines.
+func laterHint(n int) string { return fmt.Sprintf("… (%d later lines, showing ", n) }

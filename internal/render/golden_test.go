@@ -84,7 +84,7 @@ func toolCases() map[string]func() *ToolCall {
 		"truncated": func() *ToolCall {
 			tr := &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes", TotalLines: 100000, TotalBytes: 588895,
 				OutputLines: 8302, OutputBytes: 51200, ShownRange: bash.ShownRange{Start: 91699, End: 100000}, ArtifactID: "3"}
-			return &ToolCall{Command: "seq 1 100000", Output: seq(99990, 100000) + "\n[" + bash.TruncationNotice(tr) + "]",
+			return &ToolCall{Command: "seq 1 100000", Output: seq(91699, 100000) + "\n[" + bash.TruncationNotice(tr) + "]",
 				Truncation: tr, TimeoutSeconds: 60}
 		},
 		"cwd": func() *ToolCall {
@@ -147,7 +147,7 @@ func bangCases() map[string]func() *Bang {
 		},
 		"truncated": func() *Bang {
 			b := NewBang("seq 1 100000", false)
-			b.Finish(seq(99995, 100000), intp(0), false, &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes",
+			b.Finish(seq(91699, 100000), intp(0), false, &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes",
 				TotalLines: 100000, TotalBytes: 588895, OutputLines: 8302, OutputBytes: 51200,
 				ShownRange: bash.ShownRange{Start: 91699, End: 100000}, ArtifactID: "7"})
 			return b

@@ -16,18 +16,22 @@ import (
 func TestHintTexts(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{CollapsedHint(15, 10, 25), "… (15 earlier lines, showing 10 of 25) (ctrl+o to expand)"},
-		{MoreLinesHint(80), "… 80 more lines (ctrl+o to expand)"},
+		{EarlierHint(5, 3, 8, ""), "… (5 earlier lines, showing 3 of 8)"},
+		{EarlierHint(191698, 8302, 200000, ""), "… (191698 earlier lines, showing 8302 of 200000)"},
+		{LaterHint(3, 10, 13, ExpandAction), "… (3 later lines, showing 10 of 13) (ctrl+o to expand)"},
 		{TimeoutFooter(60), "⟦Timeout: 60s⟧"},
 		{TimeoutFooter(1.5), "⟦Timeout: 1.5s⟧"},
 		{TimeoutFooter(3600), "⟦Timeout: 3600s⟧"},
-		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", OutputLines: 8302, OutputBytes: 51200, ArtifactID: "3"}),
-			"[Full output: artifact://3 (ctrl+g to view). Truncated: 8302 lines shown (50.0KB limit)]"},
-		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", OutputLines: 12, OutputBytes: 900}),
-			"[Truncated: 12 lines shown (900B limit)]"},
-		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 2000, TotalLines: 5000, ArtifactID: "a1"}),
-			"[Full output: artifact://a1 (ctrl+g to view). Truncated: showing 2000 of 5000 lines]"},
+		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", TotalLines: 100000, OutputLines: 8302, OutputBytes: 51200,
+			ShownRange: bash.ShownRange{Start: 91699, End: 100000}, ArtifactID: "3"}),
+			"[Showing lines 91699-100000 of 100000 (50.0KB limit). Full output: artifact://3 (ctrl+g to view)]"},
+		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", TotalLines: 9, OutputLines: 2, OutputBytes: 900,
+			ShownRange: bash.ShownRange{Start: 8, End: 9}, ArtifactError: "no space left on device"}),
+			"[Showing lines 8-9 of 9 (50.0KB limit). Full output not saved: no space left on device]"},
+		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 2000, TotalLines: 5000, ArtifactID: "12"}),
+			"[Showing 2000 of 5000 lines. Full output: artifact://12 (ctrl+g to view)]"},
 		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 2000, TotalLines: 5000}),
-			"[Truncated: showing 2000 of 5000 lines]"},
+			"[Showing 2000 of 5000 lines]"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
@@ -71,7 +75,8 @@ func TestStripNotice(t *testing.T) {
 	tr := &bash.TruncationMeta{TruncatedBy: "bytes", TotalLines: 9, OutputLines: 3, OutputBytes: 6,
 		ShownRange: bash.ShownRange{Start: 7, End: 9}, ArtifactID: "1"}
 	c := &ToolCall{Command: "x", Output: "7\n8\n9\n\n[" + bash.TruncationNotice(tr) + "]", Truncation: tr}
-	if v := c.View(100, NewTheme(true)); strings.Contains(v, "Showing") || strings.Count(v, "artifact://1") != 1 {
+	if v := c.View(100, NewTheme(true)); strings.Count(v, "Showing") != 1 || strings.Contains(v, "Full: artifact://1") ||
+		strings.Count(v, "artifact://1") != 1 {
 		t.Fatalf("notice should show once, in the warning line:\n%s", v)
 	}
 }
@@ -228,11 +233,12 @@ func TestBangHidden(t *testing.T) {
 	b := NewBang("seq 1 100", false)
 	b.Finish(seq(1, 100), intp(0), false, nil)
 	v := b.View(80, th, "")
-	if !strings.Contains(v, "\n81\n") || strings.Contains(v, "\n80\n") || !strings.Contains(v, "\n"+MoreLinesHint(80)+"\n") {
+	// The hint stands where the hidden lines are: above the preview.
+	if !strings.Contains(v, "\n$ seq 1 100\n"+CollapsedHint(80, 20, 100)+"\n81\n") || strings.Contains(v, "\n80\n") {
 		t.Fatalf("view:\n%s", v)
 	}
 	b.Expanded = true
-	if v := b.View(80, th, ""); !strings.Contains(v, "\n1\n") || strings.Contains(v, "more lines") {
+	if v := b.View(80, th, ""); !strings.Contains(v, "\n1\n") || strings.Contains(v, "earlier lines") {
 		t.Fatalf("expanded:\n%s", v)
 	}
 	// 20 logical lines of 100 chars are 60 visual lines at 40: only 20 show,
@@ -245,9 +251,63 @@ func TestBangHidden(t *testing.T) {
 	b.Finish(out.String(), intp(0), false, nil)
 	v = b.View(40, th, "")
 	lines := strings.Split(v, "\n")
-	// border, header, 20 rows, hint, border
-	if len(lines) != 24 || lines[len(lines)-2] != MoreLinesHint(13) {
+	// border, header, hint (two rows), 20 rows, border
+	if len(lines) != 25 || lines[2] != "… (13 earlier lines, showing 7 of 20)" || lines[3] != "(ctrl+o to expand)" {
 		t.Fatalf("%d lines:\n%s", len(lines), v)
+	}
+}
+
+// TestPreviewCountsWhatTheCommandPrinted: the hint of a truncated result
+// counts the lines the command printed, not those of the tail kept in
+// memory, in the bang block and the tool block, collapsed and expanded.
+func TestPreviewCountsWhatTheCommandPrinted(t *testing.T) {
+	th := NewTheme(true)
+	tr := &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes", TotalLines: 200000, TotalBytes: 1288895,
+		OutputLines: 7315, OutputBytes: 51200, ShownRange: bash.ShownRange{Start: 192686, End: 200000}, ArtifactID: "3"}
+	tail := seq(192686, 200000)
+	b := NewBang("seq 1 200000", false)
+	b.Finish(tail, intp(0), false, tr)
+	v := b.View(100, th, "")
+	if !strings.Contains(v, "\n$ seq 1 200000\n"+CollapsedHint(199980, 20, 200000)+"\n199981\n") {
+		t.Errorf("bang collapsed:\n%s", v)
+	}
+	b.Expanded = true
+	if v := b.View(100, th, ""); !strings.Contains(v, "\n$ seq 1 200000\n"+
+		EarlierHint(192685, 7315, 200000, "")+"\n192686\n") {
+		t.Errorf("bang expanded:\n%.300s", v)
+	}
+	c := &ToolCall{Command: "seq 1 200000", Output: tail + "\n[" + bash.TruncationNotice(tr) + "]", Truncation: tr}
+	v = c.View(100, th)
+	if !strings.Contains(v, "\n  "+CollapsedHint(199990, 10, 200000)+"\n  199991\n") ||
+		!strings.Contains(v, "\n  [Showing lines 192686-200000 of 200000 (50.0KB limit). Full output: artifact://3 (ctrl+g to view)]") {
+		t.Errorf("tool collapsed:\n%s", v)
+	}
+	c.Expanded = true
+	if v := c.View(100, th); !strings.Contains(v, "\n  "+EarlierHint(192685, 7315, 200000, "")+"\n  192686\n") {
+		t.Errorf("tool expanded:\n%.300s", v)
+	}
+	// A failed command: the status follows the output and is not counted.
+	c = &ToolCall{Command: "seq 1 30; exit 2", IsError: true, Output: seq(1, 30) + "\nCommand exited with code 2"}
+	if v := c.View(100, th); !strings.Contains(v, "\n  "+CollapsedHint(20, 10, 30)+"\n  21\n") ||
+		!strings.HasSuffix(v, "\n  30\n  Command exited with code 2") {
+		t.Errorf("tool error:\n%s", v)
+	}
+	// `tail: 3` of the same output: nothing to expand; the warning line
+	// offers the pager.
+	tr3 := &bash.TruncationMeta{Direction: "tail", TruncatedBy: "lines", TotalLines: 200000, OutputLines: 3, OutputBytes: 21,
+		ShownRange: bash.ShownRange{Start: 199998, End: 200000}, ArtifactID: "4"}
+	c = &ToolCall{Command: "seq 1 200000", Output: seq(199998, 200000), Truncation: tr3}
+	if v := c.View(100, th); !strings.Contains(v, "\n  "+EarlierHint(199997, 3, 200000, "")+"\n  199998\n") ||
+		!strings.Contains(v, "Full output: artifact://4 (ctrl+g to view)]") {
+		t.Errorf("tool tail 3:\n%s", v)
+	}
+	// `head: 3`: the hidden lines are below.
+	trh := &bash.TruncationMeta{Direction: "head", TruncatedBy: "lines", TotalLines: 200000, OutputLines: 3, OutputBytes: 6,
+		ShownRange: bash.ShownRange{Start: 1, End: 3}, ArtifactID: "5"}
+	c = &ToolCall{Command: "seq 1 200000", Output: seq(1, 3), Truncation: trh}
+	if v := c.View(100, th); !strings.Contains(v, "\n  3\n  "+LaterHint(199997, 3, 200000, "")+"\n") ||
+		strings.Contains(v, "earlier") {
+		t.Errorf("tool head 3:\n%s", v)
 	}
 }
 
@@ -370,13 +430,43 @@ func refToolCallRender(c *ToolCall, width int, th Theme) string {
 		out = append(out, th.paint(iconStyle, fit(icon, w)))
 	}
 
-	var vis []string
-	for _, l := range splitLines(stripNotice(sink.Sanitize(c.Output))) {
-		vis = wrapLine(vis, l, bw)
+	text := stripNotice(sink.Sanitize(c.Output))
+	status := ""
+	if c.IsError {
+		if i := strings.LastIndex(text, "Command "); i >= 0 && statusRE.MatchString(text[max(i-2, 0):]) {
+			text, status = strings.TrimSuffix(text[:i], "\n\n"), text[i:]
+		}
 	}
-	if total := len(vis); !c.Expanded && total > PreviewLines {
-		out = appendStyled(out, th, th.Dim, ind, CollapsedHint(total-PreviewLines, PreviewLines, total), bw)
-		vis = vis[total-PreviewLines:]
+	var vis []string
+	owner := []int{} // the logical line of each row
+	lines := splitLines(text)
+	for i, l := range lines {
+		n := len(vis)
+		vis = wrapLine(vis, l, bw)
+		for range len(vis) - n {
+			owner = append(owner, i)
+		}
+	}
+	before := 0
+	if tr := c.Truncation; tr != nil {
+		before = tr.TotalLines - tr.OutputLines
+	}
+	if total := len(vis); !c.Expanded && (total > PreviewLines || before > 0) {
+		first := 0
+		if total > PreviewLines {
+			first = owner[total-PreviewLines]
+			vis = vis[total-PreviewLines:]
+		}
+		k, v := before+first, len(lines)-first
+		act := ""
+		if total > PreviewLines {
+			act = ExpandAction
+		}
+		hint := EarlierHint(k, v, k+v, act)
+		if k == 0 {
+			hint = "… (" + act + ")"
+		}
+		out = appendStyled(out, th, th.Dim, ind, hint, bw)
 	}
 	for _, l := range vis {
 		switch {
@@ -387,6 +477,9 @@ func refToolCallRender(c *ToolCall, width int, th Theme) string {
 			l = ind + l
 		}
 		out = append(out, l)
+	}
+	if status != "" {
+		out = appendStyled(out, th, th.Error, ind, status, bw)
 	}
 	if c.Running {
 		out = appendStyled(out, th, th.Dim, ind, "Running…", bw)
@@ -570,7 +663,7 @@ func TestToolCallJob(t *testing.T) {
 	if !strings.Contains(v, "  3000\n\n  "+para+"\n") {
 		t.Errorf("output then the job paragraph expected:\n%s", v)
 	}
-	for _, bad := range []string{"[Showing", "job_output"} {
+	for _, bad := range []string{notice, "job_output"} {
 		if strings.Contains(v, bad) {
 			t.Errorf("collapsed view shows %q:\n%s", bad, v)
 		}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -128,33 +129,10 @@ func (c *ToolCall) render(width int, th Theme) string {
 		out = append(out, th.paint(iconStyle, fit(icon, w)))
 	}
 
-	lines := splitLines(c.shownOutput())
-	var vis []string
-	if c.Expanded {
-		for _, l := range lines {
-			vis = wrapLine(vis, l, bw)
-		}
-	} else {
-		// Collapsed, only the last PreviewLines rows reach the screen:
-		// count the rows of every line, which is cheap, and wrap only
-		// from the first line that shows. A resize re-renders hundreds of
-		// calls in one frame, so this is what keeps it fast.
-		total, shown, start := 0, 0, len(lines)
-		for i := len(lines) - 1; i >= 0; i-- {
-			r := wrapRows(lines[i], bw)
-			total += r
-			if shown < PreviewLines {
-				shown += r
-				start = i
-			}
-		}
-		for _, l := range lines[start:] {
-			vis = wrapLine(vis, l, bw)
-		}
-		if total > PreviewLines {
-			out = appendStyled(out, th, th.Dim, ind, CollapsedHint(total-PreviewLines, PreviewLines, total), bw)
-			vis = vis[max(0, len(vis)-PreviewLines):]
-		}
+	text, status := c.shownOutput()
+	top, vis, bottom := layout(splitLines(text), bw, 0, PreviewLines, c.Expanded, hiddenOf(c.Truncation))
+	if top != "" {
+		out = appendStyled(out, th, th.Dim, ind, top, bw)
 	}
 	for _, l := range vis {
 		switch {
@@ -166,6 +144,12 @@ func (c *ToolCall) render(width int, th Theme) string {
 			l = ind + l
 		}
 		out = append(out, l)
+	}
+	if bottom != "" {
+		out = appendStyled(out, th, th.Dim, ind, bottom, bw)
+	}
+	if status != "" {
+		out = appendStyled(out, th, th.Error, ind, status, bw)
 	}
 	if c.Running {
 		out = appendStyled(out, th, th.Dim, ind, "Running…", bw)
@@ -179,15 +163,21 @@ func (c *ToolCall) render(width int, th Theme) string {
 	return strings.Join(out, "\n")
 }
 
-// shownOutput is the result text as the body shows it. The job paragraph
-// of a call that became a job (SPEC §9) follows the output's notice, which
-// is stripped all the same; collapsed, the paragraph loses how to use the
-// job tools, which is for the model: the user has the jobs panel, and the
+// shownOutput is the result text as the body shows it, and the status
+// line that follows it (the exit code of a failed command), kept apart so
+// the hint counts only what the command printed. The job paragraph of a
+// call that became a job (SPEC §9) follows the output's notice, which is
+// stripped all the same; collapsed, the paragraph loses how to use the job
+// tools, which is for the model: the user has the jobs panel, and the
 // preview rows are better spent on output.
-func (c *ToolCall) shownOutput() string {
+func (c *ToolCall) shownOutput() (text, status string) {
 	out := sink.Sanitize(c.Output)
 	if c.JobID == "" {
-		return stripNotice(out)
+		text = stripNotice(out)
+		if c.IsError {
+			text, status = cutStatus(text)
+		}
+		return text, status
 	}
 	t := strings.TrimRight(out, "\n")
 	if !c.Expanded {
@@ -195,12 +185,25 @@ func (c *ToolCall) shownOutput() string {
 	}
 	i := strings.LastIndex(t, "\n\n")
 	if i < 0 {
-		return t
+		return t, ""
 	}
 	if body := stripNotice(t[:i]); body != "" {
-		return body + "\n\n" + t[i+2:]
+		return body + "\n\n" + t[i+2:], ""
 	}
-	return t[i+2:]
+	return t[i+2:], ""
+}
+
+// statusRE matches the status bash's result shaping puts after the output
+// of a failed command (SPEC §1.6).
+var statusRE = regexp.MustCompile(`(?:^|\n\n)(Command exited with code -?\d+|Command failed: missing exit status)$`)
+
+// cutStatus splits the trailing status line off a failed result's text.
+func cutStatus(text string) (body, status string) {
+	m := statusRE.FindStringSubmatchIndex(text)
+	if m == nil {
+		return text, ""
+	}
+	return text[:m[0]], text[m[2]:m[3]]
 }
 
 // wrapRows is len(wrapLine(nil, line, w)) without building the rows: the
