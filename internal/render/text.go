@@ -150,6 +150,7 @@ func hiddenOf(t *bash.TruncationMeta) hidden {
 	}
 	return h
 }
+
 // noticeRE matches the model-facing notice bash.Finalize appends; anchored
 // on the whole last line so ordinary output mentioning it survives.
 var noticeRE = regexp.MustCompile(`^\[Showing (lines \d+-\d+ of \d+|\d+ of \d+ lines)( \([0-9.]+[KMG]?B limit\))?(\. Full: artifact://\S+)?\]$`)
