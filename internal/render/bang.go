@@ -46,10 +46,11 @@ type Bang struct {
 	Excluded bool   // Excluded is `!!`: shown dim and kept out of the model's context.
 	Expanded bool   // Expanded is toggled by ctrl+o.
 
-	state    BangState
-	exitCode *int
-	jobID    string
-	trunc    *bash.TruncationMeta
+	state      BangState
+	cancelNote string // the status of a cancelled run: CancelledStatus or the timeout
+	exitCode   *int
+	jobID      string
+	trunc      *bash.TruncationMeta
 
 	lines     []string // capped logical lines; lines[head:] are live
 	head      int
@@ -160,7 +161,16 @@ func (b *Bang) Finish(output string, exitCode *int, cancelled bool, trunc *bash.
 	}
 	b.resetPartial()
 	b.lines, b.head, b.liveBytes, b.dropped = nil, 0, 0, 0
-	for _, l := range splitLines(sink.Sanitize(output)) {
+	text := sink.Sanitize(output)
+	if cancelled {
+		// The engine's annotation leads the output (SPEC §2.3); the block
+		// shows it once, as the status after the output.
+		text, b.cancelNote = cutCancelled(text)
+		if b.cancelNote == "" {
+			b.cancelNote = CancelledStatus
+		}
+	}
+	for _, l := range splitLines(text) {
 		b.lines = append(b.lines, capLine(l))
 	}
 }
@@ -368,7 +378,7 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 		}
 		out = appendStyled(out, th, frame, "", text, w)
 	case BangCancelled:
-		out = appendStyled(out, th, th.Warning, "", "(cancelled)", w)
+		out = appendStyled(out, th, th.Warning, "", b.cancelNote, w)
 	case BangError:
 		out = appendStyled(out, th, th.Error, "", fmt.Sprintf("(exit %d)", *b.exitCode), w)
 	case BangJob:

@@ -132,7 +132,7 @@ func bangCases() map[string]func() *Bang {
 		"cancelled": func() *Bang {
 			b := NewBang("sleep 100", false)
 			b.Append("waiting\n")
-			b.Finish("waiting\n", nil, true, nil)
+			b.Finish("[Command cancelled]\nwaiting\n", nil, true, nil)
 			return b
 		},
 		"error": func() *Bang {

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi/parser"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/session"
 	"agentsh/internal/sink"
 )
 
@@ -179,8 +180,8 @@ func TestBangStates(t *testing.T) {
 		{nil, false, BangComplete, ""},
 		{intp(0), false, BangComplete, ""},
 		{intp(2), false, BangError, "(exit 2)"},
-		{intp(130), true, BangCancelled, "(cancelled)"},
-		{nil, true, BangCancelled, "(cancelled)"},
+		{intp(130), true, BangCancelled, "Command cancelled"},
+		{nil, true, BangCancelled, "Command cancelled"},
 	} {
 		b := NewBang("x", false)
 		if b.State() != BangRunning {
@@ -197,7 +198,7 @@ func TestBangStates(t *testing.T) {
 		if c.status != "" && !strings.Contains(v, "\n"+c.status+"\n") {
 			t.Errorf("missing %q:\n%s", c.status, v)
 		}
-		if c.status == "" && (strings.Contains(v, "(exit") || strings.Contains(v, "(cancelled)")) {
+		if c.status == "" && (strings.Contains(v, "(exit") || strings.Contains(v, "cancelled")) {
 			t.Errorf("complete block shows a status:\n%s", v)
 		}
 	}
@@ -694,5 +695,49 @@ func TestBangProgressBar(t *testing.T) {
 	b.Append("\rfinished")
 	if got := strings.Join(b.logical(), "|"); got != "Collecting x|100%|done|finished" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// TestCancelNotice: a cancelled or timed-out command shows one notice,
+// after its output, in the tool block (with the truncation notice and the
+// agent loop's suffix around the output) and in the bang block; the hint
+// does not count it.
+func TestCancelNotice(t *testing.T) {
+	th := NewTheme(true)
+	tr := &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes", TotalLines: 100, OutputLines: 30, OutputBytes: 51200,
+		ShownRange: bash.ShownRange{Start: 71, End: 100}, ArtifactID: "2"}
+	res := bash.Finalize(nil, &bash.ToolAbortError{Message: "[Command cancelled]\n" + seq(71, 100),
+		Details: bash.ToolDetails{Meta: &bash.OutputMeta{Truncation: tr}}})
+	c := &ToolCall{Command: "seq 100; sleep 9", IsError: true, Truncation: tr,
+		Output: res.Content + "\n\n" + session.AbortedToolText}
+	v := c.View(100, th)
+	if !strings.Contains(v, "\n  "+CollapsedHint(90, 10, 100)+"\n  91\n") ||
+		!strings.Contains(v, "\n  100\n  Command cancelled\n  [Showing lines 71-100") ||
+		strings.Count(v, "ancel") != 1 || strings.Contains(v, "abort") {
+		t.Errorf("cancelled tool call:\n%s", v)
+	}
+	c = &ToolCall{Command: "sleep 9", IsError: true, Output: "[Command timed out after 1 seconds]\npartial\n"}
+	if v := c.View(100, th); !strings.HasSuffix(v, "\n  partial\n  Command timed out after 1 seconds") || strings.Contains(v, "[Command") {
+		t.Errorf("timed-out tool call:\n%s", v)
+	}
+	for _, out := range []string{session.CancelledToolText, session.AbortedToolText} {
+		c = &ToolCall{Command: "echo never", IsError: true, Output: out}
+		want := "✗ $ echo never\n  " + out
+		if out == session.AbortedToolText {
+			want = "✗ $ echo never\n  Command cancelled"
+		}
+		if v := c.View(100, th); v != want {
+			t.Errorf("%q:\n%s", out, v)
+		}
+	}
+	// Output that merely mentions it is output.
+	c = &ToolCall{Command: "cat log", Output: "[Command cancelled]\nrest\n"}
+	if v := c.View(100, th); !strings.Contains(v, "\n  [Command cancelled]\n  rest") {
+		t.Errorf("successful output lost its first line:\n%s", v)
+	}
+	b := NewBang("sleep 9", false)
+	b.Finish("[Command timed out after 305 seconds]\nwaited\n", nil, true, nil)
+	if v := b.View(100, th, ""); !strings.Contains(v, "\n$ sleep 9\nwaited\nCommand timed out after 305 seconds\n") {
+		t.Errorf("timed-out bang:\n%s", v)
 	}
 }

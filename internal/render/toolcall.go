@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/session"
 	"agentsh/internal/sink"
 )
 
@@ -173,9 +174,22 @@ func (c *ToolCall) render(width int, th Theme) string {
 func (c *ToolCall) shownOutput() (text, status string) {
 	out := sink.Sanitize(c.Output)
 	if c.JobID == "" {
-		text = stripNotice(out)
-		if c.IsError {
-			text, status = cutStatus(text)
+		if !c.IsError {
+			return stripNotice(out), ""
+		}
+		// A cancelled call carries up to three notices (the engine's
+		// first line, the agent loop's last one, and the truncation notice
+		// between): the block shows one, after the output.
+		text, aborted := cutAborted(out)
+		text = stripNotice(text)
+		if text, status = cutStatus(text); status == "" {
+			text, status = cutCancelled(text)
+		}
+		if status == "" && aborted != "" {
+			status = CancelledStatus
+			if aborted == session.CancelledToolText {
+				status = aborted // it never ran
+			}
 		}
 		return text, status
 	}
@@ -196,6 +210,38 @@ func (c *ToolCall) shownOutput() (text, status string) {
 // statusRE matches the status bash's result shaping puts after the output
 // of a failed command (SPEC §1.6).
 var statusRE = regexp.MustCompile(`(?:^|\n\n)(Command exited with code -?\d+|Command failed: missing exit status)$`)
+
+// CancelledStatus is the one notice of a cancelled command, in the bang
+// block and the tool block alike: the engine's annotation (SPEC §2.3)
+// without its brackets.
+const CancelledStatus = "Command cancelled"
+
+// cancelRE matches the annotation the engine puts on the first line of a
+// cancelled or timed-out command's output (SPEC §2.3).
+var cancelRE = regexp.MustCompile(`^\[(Command cancelled|Command timed out after \d+ seconds)\](?:\n|$)`)
+
+// cutCancelled splits the engine's cancel or timeout annotation off the
+// start of a text, returning it without brackets as the status.
+func cutCancelled(text string) (body, status string) {
+	m := cancelRE.FindStringSubmatchIndex(text)
+	if m == nil {
+		return text, ""
+	}
+	return text[m[1]:], text[m[2]:m[3]]
+}
+
+// cutAborted splits off what the agent loop writes for a tool call that a
+// cancelled turn stopped (session.AbortedToolText after the output) or
+// never ran (the whole text is session.CancelledToolText).
+func cutAborted(text string) (body, notice string) {
+	if text == session.CancelledToolText || text == session.AbortedToolText {
+		return "", text
+	}
+	if b, ok := strings.CutSuffix(text, "\n\n"+session.AbortedToolText); ok {
+		return b, session.AbortedToolText
+	}
+	return text, ""
+}
 
 // cutStatus splits the trailing status line off a failed result's text.
 func cutStatus(text string) (body, status string) {

@@ -74,6 +74,7 @@ type model struct {
 	histDraft string
 
 	agentRunning bool
+	toolAborted  bool // a tool call of the turn shows that it was cancelled
 	agentCancel  context.CancelFunc
 	assistant    *textItem
 	tools        map[string]*toolItem
@@ -587,7 +588,7 @@ func (m *model) removeItem(it item) {
 
 func (m *model) startPrompt(text string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.agentRunning, m.agentCancel = true, cancel
+	m.agentRunning, m.agentCancel, m.toolAborted = true, cancel, false
 	sess, p, send, cfg, reg := m.cfg.Session, m.pump, m.send, m.cfg, m.reg
 	m.wg.Add(1)
 	go func() {
@@ -618,7 +619,9 @@ func (m *model) agentFinished(err error) {
 	m.pending = nil
 	switch {
 	case aborted:
-		m.notice(kindInfo, "Aborted.")
+		if !m.toolAborted { // a cancelled tool call says so after its output
+			m.notice(kindInfo, "Aborted.")
+		}
 	case err != nil:
 		m.notice(kindError, "Error: "+err.Error())
 	}
@@ -673,6 +676,7 @@ func (m *model) applyEvent(e session.Event) {
 			return
 		}
 		delete(m.tools, e.ToolCallID)
+		m.toolAborted = m.toolAborted || e.Result.Aborted
 		if f := it.file; f != nil {
 			f.Running, f.IsError, f.Output, f.Details = false, e.Result.IsError, e.Result.Content, e.Result.Details
 			return
