@@ -235,7 +235,7 @@ func TestFileCallColorGolden(t *testing.T) {
 	c := fileCases(t)["edit"]["collapsed"]()
 	v := c.View(40, th)
 	for _, want := range []string{
-		th.Success.Render("+        Warning: lipgloss.NewStyle()…"),
+		th.Success.Render("+                Warning: lipgloss.Ne…"),
 		th.Dim.Render("@@ -33,9 +33,10 @@"),
 		th.Success.Render("+4") + " " + th.Error.Render("−3"),
 	} {
@@ -288,14 +288,14 @@ func TestFileCallBodies(t *testing.T) {
 		want, notWant []string
 	}{
 		{c: cases["read"]["collapsed"](), want: []string{"\n  " + ReadHint(14)}, notWant: []string{"fit"}},
-		{c: cases["read"]["expanded"](), want: []string{"\n   98  // fit", "\n  100  func fit(s string, w int) string {\n  101      if len(s) <= w {"},
+		{c: cases["read"]["expanded"](), want: []string{"\n   98  // fit", "\n  100  func fit(s string, w int) string {\n  101          if len(s) <= w {"},
 			notWant: []string{"Showing", "ctrl+o"}},
 		{c: cases["grep"]["collapsed"](), want: []string{"\n  " + laterHint(3)}, notWant: []string{"pager.go:141"}},
-		{c: cases["grep"]["expanded"](), want: []string{"pager.go:141:  return c.   view()"}, notWant: []string{"ctrl+o"}},
+		{c: cases["grep"]["expanded"](), want: []string{"pager.go:141:      return c.       view()"}, notWant: []string{"ctrl+o"}},
 		{c: cases["find"]["collapsed"](), want: []string{"\n  internal/tools/grep_test.go\n  " + laterHint(4)}},
 		{c: cases["edit"]["collapsed"](), want: []string{"\n  @@ -33,9 +33,10 @@\n", "\n  " + laterHint(5)},
 			notWant: []string{"--- internal", "+++ internal", "len(text)"}},
-		{c: cases["edit"]["expanded"](), want: []string{"\n  +    if th.NoColor || len(text) == 0 {\n"}, notWant: []string{"ctrl+o"}},
+		{c: cases["edit"]["expanded"](), want: []string{"\n  +        if th.NoColor || len(text) == 0 {\n"}, notWant: []string{"ctrl+o"}},
 		{c: fileExtraCases(t)["grep_limit"](), notWant: []string{"Showing"}},
 		{c: fileExtraCases(t)["unknown"](), want: []string{"\n  5\n  " + laterHint(3)}},
 	} {
@@ -513,7 +513,7 @@ func TestFileCallRealTools(t *testing.T) {
 		{run(tools.NewGrep(env), map[string]any{"pattern": "^func"}), "✓ grep \"^func\" · 2 matches in 1 file\n  a.go:3:func A() {}\n  a.go:5:func B() {}"},
 		{run(tools.NewFind(env), map[string]any{"pattern": "*.go"}), "✓ find *.go · 1 file\n  a.go"},
 		{run(tools.NewEdit(env), map[string]any{"path": "a.go", "oldText": "func B() {}", "newText": "func B() int {\n\treturn 1\n}"}),
-			"✓ edit a.go · +3 −1\n  @@ -2,4 +2,6 @@\n   \n   func A() {}\n   \n  -func B() {}\n  +func B() int {\n  +    return 1\n  +}"},
+			"✓ edit a.go · +3 −1\n  @@ -2,4 +2,6 @@\n   \n   func A() {}\n   \n  -func B() {}\n  +func B() int {\n  +        return 1\n  +}"},
 		{run(tools.NewWrite(env), map[string]any{"path": "b/c.txt", "content": "hi\n"}), "✓ write b/c.txt · created, 3 bytes, 1 line"},
 		{run(tools.NewRead(env), map[string]any{"path": "nope.go"}), "✗ read nope.go\n  File not found: nope.go"},
 	} {

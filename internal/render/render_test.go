@@ -741,3 +741,44 @@ func TestCancelNotice(t *testing.T) {
 		t.Errorf("timed-out bang:\n%s", v)
 	}
 }
+
+// TestTabStops: a tab moves to the next multiple of 8 columns, as in a
+// terminal, counted from the start of the output's line (not the block's
+// indent), in cells.
+func TestTabStops(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"\tx", "        x"},
+		{"a\tb", "a       b"},
+		{"1234567\tx", "1234567 x"},
+		{"12345678\tx", "12345678        x"},
+		{"ok  \tagentsh/sink\t0.01s", "ok      agentsh/sink    0.01s"},
+		{"日本\tx", "日本    x"},
+	} {
+		if got := expandTabs(c.in); got != c.want {
+			t.Errorf("expandTabs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	c := &ToolCall{Command: "go test", Output: "ok  \tagentsh/sink\t0.01s\nFAIL\tagentsh/bash\t3.20s\n"}
+	if v := c.View(80, NewTheme(true)); !strings.HasSuffix(v, "\n  ok      agentsh/sink    0.01s\n  FAIL    agentsh/bash    3.20s") {
+		t.Errorf("view:\n%s", v)
+	}
+}
+
+func TestTruncateWords(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"the full output of a result", 20, "the full output of…"},
+		{"the full output of a result", 19, "the full output…"},
+		{"averyveryverylongpathname and more", 12, "averyveryve…"},
+		{"a b", 0, ""},
+		{"\x1b[33mthe full output\x1b[m of", 12, "\x1b[33mthe full\x1b[m…"},
+	} {
+		if got := TruncateWords(c.in, c.w); got != c.want {
+			t.Errorf("TruncateWords(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+	}
+}

@@ -12,9 +12,10 @@ import (
 	"agentsh/internal/bash"
 )
 
-// tabWidth is the tab stop used when replacing tabs: a tab has no width of
-// its own in a cell grid, and 4 keeps indented code readable in narrow panes.
-const tabWidth = 4
+// tabWidth is the distance of the tab stops used when replacing tabs: a
+// terminal's, every 8 columns, so output that aligns columns with tabs
+// (go test, ls -l, column) lines up as it does in the terminal.
+const tabWidth = 8
 
 // CollapsedHint is the dim line above a collapsed preview (SPEC §5): k
 // earlier lines hidden, v shown, of t. The counts are logical lines of what
@@ -203,6 +204,27 @@ func expandTabs(s string) string {
 		col += n
 		s = s[i+1:]
 	}
+}
+
+// TruncateWords cuts s (which may hold SGR sequences) to at most w cells
+// for a one-line status: at a space, with an ellipsis, so that no word is
+// cut in half, unless the space would leave less than half of the room
+// (a long path or word is cut where it must).
+func TruncateWords(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	t := ansi.Truncate(s, w-1, "")
+	if i := strings.LastIndexByte(t, ' '); i >= 0 && ansi.StringWidth(t[:i]) >= (w-1)/2 {
+		t = strings.TrimRight(t[:i], " ")
+	}
+	if strings.IndexByte(t, 0x1b) >= 0 {
+		t += "\x1b[m" // a cut may leave a style open
+	}
+	return t + "…"
 }
 
 // fit guarantees a line is at most w cells. Wrapping cannot split a wide

@@ -1195,15 +1195,23 @@ func (m *model) statusView() string {
 		}
 		right += js
 	}
-	gap := m.width - lipgloss.Width(left) - lipgloss.Width(right)
-	if gap < 1 {
-		if right != "" {
-			left = ansi.Truncate(left, max(m.width-lipgloss.Width(right)-1, 0), "…")
-			gap = m.width - lipgloss.Width(left) - lipgloss.Width(right)
+	// The message keeps its words and a clear gap from the cwd: the cwd
+	// gives way first, and goes when too little of it would be left.
+	const minGap, minLeft = 2, 12
+	rw := lipgloss.Width(right)
+	gap := m.width - lipgloss.Width(left) - rw
+	if gap < minGap && right != "" {
+		if room := m.width - rw - minGap; room >= minLeft {
+			left = ansi.Truncate(left, room, "…")
+		} else {
+			left = ""
+			right = render.TruncateWords(right, m.width)
+			rw = lipgloss.Width(right)
 		}
-		if gap < 1 {
-			return ansi.Truncate(left+" "+right, m.width, "…")
-		}
+		gap = m.width - lipgloss.Width(left) - rw
+	}
+	if gap < 0 {
+		return render.TruncateWords(left, m.width)
 	}
 	return left + strings.Repeat(" ", gap) + right
 }
