@@ -58,6 +58,8 @@ func FuzzSanitizerSplit(f *testing.F) {
 	for _, tc := range sanitizeCases {
 		f.Add([]byte(tc.in), []byte{1, 2, 3})
 	}
+	f.Add([]byte("\x1b[1;3\n2m✓\x1b[0m ok\r\x1b[38:2::9:9:9mover\x1b[m\r\n"), []byte{2, 3, 1, 7})
+	f.Add([]byte("a\r\x1b[0m\n\x1b[?25l\x1b[31\x18x"), []byte{2, 1, 1})
 	f.Add([]byte("\x1b]0;✳ t\x07a\r\nb\xe2\x82\xac\xf0\x9f\x98\x80"), []byte{4, 0, 1, 1, 1, 9})
 	f.Fuzz(func(t *testing.T, data, cuts []byte) {
 		var z Sanitizer
@@ -87,6 +89,20 @@ func FuzzSanitizerSplit(f *testing.F) {
 		}
 		if feed([]byte(want)) != want {
 			t.Fatalf("the stream is not a fixed point: %q -> %q", want, feed([]byte(want)))
+		}
+		// KeepSGR: the same stream with SGR sequences, whatever the cuts.
+		styled := feedStyled(data)
+		var zs Sanitizer
+		zs.KeepSGR = true
+		var viaStyled []byte
+		for _, p := range splitByCuts(data, cuts) {
+			viaStyled = append(viaStyled, zs.Process(p)...)
+		}
+		if string(zs.Flush(viaStyled)) != styled || stripSGR(styled) != want {
+			t.Fatalf("styled %q (split %q), plain %q", styled, zs.Flush(viaStyled), want)
+		}
+		if s := SanitizeStyled(string(data)); stripSGR(s) != final {
+			t.Fatalf("SanitizeStyled %q, plain %q", s, final)
 		}
 		if bytes.IndexByte(data, 0x1b) < 0 {
 			if o := textOracle(string(data)); o != want {
@@ -176,6 +192,34 @@ func FuzzOutputSink(f *testing.F) {
 		}
 		if b, err := os.ReadFile(art); want.Truncated && (err != nil || string(b) != stream) {
 			t.Fatalf("artifact %q, %v; the stream %q", b, err, stream)
+		}
+	})
+}
+
+// FuzzOutputSinkStyled checks the coloured copy: without its SGR sequences
+// it is the output, and it is there whenever the stream had colour and the
+// coloured tail holds the plain one; OnStyledChunk is the coloured stream.
+func FuzzOutputSinkStyled(f *testing.F) {
+	f.Add([]byte("\x1b[31mred\x1b[0m\nplain \x1b[1mbold"), []byte{3, 9}, uint16(6))
+	f.Add([]byte("\x1b[32m 10%\r 50%\r\x1b[1m100%\x1b[0m\ndone\n"), []byte{4, 4, 4}, uint16(5))
+	f.Add([]byte("x\n\x1b[1;31m"+strings.Repeat("y", 60)+"\x1b[0m\rz"), []byte{10, 40}, uint16(8))
+	f.Fuzz(func(t *testing.T, data, cuts []byte, max16 uint16) {
+		max := int(max16%512) + 1
+		var seen []byte
+		s := New(Options{MaxBytes: max, OnStyledChunk: func(b []byte) { seen = append(seen, b...) }})
+		for _, p := range splitByCuts(data, cuts) {
+			_, _ = s.Write(p)
+		}
+		got := s.Dump("")
+		if string(seen) != feedStyled(data) {
+			t.Fatalf("OnStyledChunk %q, want %q", seen, feedStyled(data))
+		}
+		if got.Styled != "" && stripSGR(got.Styled) != got.Output {
+			t.Fatalf("styled %q, output %q", got.Styled, got.Output)
+		}
+		styled := feedStyled(data)
+		if got.Styled == "" && styled != stripSGR(styled) && len(styled) <= styledMaxFactor*max/2 {
+			t.Fatalf("no styled copy of %q (output %q)", styled, got.Output)
 		}
 	})
 }

@@ -170,7 +170,22 @@ type Sanitizer struct {
 	heldCR  bool         // a CR is waiting: kept if anything but LF comes next
 	crs     int          // CRs written to the output so far
 	scratch []byte       // output of Process when p cannot be returned as is
+
+	// KeepSGR keeps the SGR sequences (colours and text attributes,
+	// CSI ... m with numeric parameters) in the output, for a UI that shows
+	// them; every other sequence is still removed, and removing the SGR
+	// sequences from the output gives exactly the plain output. Set it
+	// before the first call.
+	KeepSGR bool
+	sgr     [maxSGR]byte // parameters of the CSI sequence being parsed
+	sgrLen  int
+	sgrOK   bool // the sequence so far can be an SGR sequence
+	sgrs    int  // SGR sequences written to the output so far
 }
+
+// maxSGR bounds the parameters of a kept SGR sequence; a longer one is
+// dropped like any other sequence.
+const maxSGR = 64
 
 // Process returns the sanitized form of p. When p passes through unchanged
 // (the common case) the result is p itself, or a subslice of it, without
@@ -206,6 +221,18 @@ func (z *Sanitizer) Flush(dst []byte) []byte {
 // that compares it before and after a call knows whether that output may
 // overwrite a line, without scanning it.
 func (z *Sanitizer) CRs() int { return z.crs }
+
+// SanitizeStyled is Sanitize with the SGR sequences kept (KeepSGR): the
+// text a UI shows in colour. Removing its SGR sequences gives Sanitize(s).
+func SanitizeStyled(s string) string {
+	z := Sanitizer{KeepSGR: true}
+	out := z.Append(make([]byte, 0, len(s)+8), []byte(s))
+	out = z.Flush(out)
+	if z.crs > 0 {
+		out = appendFinalStyled(out[:0:0], out)
+	}
+	return string(out)
+}
 
 // Sanitize returns the plain text of a complete string: sanitized, with
 // each line in its final state (FinalState), so it holds no control
@@ -253,6 +280,62 @@ func AppendFinal(dst, b []byte) []byte {
 		}
 		b = b[i:]
 	}
+}
+
+// appendFinalStyled is AppendFinal for text with SGR sequences
+// (KeepSGR): a line that a CR overwrites leaves its SGR sequences, whose
+// style still applies to the text after the CR, as a terminal's would.
+func appendFinalStyled(dst, b []byte) []byte {
+	for {
+		i := bytes.IndexByte(b, '\r')
+		if i < 0 {
+			return append(dst, b...)
+		}
+		dst = append(dst, b[:i]...)
+		for i < len(b) && b[i] == '\r' {
+			i++
+		}
+		if i < len(b) && b[i] != '\n' {
+			ls := lineStart(dst)
+			kept := appendSGRs(nil, dst[ls:])
+			dst = append(dst[:ls], kept...)
+		}
+		b = b[i:]
+	}
+}
+
+// maxKeptSGR bounds the SGR sequences an overwritten line leaves: a
+// progress bar of 100 000 coloured frames must not pile them up.
+const maxKeptSGR = 256
+
+// appendSGRs appends the SGR sequences of styled text b to dst: only those
+// from the last reset on matter, and at most maxKeptSGR bytes of them.
+func appendSGRs(dst, b []byte) []byte {
+	start := len(dst)
+	for {
+		i := bytes.IndexByte(b, 0x1b)
+		if i < 0 {
+			break
+		}
+		b = b[i:]
+		j := bytes.IndexByte(b, 'm')
+		if j < 0 || len(b) < 2 || b[1] != '[' {
+			b = b[1:]
+			continue
+		}
+		seq := b[:j+1]
+		if p := seq[2:j]; len(p) == 0 || string(p) == "0" || bytes.HasPrefix(p, []byte("0;")) {
+			dst = dst[:start] // a reset: what came before no longer applies
+		}
+		dst = append(dst, seq...)
+		b = b[j+1:]
+	}
+	if n := len(dst) - start; n > maxKeptSGR {
+		k := start + n - maxKeptSGR
+		k += bytes.IndexByte(dst[k:], 0x1b)
+		dst = append(dst[:start], dst[k:]...)
+	}
+	return dst
 }
 
 // lineStart is the offset in b where its last line starts.
@@ -450,6 +533,37 @@ func (z *Sanitizer) resumeRune(out, p []byte) ([]byte, int, bool) {
 	return out, off - n, false
 }
 
+// keepSGR follows one transition of the escape parser for KeepSGR: it
+// collects the parameters of a CSI sequence and writes the sequence when it
+// ends as SGR. The sequence is written as is, without settling a held CR,
+// so the text around it is exactly the plain output's.
+func (z *Sanitizer) keepSGR(out []byte, st, next parser.State, action parser.Action, c byte) []byte {
+	switch {
+	case st == parser.EscapeState && next == parser.CsiEntryState:
+		z.sgrLen, z.sgrOK = 0, true
+	case st < parser.CsiEntryState || st > parser.CsiParamState, action == parser.ExecuteAction:
+	case action == parser.ParamAction:
+		if z.sgrLen == maxSGR {
+			z.sgrOK = false
+			break
+		}
+		z.sgr[z.sgrLen] = c
+		z.sgrLen++
+	case action == parser.DispatchAction && c == 'm' && z.sgrOK:
+		out = append(out, "\x1b["...)
+		out = append(out, z.sgr[:z.sgrLen]...)
+		out = append(out, 'm')
+		z.sgrs++
+		z.sgrOK = false
+	default: // a private marker, an intermediate byte, another final byte
+		z.sgrOK = false
+	}
+	return out
+}
+
+// SGRs is how many SGR sequences a KeepSGR Sanitizer has written.
+func (z *Sanitizer) SGRs() int { return z.sgrs }
+
 // sequence feeds p[i:] to the escape parser until the sequence ends,
 // returning the index of the first byte after it. Sequences are dropped;
 // only LF, TAB and CR that the parser executes inside them (as a terminal
@@ -464,6 +578,9 @@ func (z *Sanitizer) sequence(out, p []byte, i int) ([]byte, int) {
 			// A non-ASCII byte aborts the sequence; it is text, so reprocess it.
 			st, n = ground, 0
 			break
+		}
+		if z.KeepSGR {
+			out = z.keepSGR(out, st, next, action, c)
 		}
 		switch action {
 		case parser.ExecuteAction:

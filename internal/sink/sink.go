@@ -63,7 +63,18 @@ type Options struct {
 	// MinArtifactMaxBytes is raised to it.
 	ArtifactMaxBytes int
 	OnChunk          func([]byte) // receives each sanitized chunk; slice valid only during the call
+	// Styled keeps a coloured copy of the tail for a UI (Summary.Styled),
+	// made by a second Sanitizer with KeepSGR that runs only then.
+	Styled bool
+	// OnStyledChunk receives each chunk sanitized with its SGR sequences
+	// kept (implies Styled); the slice is valid only during the call.
+	OnStyledChunk func([]byte)
 }
+
+// styledMaxFactor sizes the coloured tail against the plain one: SGR
+// sequences take room of their own, and the coloured copy must still
+// cover the whole plain tail.
+const styledMaxFactor = 4
 
 // Summary describes the collected output after Dump.
 type Summary struct {
@@ -85,6 +96,11 @@ type Summary struct {
 	// ArtifactError says why the complete stream was not saved although
 	// it outgrew the tail and an artifact path was given; nil otherwise.
 	ArtifactError error
+	// Styled is Output with the SGR sequences of the stream kept, when
+	// Options.Styled asked for it and the stream had any (else ""):
+	// removing them gives Output exactly. The style in force where the
+	// tail starts comes first.
+	Styled string
 }
 
 // OutputSink receives a command's raw output; create it with New. It is safe
@@ -109,6 +125,24 @@ type OutputSink struct {
 	fileErr  error // the artifact could not be opened or written: memory only
 	dumped   bool
 	summary  Summary
+	sty      *styledTail // nil unless Options.Styled
+}
+
+// styledTail is the coloured copy of the tail.
+type styledTail struct {
+	san  Sanitizer
+	tail tail
+	on   func([]byte)
+}
+
+func (st *styledTail) push(c []byte) {
+	if len(c) == 0 {
+		return
+	}
+	if st.on != nil {
+		st.on(c)
+	}
+	st.tail.write(c)
 }
 
 // New returns an OutputSink configured by opts.
@@ -120,7 +154,12 @@ func New(opts Options) *OutputSink {
 	if c <= 0 {
 		c = DefaultArtifactMaxBytes
 	}
-	return &OutputSink{opts: opts, tail: tail{max: opts.MaxBytes}, capMax: max(c, MinArtifactMaxBytes)}
+	s := &OutputSink{opts: opts, tail: tail{max: opts.MaxBytes}, capMax: max(c, MinArtifactMaxBytes)}
+	if opts.Styled || opts.OnStyledChunk != nil {
+		s.sty = &styledTail{san: Sanitizer{KeepSGR: true}, tail: tail{max: styledMaxFactor * opts.MaxBytes, sgr: true},
+			on: opts.OnStyledChunk}
+	}
+	return s
 }
 
 // Write consumes raw command output. It always returns len(p), nil: artifact
@@ -133,6 +172,9 @@ func (s *OutputSink) Write(p []byte) (int, error) {
 		crs := s.san.CRs()
 		c := s.san.Process(p)
 		s.push(c, s.san.CRs() != crs)
+		if s.sty != nil {
+			s.sty.push(s.sty.san.Process(p))
+		}
 	}
 	return len(p), nil
 }
@@ -182,6 +224,9 @@ func (s *OutputSink) Dump(notice string) Summary {
 	crs := s.san.CRs()
 	c := s.san.Flush(nil)
 	s.push(c, s.san.CRs() != crs)
+	if s.sty != nil {
+		s.sty.push(s.sty.san.Flush(nil))
+	}
 	artifact := ""
 	dropped, headLines := 0, 0
 	if s.file != nil {
@@ -202,6 +247,13 @@ func (s *OutputSink) Dump(notice string) Summary {
 	}
 	s.summary = s.summaryLocked(notice, artifact)
 	s.summary.DroppedBytes, s.summary.HeadLines = dropped, headLines
+	if s.sty != nil && s.sty.san.SGRs() > 0 {
+		t := &s.sty.tail
+		if st, ok := alignStyled(t.styled(t.buf, t.max), s.tail.bytes()); ok {
+			s.summary.Styled = s.summary.Output[:len(s.summary.Output)-s.summary.OutputBytes] + st
+		}
+	}
+	s.sty = nil
 	if s.fileErr != nil {
 		s.summary.ArtifactError = s.fileErr
 		artifactErrors.Store(s.opts.ArtifactPath, s.fileErr)
@@ -222,6 +274,7 @@ func (s *OutputSink) Handover(onChunk func([]byte)) Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.opts.OnChunk = onChunk
+	s.sty = nil // the UI that asked for colours no longer shows this stream
 	if s.dumped {
 		return s.summary
 	}
@@ -516,4 +569,42 @@ func countLines(b []byte) int {
 		return 0
 	}
 	return lines(bytes.Count(b, []byte{'\n'}), len(b), b[len(b)-1])
+}
+
+// alignStyled returns the end of styled text st (KeepSGR) that holds
+// exactly the plain text plain, which ends st's text, with the SGR
+// sequences in force where it starts in front; ok is false when st holds
+// less text than plain.
+func alignStyled(st, plain []byte) (string, bool) {
+	text := len(st) // bytes of text in st
+	for b := st; ; {
+		i := bytes.IndexByte(b, 0x1b)
+		if i < 0 {
+			break
+		}
+		j := bytes.IndexByte(b[i:], 'm')
+		if j < 0 {
+			return "", false
+		}
+		text -= j + 1
+		b = b[i+j+1:]
+	}
+	skip := text - len(plain)
+	if skip < 0 {
+		return "", false
+	}
+	// Walk past skip bytes of text; sequences at the cut belong to what
+	// follows it.
+	k := 0
+	for skip > 0 {
+		if st[k] == 0x1b {
+			k += bytes.IndexByte(st[k:], 'm') + 1
+			continue
+		}
+		k++
+		skip--
+	}
+	state := appendSGRs(nil, st[:k])
+	out := append(state, st[k:]...)
+	return string(out), true
 }

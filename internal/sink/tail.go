@@ -22,6 +22,8 @@ type tail struct {
 	prev []byte // the last max bytes before the current line, when buf starts inside it
 	cr   bool   // the last write ended with a CR: the next byte but LF overwrites the line
 	raw  bool   // CRs are kept as bytes, for a terminal emulator to draw
+	sgr  bool   // styled text: an overwritten line leaves its SGR sequences
+	lead []byte // styled: the SGR sequences in force where buf starts
 }
 
 // write appends p, which may hold CRs.
@@ -54,11 +56,16 @@ func (t *tail) write(p []byte) {
 
 // cutLine removes the current line, uncovering the text before it.
 func (t *tail) cutLine() {
-	if ls := lineStart(t.buf); ls > 0 {
-		t.buf, t.prev = t.buf[:ls], nil
+	ls := lineStart(t.buf)
+	var kept []byte
+	if t.sgr {
+		kept = appendSGRs(nil, t.buf[ls:])
+	}
+	if ls > 0 {
+		t.buf, t.prev = append(t.buf[:ls], kept...), nil
 		return
 	}
-	t.buf = append(t.buf[:0], t.prev...)
+	t.buf = append(append(t.buf[:0], t.prev...), kept...)
 	t.prev = nil
 }
 
@@ -83,13 +90,50 @@ func (t *tail) add(p []byte) {
 		keep = max(ls-t.max, 0)
 		t.prev = nil
 	case ls >= 0:
-		t.prev = appendRange(t.prev[:0], t.buf, p, max(ls-t.max, 0), ls)
+		from := max(ls-t.max, 0)
+		if t.sgr {
+			from = min(seqEnd(t.buf, p, from), ls)
+		}
+		t.prev = appendRange(t.prev[:0], t.buf, p, from, ls)
+	}
+	if t.sgr {
+		keep = seqEnd(t.buf, p, keep)
+		t.lead = appendSGRs(nil, appendRange(t.lead, t.buf, p, 0, keep))
 	}
 	if keep >= len(t.buf) {
 		t.buf = append(t.buf[:0], p[keep-len(t.buf):]...)
 		return
 	}
 	t.buf = append(t.buf[:copy(t.buf, t.buf[keep:])], p...)
+}
+
+// seqEnd moves i, an offset in styled text a+b, past the SGR sequence it
+// falls inside, if any, so a cut there leaves no piece of a sequence. An
+// ESC before i with no 'm' after it is a sequence still open at i: styled
+// text has ESC only in sequences and no 'm' inside one, which is at most
+// maxSGR+3 bytes long.
+func seqEnd(a, b []byte, i int) int {
+	at := func(k int) byte {
+		if k < len(a) {
+			return a[k]
+		}
+		return b[k-len(a)]
+	}
+	n := len(a) + len(b)
+	for k := i - 1; k >= 0 && k >= i-maxSGR-3; k-- {
+		switch at(k) {
+		case 'm':
+			return i
+		case 0x1b:
+			for ; i < n; i++ {
+				if at(i) == 'm' {
+					return i + 1
+				}
+			}
+			return n
+		}
+	}
+	return i
 }
 
 // appendRange appends bytes [from, to) of a+b to dst.
@@ -104,8 +148,25 @@ func appendRange(dst, a, b []byte, from, to int) []byte {
 }
 
 // bytes returns the kept tail: the longest suffix of the stream that has at
-// most max bytes and starts on a character boundary.
-func (t *tail) bytes() []byte { return runeSuffix(t.buf, t.max) }
+// most max bytes and starts on a character boundary (and, styled, not
+// inside a sequence).
+func (t *tail) bytes() []byte { return t.suffix(t.buf, t.max) }
+
+// styled is bytes() for a styled tail, with the SGR sequences in force
+// where it starts in front.
+func (t *tail) styled(b []byte, limit int) []byte {
+	s := t.suffix(b, limit)
+	state := appendSGRs(nil, append(append([]byte(nil), t.lead...), b[:len(b)-len(s)]...))
+	return append(state, s...)
+}
+
+func (t *tail) suffix(b []byte, limit int) []byte {
+	s := runeSuffix(b, limit)
+	if t.sgr {
+		s = b[seqEnd(b, nil, len(b)-len(s)):]
+	}
+	return s
+}
 
 // runeSuffix returns the last limit bytes of b, moved forward past UTF-8
 // continuation bytes so that no character is split.
@@ -142,6 +203,15 @@ func NewTailBuffer(max int) *TailBuffer {
 func NewRawTailBuffer(max int) *TailBuffer {
 	t := NewTailBuffer(max)
 	t.t.raw = true
+	return t
+}
+
+// NewStyledTailBuffer is NewTailBuffer for styled text (see
+// Sanitizer.KeepSGR): a line that a CR overwrites leaves its SGR
+// sequences, so the text after the CR keeps its colour.
+func NewStyledTailBuffer(max int) *TailBuffer {
+	t := NewTailBuffer(max)
+	t.t.sgr = true
 	return t
 }
 
@@ -185,5 +255,9 @@ func (t *TailBuffer) Len() int {
 // view is the tail without an incomplete trailing character.
 func (t *TailBuffer) view() []byte {
 	b := t.t.buf
-	return runeSuffix(b[:len(b)-incompleteTail(b)], t.max)
+	b = b[:len(b)-incompleteTail(b)]
+	if t.t.sgr {
+		return t.t.styled(b, t.max)
+	}
+	return t.t.suffix(b, t.max)
 }

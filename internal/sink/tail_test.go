@@ -127,3 +127,17 @@ func TestRawTailBuffer(t *testing.T) {
 		t.Fatalf("String() = %q", got)
 	}
 }
+
+// TestStyledTailBuffer: a live snapshot of coloured output keeps the
+// colour in force where it starts and across an overwritten line.
+func TestStyledTailBuffer(t *testing.T) {
+	tb := NewStyledTailBuffer(8)
+	_, _ = tb.Write([]byte("\x1b[32m" + strings.Repeat("a", 20)))
+	if got := tb.String(); got != "\x1b[32m"+strings.Repeat("a", 8) {
+		t.Fatalf("String() = %q", got)
+	}
+	_, _ = tb.Write([]byte("\rb\x1b[0m"))
+	if got := tb.String(); got != "\x1b[32mb\x1b[0m" {
+		t.Fatalf("String() = %q", got)
+	}
+}
