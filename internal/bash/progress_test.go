@@ -50,3 +50,29 @@ func TestToolProgressBarFinalState(t *testing.T) {
 		t.Fatalf("head 2: %q", short(r.Content))
 	}
 }
+
+// TestToolStyledOutput: with a UI, the result's details carry the output
+// with its SGR colours (never cursor movement) and so do the live updates;
+// the model's text is plain, and without a UI nothing coloured is made.
+func TestToolStyledOutput(t *testing.T) {
+	const cmd = `printf '\033[31mred\033[0m \033[2J\033[1;1H\033[?25lplain\n'`
+	te := newToolEnv(t)
+	te.tc.HasUI = true
+	var mu sync.Mutex
+	var last string
+	r := te.execCtx(t, context.Background(), ToolParams{Command: cmd}, func(s string) { mu.Lock(); last = s; mu.Unlock() })
+	if r.IsError || r.Content != "red plain\n" || r.Details.Styled != "\x1b[31mred\x1b[0m plain\n" {
+		t.Fatalf("with a UI: %q, styled %q", r.Content, r.Details.Styled)
+	}
+	mu.Lock()
+	if last != "\x1b[31mred\x1b[0m plain\n" {
+		t.Errorf("last live update %q", last)
+	}
+	mu.Unlock()
+	te.tc.HasUI = false
+	last = ""
+	r = te.execCtx(t, context.Background(), ToolParams{Command: cmd}, func(s string) { mu.Lock(); last = s; mu.Unlock() })
+	if r.Content != "red plain\n" || r.Details.Styled != "" || last != "red plain\n" {
+		t.Fatalf("without a UI: %q, styled %q, live %q", r.Content, r.Details.Styled, last)
+	}
+}
