@@ -45,6 +45,10 @@ type Bang struct {
 	Command  string // Command is the text after the bangs, trimmed.
 	Excluded bool   // Excluded is `!!`: shown dim and kept out of the model's context.
 	Expanded bool   // Expanded is toggled by ctrl+o.
+	// Styled is the finished output with its SGR colours
+	// (bash.BashResult.Styled); the block shows them unless NO_COLOR.
+	// "" = plain. Chunks streamed with their colours show them too.
+	Styled string
 
 	state      BangState
 	cancelNote string // the status of a cancelled run: CancelledStatus or the timeout
@@ -60,7 +64,9 @@ type Bang struct {
 	partial        string // the unterminated last line, capped
 	partialRunes   int
 	partialOmitted int
-	cr             bool // a CR came last: text after it overwrites the partial line
+	cr             bool   // a CR came last: text after it overwrites the partial line
+	sgr            bool   // a streamed chunk had SGR sequences
+	text           string // the finished output as shown, for Styled
 
 	version uint64 // bumped by every mutation, so View can trust its cache
 	cache   bangCache
@@ -73,6 +79,7 @@ type bangKey struct {
 	expanded, excluded bool
 	noColor            bool
 	command, spinner   string
+	styled             string
 }
 
 type bangCache struct {
@@ -105,6 +112,9 @@ func (b *Bang) Append(chunk string) {
 		return
 	}
 	b.version++
+	if !b.sgr && strings.IndexByte(chunk, 0x1b) >= 0 {
+		b.sgr = true
+	}
 	if b.cr || strings.IndexByte(chunk, '\r') >= 0 {
 		b.appendCR(chunk)
 		return
@@ -170,9 +180,36 @@ func (b *Bang) Finish(output string, exitCode *int, cancelled bool, trunc *bash.
 			b.cancelNote = CancelledStatus
 		}
 	}
+	b.text = text
 	for _, l := range splitLines(text) {
 		b.lines = append(b.lines, capLine(l))
 	}
+}
+
+// shownLines are the logical lines as drawn: coloured from Styled once
+// finished, the streamed ones with their own colours while running, each
+// carrying its style; plain under NO_COLOR.
+func (b *Bang) shownLines(th Theme) (lines []string, styled bool) {
+	lines = b.logical()
+	if th.NoColor {
+		if b.sgr {
+			lines = plainLines(lines)
+		}
+		return lines, false
+	}
+	if b.state != BangRunning && b.Styled != "" {
+		if st, ok := overlayStyled(b.text, b.Styled); ok {
+			lines = splitLines(st)
+			for i, l := range lines {
+				lines[i] = capStyledLine(l)
+			}
+			return selfContained(lines), true
+		}
+	}
+	if b.state == BangRunning && b.sgr {
+		return selfContained(lines), true
+	}
+	return lines, false
 }
 
 // appendCR is Append for a chunk with CRs, a line at a time.
@@ -270,7 +307,11 @@ func (b *Bang) addPartial(p string) {
 		return
 	}
 	keep := MaxLineChars - b.partialRunes
-	b.partial += p[:runeOffset(p, keep)]
+	cut := p[:runeOffset(p, keep)]
+	if i := strings.LastIndexByte(cut, 0x1b); i >= 0 && strings.IndexByte(cut[i:], 'm') < 0 {
+		cut = cut[:i] // never half a colour sequence
+	}
+	b.partial += cut
 	b.partialRunes = MaxLineChars
 	b.partialOmitted += n - keep
 }
@@ -330,7 +371,7 @@ func (b *Bang) View(width int, th Theme, spinnerFrame string) string {
 	}
 	k := bangKey{
 		version: b.version, width: width, expanded: b.Expanded, excluded: b.Excluded,
-		noColor: th.NoColor, command: b.Command, spinner: spinnerFrame,
+		noColor: th.NoColor, command: b.Command, spinner: spinnerFrame, styled: b.Styled,
 	}
 	if b.cache.valid && b.cache.key == k {
 		return b.cache.out
@@ -361,7 +402,11 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 	if b.trunc != nil {
 		h = hiddenOf(b.trunc)
 	}
-	top, vis, bottom := layout(b.logical(), w, BangPreviewLines, BangPreviewLines, b.Expanded, h)
+	lines, styled := b.shownLines(th)
+	top, vis, bottom := layout(lines, w, BangPreviewLines, BangPreviewLines, b.Expanded, h)
+	if styled {
+		vis = selfContained(vis)
+	}
 	if top != "" {
 		out = appendStyled(out, th, th.Dim, "", top, w)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/sink"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -197,4 +198,14 @@ func TestColorGolden(t *testing.T) {
 	}
 	checkGolden(t, "color_toolcall_error_w40", tc, 40)
 	checkGolden(t, "color_bang_error_w40", b, 40)
+
+	// The command's own colours (ls --color, a test runner).
+	out := "\x1b[1;34mdocs\x1b[0m  \x1b[1;32mmake.sh\x1b[0m  README.md\n" +
+		"\x1b[32m✓\x1b[0m parses \x1b[2m(3ms)\x1b[0m\n\x1b[31m✗ renders a very long failure message that wraps\x1b[0m\n"
+	c := &ToolCall{Command: "npm test", IsError: true, Output: sink.Sanitize(out) + "\nCommand exited with code 1", Styled: out}
+	checkGolden(t, "color_toolcall_styled_w40", c.View(40, th), 40)
+	bs := NewBang("ls --color=always", false)
+	bs.Styled = out
+	bs.Finish(sink.Sanitize(out), intp(0), false, nil)
+	checkGolden(t, "color_bang_styled_w40", bs.View(40, th, ""), 40)
 }

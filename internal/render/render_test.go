@@ -782,3 +782,78 @@ func TestTruncateWords(t *testing.T) {
 		}
 	}
 }
+
+// checkContained asserts that no colour leaks: every row that opens a
+// style ends with a reset, and without SGR the view is the plain one.
+func checkContained(t *testing.T, v, plain string) {
+	t.Helper()
+	for _, l := range strings.Split(v, "\n") {
+		if sink.SGRState(l) != "" && !strings.HasSuffix(l, "\x1b[m") {
+			t.Errorf("row leaks its colour: %q", l)
+		}
+		for _, bad := range []string{"\x1b[2J", "\x1b[H", "\x1b[A", "\x1b]"} {
+			if strings.Contains(l, bad) {
+				t.Errorf("row holds %q: %q", bad, l)
+			}
+		}
+	}
+	if got := stripSGR(v); got != plain {
+		t.Errorf("without colours:\n%s\nplain view:\n%s", got, plain)
+	}
+}
+
+// TestStyledBlocks: the tool block and the bang block show the command's
+// SGR colours (kept per row, never leaking, never cursor movement), also
+// after a cancel annotation, while running and wrapped; NO_COLOR shows none.
+func TestStyledBlocks(t *testing.T) {
+	color, plain := NewTheme(false), NewTheme(true)
+	out := "\x1b[32mPASS\x1b[0m a\n\x1b[1;31mFAIL\x1b[0m b: " + strings.Repeat("long words ", 8) + "\n"
+	c := &ToolCall{Command: "go test", Output: sink.Sanitize(out), Styled: out}
+	v := c.View(40, color)
+	if !strings.Contains(v, "  \x1b[32mPASS\x1b[0m a\n") || !strings.Contains(v, "\n  \x1b[1;31mFAIL\x1b[0m b: long words") {
+		t.Errorf("tool block:\n%q", v)
+	}
+	cp := *c
+	cp.Styled = ""
+	checkContained(t, v, stripSGR(cp.View(40, color)))
+	if v := c.View(40, plain); strings.Contains(v, "\x1b") {
+		t.Errorf("NO_COLOR: %q", v)
+	}
+	// A style open across the wrap of a long line goes on in its next row.
+	c = &ToolCall{Command: "x", Output: "red " + strings.Repeat("word ", 20), Styled: "\x1b[31mred " + strings.Repeat("word ", 20)}
+	for _, l := range strings.Split(c.View(30, color), "\n")[1:] {
+		if !strings.HasPrefix(l, "  \x1b[31m") {
+			t.Errorf("row without its colour: %q", l)
+		}
+	}
+	// Cancelled: the annotation line is the status, the colours stay on
+	// the output; a hostile session file cannot move the cursor.
+	c = &ToolCall{Command: "x", IsError: true, Output: "[Command cancelled]\nred\n",
+		Styled: "[Command cancelled]\n\x1b[2J\x1b[31mred\x1b[0m\n"}
+	if v := c.View(40, color); !strings.Contains(v, "  \x1b[31mred\x1b[0m\n") || strings.Contains(v, "\x1b[2J") ||
+		!strings.HasSuffix(stripSGR(v), "  red\n  Command cancelled") {
+		t.Errorf("cancelled: %q", v)
+	}
+	// Output the colours do not belong to (a head/tail window): plain.
+	c = &ToolCall{Command: "x", Output: "other\n", Styled: "\x1b[31mred\x1b[0m\n"}
+	if v := c.View(40, color); strings.Contains(v, "\x1b[31m") || !strings.Contains(v, "other") {
+		t.Errorf("mismatch: %q", v)
+	}
+
+	b := NewBang("ls --color=always", false)
+	b.Append("\x1b[34mdir\x1b[0m\n\x1b[32mexe")
+	v = b.View(40, color, "")
+	if !strings.Contains(v, "\n\x1b[34mdir\x1b[0m\n\x1b[32mexe\x1b[m\n") {
+		t.Errorf("running bang: %q", v)
+	}
+	if v := b.View(40, plain, ""); strings.Contains(v, "\x1b") || !strings.Contains(v, "\ndir\nexe\n") {
+		t.Errorf("running bang, NO_COLOR: %q", v)
+	}
+	b.Styled = "\x1b[34mdir\x1b[0m\n\x1b[32mexe\x1b[0m\n"
+	b.Finish("dir\nexe\n", intp(0), false, nil)
+	v = b.View(40, color, "")
+	if !strings.Contains(v, "\n\x1b[34mdir\x1b[0m\n\x1b[32mexe\x1b[0m\n") {
+		t.Errorf("finished bang: %q", v)
+	}
+	checkContained(t, v, b.View(40, plain, ""))
+}

@@ -36,6 +36,9 @@ type ToolCall struct {
 	Truncation     *bash.TruncationMeta // Truncation comes from the result's details.
 	Expanded       bool                 // Expanded is toggled by ctrl+o.
 	JobID          string               // JobID is the job the command became (the result's details), "" if none.
+	// Styled is the output with its SGR colours (the result's details, or
+	// the live snapshot); the block shows them unless NO_COLOR. "" = plain.
+	Styled string
 
 	cache   toolCache
 	renders int // cache misses, so tests can prove hits do no work
@@ -45,6 +48,7 @@ type ToolCall struct {
 // Output because Go compares string data pointers before bytes.
 type toolKey struct {
 	command, cwdRel, output    string
+	styled                     string
 	jobID                      string
 	timeout                    float64
 	running, isError, expanded bool
@@ -63,7 +67,7 @@ type toolCache struct {
 // returns the previous string without wrapping again.
 func (c *ToolCall) View(width int, th Theme) string {
 	k := toolKey{
-		command: c.Command, cwdRel: c.CwdRel, output: c.Output, jobID: c.JobID,
+		command: c.Command, cwdRel: c.CwdRel, output: c.Output, styled: c.Styled, jobID: c.JobID,
 		timeout: c.TimeoutSeconds, running: c.Running, isError: c.IsError,
 		expanded: c.Expanded, noColor: th.NoColor, width: width,
 	}
@@ -131,7 +135,17 @@ func (c *ToolCall) render(width int, th Theme) string {
 	}
 
 	text, status := c.shownOutput()
-	top, vis, bottom := layout(splitLines(text), bw, 0, PreviewLines, c.Expanded, hiddenOf(c.Truncation))
+	lines := splitLines(text)
+	styled := false
+	if c.Styled != "" && !th.NoColor {
+		if st, ok := overlayStyled(text, c.Styled); ok {
+			lines, styled = selfContained(splitLines(st)), true
+		}
+	}
+	top, vis, bottom := layout(lines, bw, 0, PreviewLines, c.Expanded, hiddenOf(c.Truncation))
+	if styled {
+		vis = selfContained(vis)
+	}
 	if top != "" {
 		out = appendStyled(out, th, th.Dim, ind, top, bw)
 	}
@@ -139,7 +153,8 @@ func (c *ToolCall) render(width int, th Theme) string {
 		switch {
 		case l == "":
 			// No indent on blank lines: trailing blanks confuse copy-paste.
-		case c.IsError:
+		case c.IsError && !hasStyle(l):
+			// The command's own colours win over the error colour.
 			l = ind + th.paint(th.Error, l)
 		default:
 			l = ind + l

@@ -304,6 +304,24 @@ func appendFinalStyled(dst, b []byte) []byte {
 	}
 }
 
+// SGRState returns the SGR sequences of styled text (KeepSGR) that are in
+// force at its end: those from the last reset on (at most a few hundred
+// bytes of them). Put in front of text cut from later in the same stream,
+// they give it its colour.
+func SGRState(styled string) string {
+	if strings.IndexByte(styled, 0x1b) < 0 {
+		return ""
+	}
+	st := appendSGRs(nil, []byte(styled))
+	// A reset in front undoes nothing here: the state starts plain.
+	for _, r := range []string{"\x1b[m", "\x1b[0m"} {
+		for bytes.HasPrefix(st, []byte(r)) {
+			st = st[len(r):]
+		}
+	}
+	return string(st)
+}
+
 // maxKeptSGR bounds the SGR sequences an overwritten line leaves: a
 // progress bar of 100 000 coloured frames must not pile them up.
 const maxKeptSGR = 256

@@ -537,7 +537,7 @@ func (m *model) startBang(command string, excluded bool) tea.Cmd {
 	go func() {
 		defer m.wg.Done()
 		res, err := sess.ExecuteBash(ctx, command, func(b []byte) { p.chunk(gen, b) },
-			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg})
+			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg, Styled: !m.cfg.NoColor})
 		send(bangDoneMsg{gen: gen, res: res, err: err})
 	}()
 	return m.startTick()
@@ -567,6 +567,7 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 		// It waits for input or the user moved it: not an end, a job.
 		it.bang.FinishAsJob(msg.res.Output, j.ID(), trunc)
 	} else {
+		it.bang.Styled = msg.res.Styled
 		it.bang.Finish(msg.res.Output, msg.res.ExitCode, msg.res.Cancelled, trunc)
 	}
 	if msg.err != nil {
@@ -668,7 +669,8 @@ func (m *model) applyEvent(e session.Event) {
 		m.addItem(it)
 	case session.EventToolExecutionUpdate:
 		if it := m.tools[e.ToolCallID]; it != nil && it.call != nil {
-			it.call.Output = e.PartialResult
+			// With a UI the snapshot keeps the output's colours.
+			it.call.Output, it.call.Styled = e.PartialResult, e.PartialResult
 		}
 	case session.EventToolExecutionEnd:
 		it := m.tools[e.ToolCallID]
@@ -691,6 +693,7 @@ func (m *model) applyEvent(e session.Event) {
 			}
 			it.call.JobID = d.JobID
 		}
+		it.call.Styled = d.Styled
 	}
 }
 
