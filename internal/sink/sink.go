@@ -126,6 +126,7 @@ type OutputSink struct {
 	dumped   bool
 	summary  Summary
 	sty      *styledTail // nil unless Options.Styled
+	marks    *marks      // the styles file of the artifact; nil unless Styled with an artifact path
 }
 
 // styledTail is the coloured copy of the tail.
@@ -158,6 +159,9 @@ func New(opts Options) *OutputSink {
 	if opts.Styled || opts.OnStyledChunk != nil {
 		s.sty = &styledTail{san: Sanitizer{KeepSGR: true}, tail: tail{max: styledMaxFactor * opts.MaxBytes, sgr: true},
 			on: opts.OnStyledChunk}
+		if opts.ArtifactPath != "" {
+			s.marks = &marks{path: opts.ArtifactPath + StylesSuffix}
+		}
 	}
 	return s
 }
@@ -169,11 +173,16 @@ func (s *OutputSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock() // deferred so that a panicking OnChunk cannot leave it locked
 	if !s.dumped {
-		crs := s.san.CRs()
+		crs, base := s.san.CRs(), s.total
 		c := s.san.Process(p)
 		s.push(c, s.san.CRs() != crs)
 		if s.sty != nil {
-			s.sty.push(s.sty.san.Process(p))
+			sgrs := s.sty.san.SGRs()
+			sc := s.sty.san.Process(p)
+			s.sty.push(sc)
+			if s.marks != nil && s.sty.san.SGRs() != sgrs {
+				s.marks.scan(sc, base)
+			}
 		}
 	}
 	return len(p), nil
@@ -247,6 +256,9 @@ func (s *OutputSink) Dump(notice string) Summary {
 	}
 	s.summary = s.summaryLocked(notice, artifact)
 	s.summary.DroppedBytes, s.summary.HeadLines = dropped, headLines
+	if s.marks != nil {
+		s.marks.close(artifact != "" && dropped == 0)
+	}
 	if s.sty != nil && s.sty.san.SGRs() > 0 {
 		t := &s.sty.tail
 		if st, ok := alignStyled(t.styled(t.buf, t.max), s.tail.bytes()); ok {
@@ -275,6 +287,9 @@ func (s *OutputSink) Handover(onChunk func([]byte)) Summary {
 	defer s.mu.Unlock()
 	s.opts.OnChunk = onChunk
 	s.sty = nil // the UI that asked for colours no longer shows this stream
+	if s.marks != nil {
+		s.marks.failed = true // the artifact's colours end here: none
+	}
 	if s.dumped {
 		return s.summary
 	}
@@ -368,6 +383,9 @@ func (s *OutputSink) openFile() {
 		return
 	}
 	s.file, s.fileW = f, bufio.NewWriterSize(f, fileBufSize)
+	if s.marks != nil {
+		s.marks.open()
+	}
 	if s.stream != nil {
 		s.writeFile(s.stream)
 	} else {
@@ -534,6 +552,9 @@ func (s *OutputSink) dropFile(why error) {
 	_ = os.Remove(s.opts.ArtifactPath)
 	s.file, s.fileW = nil, nil
 	s.fileErr = why
+	if s.marks != nil {
+		s.marks.close(false)
+	}
 }
 
 // artifactErrors holds Summary.ArtifactError by artifact path until

@@ -2,7 +2,10 @@ package sink
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -101,5 +104,63 @@ func TestSinkStyled(t *testing.T) {
 	_, _ = s.Write([]byte("\x1b[31mred\x1b[0m\n"))
 	if got := s.Dump(""); got.Styled != "" || got.Output != "red\n" {
 		t.Errorf("unrequested copy: %+v", got)
+	}
+}
+
+// TestSinkStylesFile: a coloured output that spills leaves the artifact
+// plain and its SGR sequences in the styles file beside it, at the
+// artifact's offsets; plain, small or capped output leaves none.
+func TestSinkStylesFile(t *testing.T) {
+	raw, clean := spillInput()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "4.bash.log")
+	s := New(Options{ArtifactPath: path, ArtifactID: "4", Styled: true})
+	writeChunks(t, s, raw, 777, 9)
+	if sum := s.Dump(""); sum.ArtifactID != "4" {
+		t.Fatalf("%+v", short(sum))
+	}
+	if b, _ := os.ReadFile(path); string(b) != clean {
+		t.Fatal("the artifact is not the plain output")
+	}
+	st, err := ReadStyles(path)
+	if err != nil || st == nil {
+		t.Fatalf("styles: %v, %v", st, err)
+	}
+	lines := strings.SplitAfter(clean, "\n")
+	off := int64(0)
+	for k, l := range lines[:len(lines)-1] {
+		state, in := st.Range(off, off+int64(len(l)))
+		want := []Mark{{off, fmt.Sprintf("\x1b[3%dm", k%8)}, {off + 10, "\x1b[0m"}}
+		if state != "" || len(in) != 2 || in[0] != want[0] || in[1] != want[1] {
+			t.Fatalf("line %d: state %q, marks %+v", k, state, in)
+		}
+		off += int64(len(l))
+	}
+	// In the middle of a coloured stretch, the state says which colour.
+	if state, in := st.Range(3, 8); state != "\x1b[30m" || len(in) != 0 {
+		t.Fatalf("inside line 0: %q %+v", state, in)
+	}
+
+	for name, o := range map[string]Options{
+		"plain":  {Styled: true},
+		"small":  {Styled: true},
+		"capped": {Styled: true, ArtifactMaxBytes: MinArtifactMaxBytes},
+		"no ui":  {},
+	} {
+		p := filepath.Join(dir, name+".log")
+		o.ArtifactPath, o.ArtifactID = p, "1"
+		s := New(o)
+		switch name {
+		case "plain":
+			_, _ = s.Write(bytes.Repeat([]byte("plain text\n"), 10000))
+		case "small":
+			_, _ = s.Write([]byte("\x1b[31mred\x1b[0m\n"))
+		default:
+			_, _ = s.Write(raw)
+		}
+		s.Dump("")
+		if _, err := os.Stat(p + StylesSuffix); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: a styles file: %v", name, err)
+		}
 	}
 }

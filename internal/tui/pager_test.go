@@ -14,6 +14,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/sink"
 )
 
 // pagerFile writes content to a temp file and opens a pager on it.
@@ -872,5 +874,45 @@ func BenchmarkPagerSearch100MB(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPagerColours: an artifact written for a UI keeps its text plain and
+// its colours in the styles file; the pager shows them (also from the
+// middle of a coloured stretch, under a search match's own look), and
+// none under NO_COLOR.
+func TestPagerColours(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "5.bash.log")
+	s := sink.New(sink.Options{ArtifactPath: path, ArtifactID: "5", Styled: true, MaxBytes: 64})
+	for i := range 50 {
+		fmt.Fprintf(s, "\x1b[3%dmline %02d\x1b[0m plain \x1b[1mbold %s\x1b[0m\r\n", i%8, i, strings.Repeat("x", 60))
+	}
+	if sum := s.Dump(""); sum.ArtifactID != "5" {
+		t.Fatalf("no artifact: %+v", sum)
+	}
+	p, err := openPager(path, "artifact://5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	color := newStyles(false)
+	rows := strings.Split(p.View(100, 10, color), "\n")
+	if !strings.Contains(rows[1], "\x1b[30mline 00\x1b[m plain \x1b[1mbold xxx") ||
+		!strings.Contains(rows[2], "\x1b[31mline 01\x1b[m") {
+		t.Errorf("rows:\n%q\n%q", rows[1], rows[2])
+	}
+	p.View(40, 10, color)
+	for range 30 {
+		pgPress(t, p, "right")
+	}
+	rows = strings.Split(p.View(40, 10, color), "\n")
+	if p.xOff < 30 || !strings.Contains(rows[1], "\x1b[1mxxx") || strings.Contains(rows[1], "line") {
+		t.Errorf("scrolled into a bold stretch: %q", rows[1])
+	}
+	if s := pgScreen(t, p, 100, 10, newStyles(true)); strings.Contains(strings.Join(s, "\n"), "\x1b") {
+		t.Errorf("NO_COLOR: %q", s)
+	}
+	if b, _ := os.ReadFile(path); bytes.IndexByte(b, 0x1b) >= 0 {
+		t.Error("the artifact holds escape sequences")
 	}
 }
