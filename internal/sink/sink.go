@@ -385,6 +385,10 @@ func (s *OutputSink) openFile() {
 	s.file, s.fileW = f, bufio.NewWriterSize(f, fileBufSize)
 	if s.marks != nil {
 		s.marks.open()
+	} else {
+		// A styles file left from an artifact that once had this path
+		// would colour this one.
+		_ = os.Remove(s.opts.ArtifactPath + StylesSuffix)
 	}
 	if s.stream != nil {
 		s.writeFile(s.stream)
