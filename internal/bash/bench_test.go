@@ -294,6 +294,20 @@ func BenchmarkGigabyteNoSpillModes(b *testing.B) {
 	benchGigabyteNoSpill(b, modesOptions(b))
 }
 
+// BenchmarkGigabyteNoSpillStyled: BenchmarkGigabyteNoSpill for a UI that
+// shows colours (the TUI's `!yes`): the second, SGR-keeping sanitizer and
+// the coloured tail run too; the plain path does not pay for them.
+func BenchmarkGigabyteNoSpillStyled(b *testing.B) {
+	benchGigabyteNoSpill(b, RunOptions{Shell: benchShellConfig(b), OnStyledChunk: func([]byte) {}})
+}
+
+// BenchmarkGigabyteSpillStyled: BenchmarkGigabyteSpill for a UI that shows
+// colours (the styles file stays empty: the output has none).
+func BenchmarkGigabyteSpillStyled(b *testing.B) {
+	benchGigabyteSpillWith(b, RunOptions{Shell: benchShellConfig(b), OnStyledChunk: func([]byte) {}}, 0,
+		func(r BashResult, size int64) bool { return size == gbBytes })
+}
+
 func benchGigabyteNoSpill(b *testing.B, opts RunOptions) {
 	skipUnlessGB(b)
 	e, _, pid := warmExecutorWith(b, opts)

@@ -57,7 +57,7 @@ var ErrNoTerminal = errors.New(`its stdin is not a terminal (bash.stdin is "null
 func newDetached(s *shellSession) *Detached {
 	d := &Detached{s: s, done: make(chan struct{}), pending: sink.NewTailBuffer(sink.DefaultMaxBytes),
 		screen: pty.NewScreen(DefaultPTYCols, DefaultPTYRows, nil),
-		unseen: sink.NewTailBuffer(screenFeedMax), screenWake: make(chan struct{}, 1),
+		unseen: sink.NewRawTailBuffer(screenFeedMax), screenWake: make(chan struct{}, 1),
 		screenQuit: make(chan struct{}), screenDone: make(chan struct{})}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	go d.feedScreen()
@@ -77,7 +77,7 @@ func (d *Detached) feedScreen() {
 		}
 		d.mu.Lock()
 		text := d.unseen.String()
-		d.unseen = sink.NewTailBuffer(screenFeedMax)
+		d.unseen = sink.NewRawTailBuffer(screenFeedMax)
 		d.mu.Unlock()
 		if text != "" {
 			d.screen.Feed(toScreen([]byte(text)))

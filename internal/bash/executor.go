@@ -39,6 +39,10 @@ type RunOptions struct {
 	// <= 0 means sink.DefaultArtifactMaxBytes.
 	ArtifactMaxBytes int
 	OnChunk          func([]byte) // sanitized output as it arrives; the slice is only valid during the call
+	// OnStyledChunk, for a UI that shows colours, receives the output as it
+	// arrives with its SGR sequences kept, and BashResult.Styled is set
+	// (sink.Options.OnStyledChunk); nil costs the plain path nothing.
+	OnStyledChunk func([]byte)
 	// StopAfterLines > 0 stops reading after that many lines, as the
 	// `| head -n N` stripped by NormalizeCommand would have.
 	StopAfterLines int
@@ -96,6 +100,10 @@ type BashResult struct {
 	// RunOptions.Jobs): Output is what it printed until then.
 	Job       *jobs.Job    `json:"-"`
 	JobReason DetachReason `json:"-"`
+	// Styled is Output with the SGR sequences of the command's output
+	// kept (sink.Summary.Styled), when RunOptions.OnStyledChunk asked for
+	// it and there were any; for the UI, never for the model.
+	Styled string `json:"-"`
 }
 
 // Executor runs commands on cached persistent shells.
@@ -249,7 +257,7 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 		onChunk = head.write
 	}
 	out := sink.New(sink.Options{ArtifactPath: opts.ArtifactPath, ArtifactID: opts.ArtifactID,
-		ArtifactMaxBytes: opts.ArtifactMaxBytes, OnChunk: onChunk})
+		ArtifactMaxBytes: opts.ArtifactMaxBytes, OnChunk: onChunk, OnStyledChunk: opts.OnStyledChunk})
 	if ctx.Err() != nil {
 		return summaryResult(out.Dump("Command cancelled"), nil, true), nil
 	}
@@ -361,7 +369,8 @@ func fullScreen(r BashResult, v *TerminalView, notice string) BashResult {
 	return r
 }
 
-// headCapture keeps the first lines of the sanitized stream.
+// headCapture keeps the first lines of the sanitized stream, each in its
+// final state.
 type headCapture struct {
 	lines int
 	buf   []byte
@@ -383,10 +392,10 @@ func (h *headCapture) write(b []byte) {
 			}
 		}
 		h.lines -= bytes.Count(take, []byte{'\n'})
-		if room := sink.DefaultMaxBytes - len(h.buf); len(take) > room {
-			take = take[:room]
-		}
-		h.buf = append(h.buf, take...)
+		// Each line in its final state: the frames of a progress bar
+		// would fill the 50 KB with one line.
+		h.buf = sink.AppendFinal(h.buf, take)
+		h.buf = h.buf[:min(len(h.buf), sink.DefaultMaxBytes)]
 	}
 	if h.next != nil {
 		h.next(b)
@@ -398,6 +407,6 @@ func summaryResult(s sink.Summary, code *int, cancelled bool) BashResult {
 		Output: s.Output, ExitCode: code, Cancelled: cancelled, Truncated: s.Truncated,
 		TotalLines: s.TotalLines, TotalBytes: s.TotalBytes,
 		OutputLines: s.OutputLines, OutputBytes: s.OutputBytes, ArtifactID: s.ArtifactID,
-		ArtifactDroppedBytes: s.DroppedBytes, ArtifactHeadLines: s.HeadLines,
+		ArtifactDroppedBytes: s.DroppedBytes, ArtifactHeadLines: s.HeadLines, Styled: s.Styled,
 	}
 }

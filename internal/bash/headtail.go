@@ -163,6 +163,9 @@ func shapeOutput(res BashResult, head, tail int, artifactPath string) (string, *
 			}
 		}
 	}
+	// The captured first lines and the artifact hold every frame of a
+	// progress bar; the model reads each line's final state (SPEC §4).
+	text = sink.FinalState(text)
 	n := countLines(text)
 	last := first + n - 1
 	dir := "tail"

@@ -219,6 +219,10 @@ type ToolDetails struct {
 	SuggestedTool    string      `json:"suggestedTool,omitempty"`
 	HeadTailApplied  bool        `json:"headTailApplied,omitempty"`
 	JobID            string      `json:"jobId,omitempty"` // the command became this job (SPEC §9)
+	// Styled is the output with its SGR colours, for a UI to show
+	// (BashResult.Styled; only when ToolContext.HasUI); never sent to the
+	// model, which reads the plain text.
+	Styled string `json:"styled,omitempty"`
 }
 
 // ToolResult is a successful tool result.
@@ -523,6 +527,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	details.Meta = ResultMeta(res)
 	NoteArtifactFailure(details.Meta, allocErr, artPath)
 	details.ExitCode = res.ExitCode
+	details.Styled = res.Styled
 
 	// SPEC §1.6, in order.
 	if res.Cancelled {
@@ -565,7 +570,7 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 	stopAfter, head int, tc ToolContext, onUpdate func(string), p ToolParams) (BashResult, error) {
 	var up *updater
 	if onUpdate != nil {
-		up = newUpdater(onUpdate)
+		up = newUpdater(onUpdate, tc.HasUI)
 	}
 	opts := RunOptions{
 		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
@@ -584,7 +589,14 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 	if tc.State != nil && MayChangeState(command, tc.State.Functions()) {
 		opts.Capture = CaptureShell
 	}
-	if up != nil {
+	switch {
+	case tc.HasUI && up != nil:
+		// The UI shows the output in colour, live and at the end; the
+		// model's text stays plain.
+		opts.OnStyledChunk = up.chunk
+	case tc.HasUI:
+		opts.OnStyledChunk = func([]byte) {}
+	case up != nil:
 		opts.OnChunk = up.chunk
 	}
 	ex := t.Executor
@@ -619,7 +631,7 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 	var up *updater
 	var onOutput func([]byte)
 	if onUpdate != nil {
-		up = newUpdater(onUpdate)
+		up = newUpdater(onUpdate, false)
 		onOutput = up.chunk
 	}
 	var onTakeover func(pty.Takeover)
@@ -686,8 +698,14 @@ type updater struct {
 	notify func(string)
 }
 
-func newUpdater(notify func(string)) *updater {
-	u := &updater{tail: sink.NewTailBuffer(0), wake: make(chan struct{}, 1),
+// newUpdater sends snapshots of the output to notify; styled ones keep
+// the SGR sequences (the chunks must be styled too).
+func newUpdater(notify func(string), styled bool) *updater {
+	tail := sink.NewTailBuffer(0)
+	if styled {
+		tail = sink.NewStyledTailBuffer(0)
+	}
+	u := &updater{tail: tail, wake: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{}), notify: notify}
 	go u.loop()
 	return u

@@ -45,11 +45,16 @@ type Bang struct {
 	Command  string // Command is the text after the bangs, trimmed.
 	Excluded bool   // Excluded is `!!`: shown dim and kept out of the model's context.
 	Expanded bool   // Expanded is toggled by ctrl+o.
+	// Styled is the finished output with its SGR colours
+	// (bash.BashResult.Styled); the block shows them unless NO_COLOR.
+	// "" = plain. Chunks streamed with their colours show them too.
+	Styled string
 
-	state    BangState
-	exitCode *int
-	jobID    string
-	trunc    *bash.TruncationMeta
+	state      BangState
+	cancelNote string // the status of a cancelled run: CancelledStatus or the timeout
+	exitCode   *int
+	jobID      string
+	trunc      *bash.TruncationMeta
 
 	lines     []string // capped logical lines; lines[head:] are live
 	head      int
@@ -59,6 +64,9 @@ type Bang struct {
 	partial        string // the unterminated last line, capped
 	partialRunes   int
 	partialOmitted int
+	cr             bool   // a CR came last: text after it overwrites the partial line
+	sgr            bool   // a streamed chunk had SGR sequences
+	text           string // the finished output as shown, for Styled
 
 	version uint64 // bumped by every mutation, so View can trust its cache
 	cache   bangCache
@@ -71,6 +79,7 @@ type bangKey struct {
 	expanded, excluded bool
 	noColor            bool
 	command, spinner   string
+	styled             string
 }
 
 type bangCache struct {
@@ -95,12 +104,21 @@ func (b *Bang) Truncation() *bash.TruncationMeta { return b.trunc }
 func (b *Bang) ExitCode() *int { return b.exitCode }
 
 // Append streams a sanitized chunk: its first piece continues the previous
-// partial line. Chunks after Finish are late deliveries and are ignored.
+// partial line, and a CR returns to that line's start, so the text after it
+// replaces the line (a progress bar stays one line). Chunks after Finish
+// are late deliveries and are ignored.
 func (b *Bang) Append(chunk string) {
 	if chunk == "" || b.state != BangRunning {
 		return
 	}
 	b.version++
+	if !b.sgr && strings.IndexByte(chunk, 0x1b) >= 0 {
+		b.sgr = true
+	}
+	if b.cr || strings.IndexByte(chunk, '\r') >= 0 {
+		b.appendCR(chunk)
+		return
+	}
 	last := strings.LastIndexByte(chunk, '\n')
 	if last < 0 {
 		b.addPartial(chunk)
@@ -153,8 +171,80 @@ func (b *Bang) Finish(output string, exitCode *int, cancelled bool, trunc *bash.
 	}
 	b.resetPartial()
 	b.lines, b.head, b.liveBytes, b.dropped = nil, 0, 0, 0
-	for _, l := range splitLines(sink.Sanitize(output)) {
+	text := sink.Sanitize(output)
+	if cancelled {
+		// The engine's annotation leads the output (SPEC §2.3); the block
+		// shows it once, as the status after the output.
+		text, b.cancelNote = cutCancelled(text)
+		if b.cancelNote == "" {
+			b.cancelNote = CancelledStatus
+		}
+	}
+	b.text = text
+	for _, l := range splitLines(text) {
 		b.lines = append(b.lines, capLine(l))
+	}
+}
+
+// shownLines are the logical lines as drawn: coloured from Styled once
+// finished, the streamed ones with their own colours while running, each
+// carrying its style; plain under NO_COLOR.
+func (b *Bang) shownLines(th Theme) (lines []string, styled bool) {
+	lines = b.logical()
+	if th.NoColor {
+		if b.sgr {
+			lines = plainLines(lines)
+		}
+		return lines, false
+	}
+	if b.state != BangRunning && b.Styled != "" {
+		if st, ok := overlayStyled(b.text, b.Styled); ok {
+			lines = splitLines(st)
+			for i, l := range lines {
+				lines[i] = capStyledLine(l)
+			}
+			return selfContained(lines), true
+		}
+	}
+	if b.state == BangRunning && b.sgr {
+		return selfContained(lines), true
+	}
+	return lines, false
+}
+
+// appendCR is Append for a chunk with CRs, a line at a time.
+func (b *Bang) appendCR(chunk string) {
+	for {
+		i := strings.IndexByte(chunk, '\n')
+		line := chunk
+		if i >= 0 {
+			line = chunk[:i]
+		}
+		for {
+			j := strings.IndexByte(line, '\r')
+			seg := line
+			if j >= 0 {
+				seg = line[:j]
+			}
+			if seg != "" && b.cr {
+				b.resetPartial()
+			}
+			if seg != "" {
+				b.cr = false
+				b.addPartial(seg)
+			}
+			if j < 0 {
+				break
+			}
+			b.cr = true
+			line = line[j+1:]
+		}
+		if i < 0 {
+			return
+		}
+		b.cr = false
+		b.pushLine(b.takePartial())
+		chunk = chunk[i+1:]
 	}
 }
 
@@ -217,7 +307,11 @@ func (b *Bang) addPartial(p string) {
 		return
 	}
 	keep := MaxLineChars - b.partialRunes
-	b.partial += p[:runeOffset(p, keep)]
+	cut := p[:runeOffset(p, keep)]
+	if i := strings.LastIndexByte(cut, 0x1b); i >= 0 && strings.IndexByte(cut[i:], 'm') < 0 {
+		cut = cut[:i] // never half a colour sequence
+	}
+	b.partial += cut
 	b.partialRunes = MaxLineChars
 	b.partialOmitted += n - keep
 }
@@ -277,7 +371,7 @@ func (b *Bang) View(width int, th Theme, spinnerFrame string) string {
 	}
 	k := bangKey{
 		version: b.version, width: width, expanded: b.Expanded, excluded: b.Excluded,
-		noColor: th.NoColor, command: b.Command, spinner: spinnerFrame,
+		noColor: th.NoColor, command: b.Command, spinner: spinnerFrame, styled: b.Styled,
 	}
 	if b.cache.valid && b.cache.key == k {
 		return b.cache.out
@@ -304,34 +398,22 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 	out := []string{top}
 	out = appendStyled(out, th, frame.Bold(true), "", "$ "+sink.Sanitize(b.Command), w)
 
-	lines := b.logical()
-	hidden := b.dropped
-	var vis []string
-	if b.Expanded {
-		for _, l := range lines {
-			vis = wrapLine(vis, l, w)
-		}
-	} else {
-		start := max(0, len(lines)-BangPreviewLines)
-		// Walk back from the end so only the lines that can appear are
-		// wrapped; a logical line cut by the visual limit still counts as
-		// shown.
-		var rows [][]string
-		n, i := 0, len(lines)-1
-		for ; i >= start && n < BangPreviewLines; i-- {
-			r := wrapLine(nil, lines[i], w)
-			rows = append(rows, r)
-			n += len(r)
-		}
-		hidden += i + 1
-		for j := len(rows) - 1; j >= 0; j-- {
-			vis = append(vis, rows[j]...)
-		}
-		if len(vis) > BangPreviewLines {
-			vis = vis[len(vis)-BangPreviewLines:]
-		}
+	h := hidden{before: b.dropped}
+	if b.trunc != nil {
+		h = hiddenOf(b.trunc)
+	}
+	lines, styled := b.shownLines(th)
+	top, vis, bottom := layout(lines, w, BangPreviewLines, BangPreviewLines, b.Expanded, h)
+	if styled {
+		vis = selfContained(vis)
+	}
+	if top != "" {
+		out = appendStyled(out, th, th.Dim, "", top, w)
 	}
 	out = append(out, vis...)
+	if bottom != "" {
+		out = appendStyled(out, th, th.Dim, "", bottom, w)
+	}
 
 	switch b.state {
 	case BangRunning:
@@ -340,21 +422,15 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 			text = spinnerFrame + " " + text
 		}
 		out = appendStyled(out, th, frame, "", text, w)
-	default:
-		if !b.Expanded && hidden > 0 {
-			out = appendStyled(out, th, th.Dim, "", MoreLinesHint(hidden), w)
-		}
-		switch b.state {
-		case BangCancelled:
-			out = appendStyled(out, th, th.Warning, "", "(cancelled)", w)
-		case BangError:
-			out = appendStyled(out, th, th.Error, "", fmt.Sprintf("(exit %d)", *b.exitCode), w)
-		case BangJob:
-			out = appendStyled(out, th, th.Accent, "", JobBadge(b.jobID), w)
-		}
-		if b.trunc != nil {
-			out = appendStyled(out, th, th.Warning, "", TruncationWarning(b.trunc), w)
-		}
+	case BangCancelled:
+		out = appendStyled(out, th, th.Warning, "", b.cancelNote, w)
+	case BangError:
+		out = appendStyled(out, th, th.Error, "", fmt.Sprintf("(exit %d)", *b.exitCode), w)
+	case BangJob:
+		out = appendStyled(out, th, th.Accent, "", JobBadge(b.jobID), w)
+	}
+	if b.state != BangRunning && b.trunc != nil {
+		out = appendStyled(out, th, th.Warning, "", TruncationWarning(b.trunc), w)
 	}
 	out = append(out, border)
 	return strings.Join(out, "\n")

@@ -312,7 +312,7 @@ func (c *FileCall) render(width int, th Theme) string {
 		}
 		out = appendLines(out, th, ind, vis, segErr)
 		if hidden > 0 {
-			out = appendStyled(out, th, th.Dim, ind, MoreLinesHint(hidden), bw)
+			out = appendStyled(out, th, th.Dim, ind, LaterHint(hidden, ErrorPreviewLines, hidden+ErrorPreviewLines, ExpandAction), bw)
 		}
 		return strings.Join(out, "\n")
 	}
@@ -714,7 +714,7 @@ func appendPreview(dst []string, th Theme, ind string, lines []string, bw, n int
 		}
 		dst = appendLines(dst, th, ind, []string{fit(ansi.Truncate(row, bw, "…"), bw)}, style(l))
 	}
-	return appendStyled(dst, th, th.Dim, ind, MoreLinesHint(len(lines)-n), bw)
+	return appendStyled(dst, th, th.Dim, ind, LaterHint(len(lines)-n, n, len(lines), ExpandAction), bw)
 }
 
 // signed reports whether a diff line starts with a sign column: an added,

@@ -235,7 +235,7 @@ func TestFileCallColorGolden(t *testing.T) {
 	c := fileCases(t)["edit"]["collapsed"]()
 	v := c.View(40, th)
 	for _, want := range []string{
-		th.Success.Render("+        Warning: lipgloss.NewStyle()…"),
+		th.Success.Render("+                Warning: lipgloss.Ne…"),
 		th.Dim.Render("@@ -33,9 +33,10 @@"),
 		th.Success.Render("+4") + " " + th.Error.Render("−3"),
 	} {
@@ -288,16 +288,16 @@ func TestFileCallBodies(t *testing.T) {
 		want, notWant []string
 	}{
 		{c: cases["read"]["collapsed"](), want: []string{"\n  " + ReadHint(14)}, notWant: []string{"fit"}},
-		{c: cases["read"]["expanded"](), want: []string{"\n   98  // fit", "\n  100  func fit(s string, w int) string {\n  101      if len(s) <= w {"},
+		{c: cases["read"]["expanded"](), want: []string{"\n   98  // fit", "\n  100  func fit(s string, w int) string {\n  101          if len(s) <= w {"},
 			notWant: []string{"Showing", "ctrl+o"}},
-		{c: cases["grep"]["collapsed"](), want: []string{"\n  " + MoreLinesHint(3)}, notWant: []string{"pager.go:141"}},
-		{c: cases["grep"]["expanded"](), want: []string{"pager.go:141:  return c.   view()"}, notWant: []string{"ctrl+o"}},
-		{c: cases["find"]["collapsed"](), want: []string{"\n  internal/tools/grep_test.go\n  " + MoreLinesHint(4)}},
-		{c: cases["edit"]["collapsed"](), want: []string{"\n  @@ -33,9 +33,10 @@\n", "\n  " + MoreLinesHint(5)},
+		{c: cases["grep"]["collapsed"](), want: []string{"\n  " + laterHint(3)}, notWant: []string{"pager.go:141"}},
+		{c: cases["grep"]["expanded"](), want: []string{"pager.go:141:      return c.       view()"}, notWant: []string{"ctrl+o"}},
+		{c: cases["find"]["collapsed"](), want: []string{"\n  internal/tools/grep_test.go\n  " + laterHint(4)}},
+		{c: cases["edit"]["collapsed"](), want: []string{"\n  @@ -33,9 +33,10 @@\n", "\n  " + laterHint(5)},
 			notWant: []string{"--- internal", "+++ internal", "len(text)"}},
-		{c: cases["edit"]["expanded"](), want: []string{"\n  +    if th.NoColor || len(text) == 0 {\n"}, notWant: []string{"ctrl+o"}},
+		{c: cases["edit"]["expanded"](), want: []string{"\n  +        if th.NoColor || len(text) == 0 {\n"}, notWant: []string{"ctrl+o"}},
 		{c: fileExtraCases(t)["grep_limit"](), notWant: []string{"Showing"}},
-		{c: fileExtraCases(t)["unknown"](), want: []string{"\n  5\n  " + MoreLinesHint(3)}},
+		{c: fileExtraCases(t)["unknown"](), want: []string{"\n  5\n  " + laterHint(3)}},
 	} {
 		v := c.c.View(100, th)
 		for _, w := range c.want {
@@ -313,7 +313,7 @@ func TestFileCallBodies(t *testing.T) {
 	}
 	// Errors show three visual lines, then the hint; expanded, all of them.
 	e := cases["edit"]["error"]()
-	if lines := strings.Split(e.View(40, th), "\n"); len(lines) != 5 || lines[4] != "  "+MoreLinesHint(2) {
+	if lines := strings.Split(e.View(40, th), "\n"); len(lines) != 6 || !strings.HasPrefix(lines[4], "  "+laterHint(2)) {
 		t.Errorf("collapsed error:\n%s", strings.Join(lines, "\n"))
 	}
 	e.Expanded = true
@@ -513,7 +513,7 @@ func TestFileCallRealTools(t *testing.T) {
 		{run(tools.NewGrep(env), map[string]any{"pattern": "^func"}), "✓ grep \"^func\" · 2 matches in 1 file\n  a.go:3:func A() {}\n  a.go:5:func B() {}"},
 		{run(tools.NewFind(env), map[string]any{"pattern": "*.go"}), "✓ find *.go · 1 file\n  a.go"},
 		{run(tools.NewEdit(env), map[string]any{"path": "a.go", "oldText": "func B() {}", "newText": "func B() int {\n\treturn 1\n}"}),
-			"✓ edit a.go · +3 −1\n  @@ -2,4 +2,6 @@\n   \n   func A() {}\n   \n  -func B() {}\n  +func B() int {\n  +    return 1\n  +}"},
+			"✓ edit a.go · +3 −1\n  @@ -2,4 +2,6 @@\n   \n   func A() {}\n   \n  -func B() {}\n  +func B() int {\n  +        return 1\n  +}"},
 		{run(tools.NewWrite(env), map[string]any{"path": "b/c.txt", "content": "hi\n"}), "✓ write b/c.txt · created, 3 bytes, 1 line"},
 		{run(tools.NewRead(env), map[string]any{"path": "nope.go"}), "✗ read nope.go\n  File not found: nope.go"},
 	} {
@@ -532,3 +532,6 @@ func BenchmarkFileCallView(b *testing.B) {
 		c.View(100, th)
 	}
 }
+
+// laterHint is the start of LaterHint for n hidden lines.
+func laterHint(n int) string { return fmt.Sprintf("… (%d later lines, showing ", n) }

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/sink"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -84,7 +85,7 @@ func toolCases() map[string]func() *ToolCall {
 		"truncated": func() *ToolCall {
 			tr := &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes", TotalLines: 100000, TotalBytes: 588895,
 				OutputLines: 8302, OutputBytes: 51200, ShownRange: bash.ShownRange{Start: 91699, End: 100000}, ArtifactID: "3"}
-			return &ToolCall{Command: "seq 1 100000", Output: seq(99990, 100000) + "\n[" + bash.TruncationNotice(tr) + "]",
+			return &ToolCall{Command: "seq 1 100000", Output: seq(91699, 100000) + "\n[" + bash.TruncationNotice(tr) + "]",
 				Truncation: tr, TimeoutSeconds: 60}
 		},
 		"cwd": func() *ToolCall {
@@ -132,7 +133,7 @@ func bangCases() map[string]func() *Bang {
 		"cancelled": func() *Bang {
 			b := NewBang("sleep 100", false)
 			b.Append("waiting\n")
-			b.Finish("waiting\n", nil, true, nil)
+			b.Finish("[Command cancelled]\nwaiting\n", nil, true, nil)
 			return b
 		},
 		"error": func() *Bang {
@@ -147,7 +148,7 @@ func bangCases() map[string]func() *Bang {
 		},
 		"truncated": func() *Bang {
 			b := NewBang("seq 1 100000", false)
-			b.Finish(seq(99995, 100000), intp(0), false, &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes",
+			b.Finish(seq(91699, 100000), intp(0), false, &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes",
 				TotalLines: 100000, TotalBytes: 588895, OutputLines: 8302, OutputBytes: 51200,
 				ShownRange: bash.ShownRange{Start: 91699, End: 100000}, ArtifactID: "7"})
 			return b
@@ -197,4 +198,14 @@ func TestColorGolden(t *testing.T) {
 	}
 	checkGolden(t, "color_toolcall_error_w40", tc, 40)
 	checkGolden(t, "color_bang_error_w40", b, 40)
+
+	// The command's own colours (ls --color, a test runner).
+	out := "\x1b[1;34mdocs\x1b[0m  \x1b[1;32mmake.sh\x1b[0m  README.md\n" +
+		"\x1b[32m✓\x1b[0m parses \x1b[2m(3ms)\x1b[0m\n\x1b[31m✗ renders a very long failure message that wraps\x1b[0m\n"
+	c := &ToolCall{Command: "npm test", IsError: true, Output: sink.Sanitize(out) + "\nCommand exited with code 1", Styled: out}
+	checkGolden(t, "color_toolcall_styled_w40", c.View(40, th), 40)
+	bs := NewBang("ls --color=always", false)
+	bs.Styled = out
+	bs.Finish(sink.Sanitize(out), intp(0), false, nil)
+	checkGolden(t, "color_bang_styled_w40", bs.View(40, th, ""), 40)
 }

@@ -10,24 +10,29 @@ import (
 	"github.com/charmbracelet/x/ansi/parser"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/session"
 	"agentsh/internal/sink"
 )
 
 func TestHintTexts(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{CollapsedHint(15, 10, 25), "… (15 earlier lines, showing 10 of 25) (ctrl+o to expand)"},
-		{MoreLinesHint(80), "… 80 more lines (ctrl+o to expand)"},
+		{EarlierHint(5, 3, 8, ""), "… (5 earlier lines, showing 3 of 8)"},
+		{EarlierHint(191698, 8302, 200000, ""), "… (191698 earlier lines, showing 8302 of 200000)"},
+		{LaterHint(3, 10, 13, ExpandAction), "… (3 later lines, showing 10 of 13) (ctrl+o to expand)"},
 		{TimeoutFooter(60), "⟦Timeout: 60s⟧"},
 		{TimeoutFooter(1.5), "⟦Timeout: 1.5s⟧"},
 		{TimeoutFooter(3600), "⟦Timeout: 3600s⟧"},
-		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", OutputLines: 8302, OutputBytes: 51200, ArtifactID: "3"}),
-			"[Full output: artifact://3 (ctrl+g to view). Truncated: 8302 lines shown (50.0KB limit)]"},
-		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", OutputLines: 12, OutputBytes: 900}),
-			"[Truncated: 12 lines shown (900B limit)]"},
-		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 2000, TotalLines: 5000, ArtifactID: "a1"}),
-			"[Full output: artifact://a1 (ctrl+g to view). Truncated: showing 2000 of 5000 lines]"},
+		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", TotalLines: 100000, OutputLines: 8302, OutputBytes: 51200,
+			ShownRange: bash.ShownRange{Start: 91699, End: 100000}, ArtifactID: "3"}),
+			"[Showing lines 91699-100000 of 100000 (50.0KB limit). Full output: artifact://3 (ctrl+g to view)]"},
+		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "bytes", TotalLines: 9, OutputLines: 2, OutputBytes: 900,
+			ShownRange: bash.ShownRange{Start: 8, End: 9}, ArtifactError: "no space left on device"}),
+			"[Showing lines 8-9 of 9 (50.0KB limit). Full output not saved: no space left on device]"},
+		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 2000, TotalLines: 5000, ArtifactID: "12"}),
+			"[Showing 2000 of 5000 lines. Full output: artifact://12 (ctrl+g to view)]"},
 		{TruncationWarning(&bash.TruncationMeta{TruncatedBy: "lines", OutputLines: 2000, TotalLines: 5000}),
-			"[Truncated: showing 2000 of 5000 lines]"},
+			"[Showing 2000 of 5000 lines]"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
@@ -71,7 +76,8 @@ func TestStripNotice(t *testing.T) {
 	tr := &bash.TruncationMeta{TruncatedBy: "bytes", TotalLines: 9, OutputLines: 3, OutputBytes: 6,
 		ShownRange: bash.ShownRange{Start: 7, End: 9}, ArtifactID: "1"}
 	c := &ToolCall{Command: "x", Output: "7\n8\n9\n\n[" + bash.TruncationNotice(tr) + "]", Truncation: tr}
-	if v := c.View(100, NewTheme(true)); strings.Contains(v, "Showing") || strings.Count(v, "artifact://1") != 1 {
+	if v := c.View(100, NewTheme(true)); strings.Count(v, "Showing") != 1 || strings.Contains(v, "Full: artifact://1") ||
+		strings.Count(v, "artifact://1") != 1 {
 		t.Fatalf("notice should show once, in the warning line:\n%s", v)
 	}
 }
@@ -174,8 +180,8 @@ func TestBangStates(t *testing.T) {
 		{nil, false, BangComplete, ""},
 		{intp(0), false, BangComplete, ""},
 		{intp(2), false, BangError, "(exit 2)"},
-		{intp(130), true, BangCancelled, "(cancelled)"},
-		{nil, true, BangCancelled, "(cancelled)"},
+		{intp(130), true, BangCancelled, "Command cancelled"},
+		{nil, true, BangCancelled, "Command cancelled"},
 	} {
 		b := NewBang("x", false)
 		if b.State() != BangRunning {
@@ -192,7 +198,7 @@ func TestBangStates(t *testing.T) {
 		if c.status != "" && !strings.Contains(v, "\n"+c.status+"\n") {
 			t.Errorf("missing %q:\n%s", c.status, v)
 		}
-		if c.status == "" && (strings.Contains(v, "(exit") || strings.Contains(v, "(cancelled)")) {
+		if c.status == "" && (strings.Contains(v, "(exit") || strings.Contains(v, "cancelled")) {
 			t.Errorf("complete block shows a status:\n%s", v)
 		}
 	}
@@ -228,11 +234,12 @@ func TestBangHidden(t *testing.T) {
 	b := NewBang("seq 1 100", false)
 	b.Finish(seq(1, 100), intp(0), false, nil)
 	v := b.View(80, th, "")
-	if !strings.Contains(v, "\n81\n") || strings.Contains(v, "\n80\n") || !strings.Contains(v, "\n"+MoreLinesHint(80)+"\n") {
+	// The hint stands where the hidden lines are: above the preview.
+	if !strings.Contains(v, "\n$ seq 1 100\n"+CollapsedHint(80, 20, 100)+"\n81\n") || strings.Contains(v, "\n80\n") {
 		t.Fatalf("view:\n%s", v)
 	}
 	b.Expanded = true
-	if v := b.View(80, th, ""); !strings.Contains(v, "\n1\n") || strings.Contains(v, "more lines") {
+	if v := b.View(80, th, ""); !strings.Contains(v, "\n1\n") || strings.Contains(v, "earlier lines") {
 		t.Fatalf("expanded:\n%s", v)
 	}
 	// 20 logical lines of 100 chars are 60 visual lines at 40: only 20 show,
@@ -245,9 +252,63 @@ func TestBangHidden(t *testing.T) {
 	b.Finish(out.String(), intp(0), false, nil)
 	v = b.View(40, th, "")
 	lines := strings.Split(v, "\n")
-	// border, header, 20 rows, hint, border
-	if len(lines) != 24 || lines[len(lines)-2] != MoreLinesHint(13) {
+	// border, header, hint (two rows), 20 rows, border
+	if len(lines) != 25 || lines[2] != "… (13 earlier lines, showing 7 of 20)" || lines[3] != "(ctrl+o to expand)" {
 		t.Fatalf("%d lines:\n%s", len(lines), v)
+	}
+}
+
+// TestPreviewCountsWhatTheCommandPrinted: the hint of a truncated result
+// counts the lines the command printed, not those of the tail kept in
+// memory, in the bang block and the tool block, collapsed and expanded.
+func TestPreviewCountsWhatTheCommandPrinted(t *testing.T) {
+	th := NewTheme(true)
+	tr := &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes", TotalLines: 200000, TotalBytes: 1288895,
+		OutputLines: 7315, OutputBytes: 51200, ShownRange: bash.ShownRange{Start: 192686, End: 200000}, ArtifactID: "3"}
+	tail := seq(192686, 200000)
+	b := NewBang("seq 1 200000", false)
+	b.Finish(tail, intp(0), false, tr)
+	v := b.View(100, th, "")
+	if !strings.Contains(v, "\n$ seq 1 200000\n"+CollapsedHint(199980, 20, 200000)+"\n199981\n") {
+		t.Errorf("bang collapsed:\n%s", v)
+	}
+	b.Expanded = true
+	if v := b.View(100, th, ""); !strings.Contains(v, "\n$ seq 1 200000\n"+
+		EarlierHint(192685, 7315, 200000, "")+"\n192686\n") {
+		t.Errorf("bang expanded:\n%.300s", v)
+	}
+	c := &ToolCall{Command: "seq 1 200000", Output: tail + "\n[" + bash.TruncationNotice(tr) + "]", Truncation: tr}
+	v = c.View(100, th)
+	if !strings.Contains(v, "\n  "+CollapsedHint(199990, 10, 200000)+"\n  199991\n") ||
+		!strings.Contains(v, "\n  [Showing lines 192686-200000 of 200000 (50.0KB limit). Full output: artifact://3 (ctrl+g to view)]") {
+		t.Errorf("tool collapsed:\n%s", v)
+	}
+	c.Expanded = true
+	if v := c.View(100, th); !strings.Contains(v, "\n  "+EarlierHint(192685, 7315, 200000, "")+"\n  192686\n") {
+		t.Errorf("tool expanded:\n%.300s", v)
+	}
+	// A failed command: the status follows the output and is not counted.
+	c = &ToolCall{Command: "seq 1 30; exit 2", IsError: true, Output: seq(1, 30) + "\nCommand exited with code 2"}
+	if v := c.View(100, th); !strings.Contains(v, "\n  "+CollapsedHint(20, 10, 30)+"\n  21\n") ||
+		!strings.HasSuffix(v, "\n  30\n  Command exited with code 2") {
+		t.Errorf("tool error:\n%s", v)
+	}
+	// `tail: 3` of the same output: nothing to expand; the warning line
+	// offers the pager.
+	tr3 := &bash.TruncationMeta{Direction: "tail", TruncatedBy: "lines", TotalLines: 200000, OutputLines: 3, OutputBytes: 21,
+		ShownRange: bash.ShownRange{Start: 199998, End: 200000}, ArtifactID: "4"}
+	c = &ToolCall{Command: "seq 1 200000", Output: seq(199998, 200000), Truncation: tr3}
+	if v := c.View(100, th); !strings.Contains(v, "\n  "+EarlierHint(199997, 3, 200000, "")+"\n  199998\n") ||
+		!strings.Contains(v, "Full output: artifact://4 (ctrl+g to view)]") {
+		t.Errorf("tool tail 3:\n%s", v)
+	}
+	// `head: 3`: the hidden lines are below.
+	trh := &bash.TruncationMeta{Direction: "head", TruncatedBy: "lines", TotalLines: 200000, OutputLines: 3, OutputBytes: 6,
+		ShownRange: bash.ShownRange{Start: 1, End: 3}, ArtifactID: "5"}
+	c = &ToolCall{Command: "seq 1 200000", Output: seq(1, 3), Truncation: trh}
+	if v := c.View(100, th); !strings.Contains(v, "\n  3\n  "+LaterHint(199997, 3, 200000, "")+"\n") ||
+		strings.Contains(v, "earlier") {
+		t.Errorf("tool head 3:\n%s", v)
 	}
 }
 
@@ -370,13 +431,43 @@ func refToolCallRender(c *ToolCall, width int, th Theme) string {
 		out = append(out, th.paint(iconStyle, fit(icon, w)))
 	}
 
-	var vis []string
-	for _, l := range splitLines(stripNotice(sink.Sanitize(c.Output))) {
-		vis = wrapLine(vis, l, bw)
+	text := stripNotice(sink.Sanitize(c.Output))
+	status := ""
+	if c.IsError {
+		if i := strings.LastIndex(text, "Command "); i >= 0 && statusRE.MatchString(text[max(i-2, 0):]) {
+			text, status = strings.TrimSuffix(text[:i], "\n\n"), text[i:]
+		}
 	}
-	if total := len(vis); !c.Expanded && total > PreviewLines {
-		out = appendStyled(out, th, th.Dim, ind, CollapsedHint(total-PreviewLines, PreviewLines, total), bw)
-		vis = vis[total-PreviewLines:]
+	var vis []string
+	owner := []int{} // the logical line of each row
+	lines := splitLines(text)
+	for i, l := range lines {
+		n := len(vis)
+		vis = wrapLine(vis, l, bw)
+		for range len(vis) - n {
+			owner = append(owner, i)
+		}
+	}
+	before := 0
+	if tr := c.Truncation; tr != nil {
+		before = tr.TotalLines - tr.OutputLines
+	}
+	if total := len(vis); !c.Expanded && (total > PreviewLines || before > 0) {
+		first := 0
+		if total > PreviewLines {
+			first = owner[total-PreviewLines]
+			vis = vis[total-PreviewLines:]
+		}
+		k, v := before+first, len(lines)-first
+		act := ""
+		if total > PreviewLines {
+			act = ExpandAction
+		}
+		hint := EarlierHint(k, v, k+v, act)
+		if k == 0 {
+			hint = "… (" + act + ")"
+		}
+		out = appendStyled(out, th, th.Dim, ind, hint, bw)
 	}
 	for _, l := range vis {
 		switch {
@@ -387,6 +478,9 @@ func refToolCallRender(c *ToolCall, width int, th Theme) string {
 			l = ind + l
 		}
 		out = append(out, l)
+	}
+	if status != "" {
+		out = appendStyled(out, th, th.Error, ind, status, bw)
 	}
 	if c.Running {
 		out = appendStyled(out, th, th.Dim, ind, "Running…", bw)
@@ -570,7 +664,7 @@ func TestToolCallJob(t *testing.T) {
 	if !strings.Contains(v, "  3000\n\n  "+para+"\n") {
 		t.Errorf("output then the job paragraph expected:\n%s", v)
 	}
-	for _, bad := range []string{"[Showing", "job_output"} {
+	for _, bad := range []string{notice, "job_output"} {
 		if strings.Contains(v, bad) {
 			t.Errorf("collapsed view shows %q:\n%s", bad, v)
 		}
@@ -579,4 +673,187 @@ func TestToolCallJob(t *testing.T) {
 	if v := c.View(200, NewTheme(true)); !strings.Contains(v, "job_output") {
 		t.Errorf("expanded view lost the result's end:\n%s", v)
 	}
+}
+
+// TestBangProgressBar: a line drawn over itself with CR streams as one line
+// in its latest state, also when the CR ends a chunk.
+func TestBangProgressBar(t *testing.T) {
+	b := NewBang("pip install x", false)
+	b.Append("Collecting x\n 10%")
+	b.Append("\r 50%")
+	if got := strings.Join(b.logical(), "|"); got != "Collecting x| 50%" {
+		t.Fatalf("got %q", got)
+	}
+	b.Append("\r")
+	b.Append("100%\ndone\r\n")
+	if got := strings.Join(b.logical(), "|"); got != "Collecting x|100%|done" {
+		t.Fatalf("got %q", got)
+	}
+	for range 1000 {
+		b.Append("\r" + strings.Repeat("#", 30))
+	}
+	b.Append("\rfinished")
+	if got := strings.Join(b.logical(), "|"); got != "Collecting x|100%|done|finished" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// TestCancelNotice: a cancelled or timed-out command shows one notice,
+// after its output, in the tool block (with the truncation notice and the
+// agent loop's suffix around the output) and in the bang block; the hint
+// does not count it.
+func TestCancelNotice(t *testing.T) {
+	th := NewTheme(true)
+	tr := &bash.TruncationMeta{Direction: "tail", TruncatedBy: "bytes", TotalLines: 100, OutputLines: 30, OutputBytes: 51200,
+		ShownRange: bash.ShownRange{Start: 71, End: 100}, ArtifactID: "2"}
+	res := bash.Finalize(nil, &bash.ToolAbortError{Message: "[Command cancelled]\n" + seq(71, 100),
+		Details: bash.ToolDetails{Meta: &bash.OutputMeta{Truncation: tr}}})
+	c := &ToolCall{Command: "seq 100; sleep 9", IsError: true, Truncation: tr,
+		Output: res.Content + "\n\n" + session.AbortedToolText}
+	v := c.View(100, th)
+	if !strings.Contains(v, "\n  "+CollapsedHint(90, 10, 100)+"\n  91\n") ||
+		!strings.Contains(v, "\n  100\n  Command cancelled\n  [Showing lines 71-100") ||
+		strings.Count(v, "ancel") != 1 || strings.Contains(v, "abort") {
+		t.Errorf("cancelled tool call:\n%s", v)
+	}
+	c = &ToolCall{Command: "sleep 9", IsError: true, Output: "[Command timed out after 1 seconds]\npartial\n"}
+	if v := c.View(100, th); !strings.HasSuffix(v, "\n  partial\n  Command timed out after 1 seconds") || strings.Contains(v, "[Command") {
+		t.Errorf("timed-out tool call:\n%s", v)
+	}
+	for _, out := range []string{session.CancelledToolText, session.AbortedToolText} {
+		c = &ToolCall{Command: "echo never", IsError: true, Output: out}
+		want := "✗ $ echo never\n  " + out
+		if out == session.AbortedToolText {
+			want = "✗ $ echo never\n  Command cancelled"
+		}
+		if v := c.View(100, th); v != want {
+			t.Errorf("%q:\n%s", out, v)
+		}
+	}
+	// Output that merely mentions it is output.
+	c = &ToolCall{Command: "cat log", Output: "[Command cancelled]\nrest\n"}
+	if v := c.View(100, th); !strings.Contains(v, "\n  [Command cancelled]\n  rest") {
+		t.Errorf("successful output lost its first line:\n%s", v)
+	}
+	b := NewBang("sleep 9", false)
+	b.Finish("[Command timed out after 305 seconds]\nwaited\n", nil, true, nil)
+	if v := b.View(100, th, ""); !strings.Contains(v, "\n$ sleep 9\nwaited\nCommand timed out after 305 seconds\n") {
+		t.Errorf("timed-out bang:\n%s", v)
+	}
+}
+
+// TestTabStops: a tab moves to the next multiple of 8 columns, as in a
+// terminal, counted from the start of the output's line (not the block's
+// indent), in cells.
+func TestTabStops(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"\tx", "        x"},
+		{"a\tb", "a       b"},
+		{"1234567\tx", "1234567 x"},
+		{"12345678\tx", "12345678        x"},
+		{"ok  \tagentsh/sink\t0.01s", "ok      agentsh/sink    0.01s"},
+		{"日本\tx", "日本    x"},
+	} {
+		if got := expandTabs(c.in); got != c.want {
+			t.Errorf("expandTabs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	c := &ToolCall{Command: "go test", Output: "ok  \tagentsh/sink\t0.01s\nFAIL\tagentsh/bash\t3.20s\n"}
+	if v := c.View(80, NewTheme(true)); !strings.HasSuffix(v, "\n  ok      agentsh/sink    0.01s\n  FAIL    agentsh/bash    3.20s") {
+		t.Errorf("view:\n%s", v)
+	}
+}
+
+func TestTruncateWords(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"the full output of a result", 20, "the full output of…"},
+		{"the full output of a result", 19, "the full output…"},
+		{"averyveryverylongpathname and more", 12, "averyveryve…"},
+		{"a b", 0, ""},
+		{"\x1b[33mthe full output\x1b[m of", 12, "\x1b[33mthe full\x1b[m…"},
+	} {
+		if got := TruncateWords(c.in, c.w); got != c.want {
+			t.Errorf("TruncateWords(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+	}
+}
+
+// checkContained asserts that no colour leaks: every row that opens a
+// style ends with a reset, and without SGR the view is the plain one.
+func checkContained(t *testing.T, v, plain string) {
+	t.Helper()
+	for _, l := range strings.Split(v, "\n") {
+		if sink.SGRState(l) != "" && !strings.HasSuffix(l, "\x1b[m") {
+			t.Errorf("row leaks its colour: %q", l)
+		}
+		for _, bad := range []string{"\x1b[2J", "\x1b[H", "\x1b[A", "\x1b]"} {
+			if strings.Contains(l, bad) {
+				t.Errorf("row holds %q: %q", bad, l)
+			}
+		}
+	}
+	if got := stripSGR(v); got != plain {
+		t.Errorf("without colours:\n%s\nplain view:\n%s", got, plain)
+	}
+}
+
+// TestStyledBlocks: the tool block and the bang block show the command's
+// SGR colours (kept per row, never leaking, never cursor movement), also
+// after a cancel annotation, while running and wrapped; NO_COLOR shows none.
+func TestStyledBlocks(t *testing.T) {
+	color, plain := NewTheme(false), NewTheme(true)
+	out := "\x1b[32mPASS\x1b[0m a\n\x1b[1;31mFAIL\x1b[0m b: " + strings.Repeat("long words ", 8) + "\n"
+	c := &ToolCall{Command: "go test", Output: sink.Sanitize(out), Styled: out}
+	v := c.View(40, color)
+	if !strings.Contains(v, "  \x1b[32mPASS\x1b[0m a\n") || !strings.Contains(v, "\n  \x1b[1;31mFAIL\x1b[0m b: long words") {
+		t.Errorf("tool block:\n%q", v)
+	}
+	cp := *c
+	cp.Styled = ""
+	checkContained(t, v, stripSGR(cp.View(40, color)))
+	if v := c.View(40, plain); strings.Contains(v, "\x1b") {
+		t.Errorf("NO_COLOR: %q", v)
+	}
+	// A style open across the wrap of a long line goes on in its next row.
+	c = &ToolCall{Command: "x", Output: "red " + strings.Repeat("word ", 20), Styled: "\x1b[31mred " + strings.Repeat("word ", 20)}
+	for _, l := range strings.Split(c.View(30, color), "\n")[1:] {
+		if !strings.HasPrefix(l, "  \x1b[31m") {
+			t.Errorf("row without its colour: %q", l)
+		}
+	}
+	// Cancelled: the annotation line is the status, the colours stay on
+	// the output; a hostile session file cannot move the cursor.
+	c = &ToolCall{Command: "x", IsError: true, Output: "[Command cancelled]\nred\n",
+		Styled: "[Command cancelled]\n\x1b[2J\x1b[31mred\x1b[0m\n"}
+	if v := c.View(40, color); !strings.Contains(v, "  \x1b[31mred\x1b[0m\n") || strings.Contains(v, "\x1b[2J") ||
+		!strings.HasSuffix(stripSGR(v), "  red\n  Command cancelled") {
+		t.Errorf("cancelled: %q", v)
+	}
+	// Output the colours do not belong to (a head/tail window): plain.
+	c = &ToolCall{Command: "x", Output: "other\n", Styled: "\x1b[31mred\x1b[0m\n"}
+	if v := c.View(40, color); strings.Contains(v, "\x1b[31m") || !strings.Contains(v, "other") {
+		t.Errorf("mismatch: %q", v)
+	}
+
+	b := NewBang("ls --color=always", false)
+	b.Append("\x1b[34mdir\x1b[0m\n\x1b[32mexe")
+	v = b.View(40, color, "")
+	if !strings.Contains(v, "\n\x1b[34mdir\x1b[0m\n\x1b[32mexe\x1b[m\n") {
+		t.Errorf("running bang: %q", v)
+	}
+	if v := b.View(40, plain, ""); strings.Contains(v, "\x1b") || !strings.Contains(v, "\ndir\nexe\n") {
+		t.Errorf("running bang, NO_COLOR: %q", v)
+	}
+	b.Styled = "\x1b[34mdir\x1b[0m\n\x1b[32mexe\x1b[0m\n"
+	b.Finish("dir\nexe\n", intp(0), false, nil)
+	v = b.View(40, color, "")
+	if !strings.Contains(v, "\n\x1b[34mdir\x1b[0m\n\x1b[32mexe\x1b[0m\n") {
+		t.Errorf("finished bang: %q", v)
+	}
+	checkContained(t, v, b.View(40, plain, ""))
 }

@@ -12,19 +12,39 @@ import (
 	"agentsh/internal/bash"
 )
 
-// tabWidth is the tab stop used when replacing tabs: a tab has no width of
-// its own in a cell grid, and 4 keeps indented code readable in narrow panes.
-const tabWidth = 4
+// tabWidth is the distance of the tab stops used when replacing tabs: a
+// terminal's, every 8 columns, so output that aligns columns with tabs
+// (go test, ls -l, column) lines up as it does in the terminal.
+const tabWidth = 8
 
-// CollapsedHint is the dim line above a collapsed tool-call preview; k, v
-// and t count visual lines (hidden, shown, total).
-func CollapsedHint(k, v, t int) string {
-	return fmt.Sprintf("… (%d earlier lines, showing %d of %d) (ctrl+o to expand)", k, v, t)
+// CollapsedHint is the dim line above a collapsed preview (SPEC §5): k
+// earlier lines hidden, v shown, of t. The counts are logical lines of what
+// the command printed, not of the tail kept in memory or of the rows on
+// screen.
+func CollapsedHint(k, v, t int) string { return EarlierHint(k, v, t, ExpandAction) }
+
+// ExpandAction is what the hint of a collapsed block offers. Lines that
+// only the artifact holds are offered by the warning line (PagerKey).
+const ExpandAction = "ctrl+o to expand"
+
+// EarlierHint is the one wording of hidden lines above what a block shows
+// (bang blocks, tool blocks, the hint to the pager): "… (k earlier lines,
+// showing v of t)", then " (action)" unless action is empty.
+func EarlierHint(k, v, t int, action string) string {
+	return hiddenHint("… (%d earlier lines, showing %d of %d)", k, v, t, action)
 }
 
-// MoreLinesHint is the dim status of a collapsed bang block hiding n lines.
-func MoreLinesHint(n int) string {
-	return fmt.Sprintf("… %d more lines (ctrl+o to expand)", n)
+// LaterHint is EarlierHint for hidden lines below what a block shows.
+func LaterHint(k, v, t int, action string) string {
+	return hiddenHint("… (%d later lines, showing %d of %d)", k, v, t, action)
+}
+
+func hiddenHint(format string, k, v, t int, action string) string {
+	s := fmt.Sprintf(format, k, v, t)
+	if action != "" {
+		s += " (" + action + ")"
+	}
+	return s
 }
 
 // TimeoutFooter is the metadata line of a call whose model passed a timeout;
@@ -37,19 +57,99 @@ func TimeoutFooter(seconds float64) string {
 const PagerKey = "ctrl+g"
 
 // TruncationWarning is the warning line of a truncated result, shared by
-// both components so the user learns one format; with an artifact it names
-// the key that shows it all.
+// both components: the notice the model reads (bash.TruncationNotice), so
+// the user and the model learn one wording, with the key that shows the
+// artifact.
 func TruncationWarning(t *bash.TruncationMeta) string {
-	var parts []string
+	n := bash.TruncationNotice(t)
 	if t.ArtifactID != "" {
-		parts = append(parts, "Full output: artifact://"+t.ArtifactID+" ("+PagerKey+" to view)")
+		link := "artifact://" + t.ArtifactID
+		n = strings.Replace(n, "Full: "+link, "Full output: "+link+" ("+PagerKey+" to view)", 1)
 	}
-	if t.TruncatedBy == "lines" {
-		parts = append(parts, fmt.Sprintf("Truncated: showing %d of %d lines", t.OutputLines, t.TotalLines))
+	return "[" + n + "]"
+}
+
+// previewRows returns the last n visual rows of lines at width w, wrapping
+// only the lines that show, and the index of the first line with a row on
+// screen (a line cut by the limit counts as shown); cut reports that rows
+// of that line are left out.
+func previewRows(lines []string, w, n int) (rows []string, first int, cut bool) {
+	shown := 0
+	first = len(lines)
+	for first > 0 && shown < n {
+		first--
+		shown += wrapRows(lines[first], w)
+	}
+	for _, l := range lines[first:] {
+		rows = wrapLine(rows, l, w)
+	}
+	if len(rows) > n {
+		rows, cut = rows[len(rows)-n:], true
+	}
+	return rows, first, cut
+}
+
+// hidden counts the lines of what a command printed that a block's text
+// does not hold: before it and after it.
+type hidden struct{ before, after int }
+
+// layout is a block's output at width w: all rows when expanded, else the
+// last maxRows rows of the last maxLines lines (0 = no line limit), with
+// the hints of what is hidden above (top) and below (bottom); "" when
+// nothing is.
+func layout(lines []string, w, maxLines, maxRows int, expanded bool, h hidden) (top string, rows []string, bottom string) {
+	if expanded {
+		for _, l := range lines {
+			rows = wrapLine(rows, l, w)
+		}
+		v := len(lines)
+		if h.before > 0 {
+			top = EarlierHint(h.before, v, h.before+v+h.after, "")
+		}
+		if h.after > 0 {
+			bottom = LaterHint(h.after, v, h.before+v+h.after, "")
+		}
+		return top, rows, bottom
+	}
+	start := 0
+	if maxLines > 0 {
+		start = max(0, len(lines)-maxLines)
+	}
+	rows, first, cut := previewRows(lines[start:], w, maxRows)
+	first += start
+	k, v := h.before+first, len(lines)-first
+	t := k + v + h.after
+	action := ""
+	if first > 0 || cut {
+		action = ExpandAction
+	}
+	switch {
+	case k > 0:
+		top = EarlierHint(k, v, t, action)
+	case cut:
+		// Only the first shown line is cut: no line is hidden.
+		top = "… (" + ExpandAction + ")"
+	}
+	if h.after > 0 {
+		bottom = LaterHint(h.after, v, t, "")
+	}
+	return top, rows, bottom
+}
+
+// hiddenOf is what a truncated result's text leaves out of what the
+// command printed: the lines before its shown range, and after it (a head
+// range).
+func hiddenOf(t *bash.TruncationMeta) hidden {
+	if t == nil {
+		return hidden{}
+	}
+	var h hidden
+	if r := t.ShownRange; r.Start >= 1 && r.End >= r.Start {
+		h.before, h.after = r.Start-1, max(t.TotalLines-r.End, 0)
 	} else {
-		parts = append(parts, fmt.Sprintf("Truncated: %d lines shown (%s limit)", t.OutputLines, bash.FormatSize(t.OutputBytes)))
+		h.before = max(t.TotalLines-t.OutputLines, 0)
 	}
-	return "[" + strings.Join(parts, ". ") + "]"
+	return h
 }
 
 // noticeRE matches the model-facing notice bash.Finalize appends; anchored
@@ -104,6 +204,27 @@ func expandTabs(s string) string {
 		col += n
 		s = s[i+1:]
 	}
+}
+
+// TruncateWords cuts s (which may hold SGR sequences) to at most w cells
+// for a one-line status: at a space, with an ellipsis, so that no word is
+// cut in half, unless the space would leave less than half of the room
+// (a long path or word is cut where it must).
+func TruncateWords(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	t := ansi.Truncate(s, w-1, "")
+	if i := strings.LastIndexByte(t, ' '); i >= 0 && ansi.StringWidth(t[:i]) >= (w-1)/2 {
+		t = strings.TrimRight(t[:i], " ")
+	}
+	if strings.IndexByte(t, 0x1b) >= 0 {
+		t += "\x1b[m" // a cut may leave a style open
+	}
+	return t + "…"
 }
 
 // fit guarantees a line is at most w cells. Wrapping cannot split a wide

@@ -1,11 +1,13 @@
 package render
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/session"
 	"agentsh/internal/sink"
 )
 
@@ -34,6 +36,9 @@ type ToolCall struct {
 	Truncation     *bash.TruncationMeta // Truncation comes from the result's details.
 	Expanded       bool                 // Expanded is toggled by ctrl+o.
 	JobID          string               // JobID is the job the command became (the result's details), "" if none.
+	// Styled is the output with its SGR colours (the result's details, or
+	// the live snapshot); the block shows them unless NO_COLOR. "" = plain.
+	Styled string
 
 	cache   toolCache
 	renders int // cache misses, so tests can prove hits do no work
@@ -43,6 +48,7 @@ type ToolCall struct {
 // Output because Go compares string data pointers before bytes.
 type toolKey struct {
 	command, cwdRel, output    string
+	styled                     string
 	jobID                      string
 	timeout                    float64
 	running, isError, expanded bool
@@ -61,7 +67,7 @@ type toolCache struct {
 // returns the previous string without wrapping again.
 func (c *ToolCall) View(width int, th Theme) string {
 	k := toolKey{
-		command: c.Command, cwdRel: c.CwdRel, output: c.Output, jobID: c.JobID,
+		command: c.Command, cwdRel: c.CwdRel, output: c.Output, styled: c.Styled, jobID: c.JobID,
 		timeout: c.TimeoutSeconds, running: c.Running, isError: c.IsError,
 		expanded: c.Expanded, noColor: th.NoColor, width: width,
 	}
@@ -128,44 +134,38 @@ func (c *ToolCall) render(width int, th Theme) string {
 		out = append(out, th.paint(iconStyle, fit(icon, w)))
 	}
 
-	lines := splitLines(c.shownOutput())
-	var vis []string
-	if c.Expanded {
-		for _, l := range lines {
-			vis = wrapLine(vis, l, bw)
+	text, status := c.shownOutput()
+	lines := splitLines(text)
+	styled := false
+	if c.Styled != "" && !th.NoColor {
+		if st, ok := overlayStyled(text, c.Styled); ok {
+			lines, styled = selfContained(splitLines(st)), true
 		}
-	} else {
-		// Collapsed, only the last PreviewLines rows reach the screen:
-		// count the rows of every line, which is cheap, and wrap only
-		// from the first line that shows. A resize re-renders hundreds of
-		// calls in one frame, so this is what keeps it fast.
-		total, shown, start := 0, 0, len(lines)
-		for i := len(lines) - 1; i >= 0; i-- {
-			r := wrapRows(lines[i], bw)
-			total += r
-			if shown < PreviewLines {
-				shown += r
-				start = i
-			}
-		}
-		for _, l := range lines[start:] {
-			vis = wrapLine(vis, l, bw)
-		}
-		if total > PreviewLines {
-			out = appendStyled(out, th, th.Dim, ind, CollapsedHint(total-PreviewLines, PreviewLines, total), bw)
-			vis = vis[max(0, len(vis)-PreviewLines):]
-		}
+	}
+	top, vis, bottom := layout(lines, bw, 0, PreviewLines, c.Expanded, hiddenOf(c.Truncation))
+	if styled {
+		vis = selfContained(vis)
+	}
+	if top != "" {
+		out = appendStyled(out, th, th.Dim, ind, top, bw)
 	}
 	for _, l := range vis {
 		switch {
 		case l == "":
 			// No indent on blank lines: trailing blanks confuse copy-paste.
-		case c.IsError:
+		case c.IsError && !hasStyle(l):
+			// The command's own colours win over the error colour.
 			l = ind + th.paint(th.Error, l)
 		default:
 			l = ind + l
 		}
 		out = append(out, l)
+	}
+	if bottom != "" {
+		out = appendStyled(out, th, th.Dim, ind, bottom, bw)
+	}
+	if status != "" {
+		out = appendStyled(out, th, th.Error, ind, status, bw)
 	}
 	if c.Running {
 		out = appendStyled(out, th, th.Dim, ind, "Running…", bw)
@@ -179,15 +179,34 @@ func (c *ToolCall) render(width int, th Theme) string {
 	return strings.Join(out, "\n")
 }
 
-// shownOutput is the result text as the body shows it. The job paragraph
-// of a call that became a job (SPEC §9) follows the output's notice, which
-// is stripped all the same; collapsed, the paragraph loses how to use the
-// job tools, which is for the model: the user has the jobs panel, and the
+// shownOutput is the result text as the body shows it, and the status
+// line that follows it (the exit code of a failed command), kept apart so
+// the hint counts only what the command printed. The job paragraph of a
+// call that became a job (SPEC §9) follows the output's notice, which is
+// stripped all the same; collapsed, the paragraph loses how to use the job
+// tools, which is for the model: the user has the jobs panel, and the
 // preview rows are better spent on output.
-func (c *ToolCall) shownOutput() string {
+func (c *ToolCall) shownOutput() (text, status string) {
 	out := sink.Sanitize(c.Output)
 	if c.JobID == "" {
-		return stripNotice(out)
+		if !c.IsError {
+			return stripNotice(out), ""
+		}
+		// A cancelled call carries up to three notices (the engine's
+		// first line, the agent loop's last one, and the truncation notice
+		// between): the block shows one, after the output.
+		text, aborted := cutAborted(out)
+		text = stripNotice(text)
+		if text, status = cutStatus(text); status == "" {
+			text, status = cutCancelled(text)
+		}
+		if status == "" && aborted != "" {
+			status = CancelledStatus
+			if aborted == session.CancelledToolText {
+				status = aborted // it never ran
+			}
+		}
+		return text, status
 	}
 	t := strings.TrimRight(out, "\n")
 	if !c.Expanded {
@@ -195,12 +214,57 @@ func (c *ToolCall) shownOutput() string {
 	}
 	i := strings.LastIndex(t, "\n\n")
 	if i < 0 {
-		return t
+		return t, ""
 	}
 	if body := stripNotice(t[:i]); body != "" {
-		return body + "\n\n" + t[i+2:]
+		return body + "\n\n" + t[i+2:], ""
 	}
-	return t[i+2:]
+	return t[i+2:], ""
+}
+
+// statusRE matches the status bash's result shaping puts after the output
+// of a failed command (SPEC §1.6).
+var statusRE = regexp.MustCompile(`(?:^|\n\n)(Command exited with code -?\d+|Command failed: missing exit status)$`)
+
+// CancelledStatus is the one notice of a cancelled command, in the bang
+// block and the tool block alike: the engine's annotation (SPEC §2.3)
+// without its brackets.
+const CancelledStatus = "Command cancelled"
+
+// cancelRE matches the annotation the engine puts on the first line of a
+// cancelled or timed-out command's output (SPEC §2.3).
+var cancelRE = regexp.MustCompile(`^\[(Command cancelled|Command timed out after \d+ seconds)\](?:\n|$)`)
+
+// cutCancelled splits the engine's cancel or timeout annotation off the
+// start of a text, returning it without brackets as the status.
+func cutCancelled(text string) (body, status string) {
+	m := cancelRE.FindStringSubmatchIndex(text)
+	if m == nil {
+		return text, ""
+	}
+	return text[m[1]:], text[m[2]:m[3]]
+}
+
+// cutAborted splits off what the agent loop writes for a tool call that a
+// cancelled turn stopped (session.AbortedToolText after the output) or
+// never ran (the whole text is session.CancelledToolText).
+func cutAborted(text string) (body, notice string) {
+	if text == session.CancelledToolText || text == session.AbortedToolText {
+		return "", text
+	}
+	if b, ok := strings.CutSuffix(text, "\n\n"+session.AbortedToolText); ok {
+		return b, session.AbortedToolText
+	}
+	return text, ""
+}
+
+// cutStatus splits the trailing status line off a failed result's text.
+func cutStatus(text string) (body, status string) {
+	m := statusRE.FindStringSubmatchIndex(text)
+	if m == nil {
+		return text, ""
+	}
+	return text[:m[0]], text[m[2]:m[3]]
 }
 
 // wrapRows is len(wrapLine(nil, line, w)) without building the rows: the

@@ -48,6 +48,10 @@ type BashOptions struct {
 	// terminal (the TUI's `!` commands): full-screen and interactive
 	// programs work, the shell stays the session's (see bash.TerminalView).
 	Terminal *bash.TerminalView
+	// Styled is for a UI that shows colours: onChunk receives the output
+	// with its SGR sequences kept, the result's Styled is the coloured
+	// output, and the recorded message keeps it; the model's text is plain.
+	Styled bool
 }
 
 // AgentSession holds one conversation: its messages, its persistent store
@@ -301,12 +305,19 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 	if bgNow == nil {
 		bgNow = a.BackgroundNow()
 	}
-	res, err := a.exec.Run(ctx, command, bash.RunOptions{
+	ro := bash.RunOptions{
 		Shell: shell, SessionKey: a.id, Timeout: bash.DefaultTimeout,
 		State: a.state, Capture: bash.CaptureAll,
 		ArtifactPath: artPath, ArtifactID: artID, ArtifactMaxBytes: artMax, OnChunk: onChunk,
 		Jobs: a.Jobs(), BackgroundNow: bgNow, Terminal: opts.Terminal,
-	})
+	}
+	if opts.Styled {
+		ro.OnChunk, ro.OnStyledChunk = nil, onChunk
+		if onChunk == nil {
+			ro.OnStyledChunk = func([]byte) {}
+		}
+	}
+	res, err := a.exec.Run(ctx, command, ro)
 	if res.Job != nil {
 		if artID != "" {
 			bash.ReleaseWhenJobEnds(res.Job, artID, a.artifacts)
@@ -331,7 +342,7 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 	msg := &BashExecutionMessage{
 		Command: command, Output: res.Output, ExitCode: res.ExitCode,
 		Cancelled: res.Cancelled, Truncated: res.Truncated, Meta: meta,
-		Timestamp: a.now().UnixMilli(), ExcludeFromContext: opts.ExcludeFromContext,
+		Timestamp: a.now().UnixMilli(), ExcludeFromContext: opts.ExcludeFromContext, Styled: res.Styled,
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -24,8 +24,8 @@ var ErrMaxTurns = fmt.Errorf("agent stopped after %d turns: the model kept calli
 // it ran (the prompt was aborted).
 const CancelledToolText = "Tool call cancelled"
 
-// abortedToolText is appended to the output of a tool cancelled while it ran.
-const abortedToolText = "Command aborted"
+// AbortedToolText is appended to the output of a tool cancelled while it ran.
+const AbortedToolText = "Command aborted"
 
 // Prompt runs the agent loop for one user message: it appends the queued
 // bang results and the message, then calls the model with the conversation
@@ -196,11 +196,11 @@ func (r *run) runTools(ctx context.Context, reg *tools.Registry, msg *AssistantM
 			})
 			if res.Aborted || ctx.Err() != nil {
 				res.Aborted, res.IsError = true, true
-				if !strings.HasSuffix(res.Content, abortedToolText) && !strings.HasSuffix(res.Content, CancelledToolText) {
+				if !strings.HasSuffix(res.Content, AbortedToolText) && !strings.HasSuffix(res.Content, CancelledToolText) {
 					if strings.TrimSpace(res.Content) == "" {
-						res.Content = abortedToolText
+						res.Content = AbortedToolText
 					} else {
-						res.Content += "\n\n" + abortedToolText
+						res.Content += "\n\n" + AbortedToolText
 					}
 				}
 			}

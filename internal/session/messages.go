@@ -71,6 +71,10 @@ type BashExecutionMessage struct {
 	Meta               *bash.OutputMeta `json:"meta,omitempty"`
 	Timestamp          int64            `json:"timestamp"`
 	ExcludeFromContext bool             `json:"excludeFromContext,omitempty"`
+	// Styled is Output with its SGR colours, when the command was run for
+	// a UI that shows them (BashOptions.Styled) and printed any, so the
+	// transcript can be drawn again in colour; the model reads Output.
+	Styled string `json:"styled,omitempty"`
 }
 
 func (*UserMessage) Role() string          { return RoleUser }

@@ -81,3 +81,56 @@ func BenchmarkTailBufferWrite(b *testing.B) {
 		_, _ = tb.Write(chunk)
 	}
 }
+
+// benchSinkStyled is benchSink without spill for a UI that asks for
+// colours: the second, SGR-keeping sanitizer and the coloured tail.
+func benchSinkStyled(b *testing.B, chunk []byte) {
+	s := New(Options{Styled: true})
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		_, _ = s.Write(chunk)
+		if n++; n%512 == 0 {
+			s.Dump("")
+			s = New(Options{Styled: true})
+		}
+	}
+	s.Dump("")
+}
+
+func BenchmarkSinkStyledASCII(b *testing.B) { benchSinkStyled(b, repeatTo("0123456789abcdef\n")) }
+
+func BenchmarkSinkStyledANSI(b *testing.B) {
+	var s bytes.Buffer
+	for i := range 64 {
+		fmt.Fprintf(&s, "\x1b[1m\x1b[32m✓\x1b[0m test_%02d passed \x1b[2m(%dms)\x1b[0m\r\n", i, i*7)
+	}
+	benchSinkStyled(b, repeatTo(s.String()))
+}
+
+// BenchmarkSinkNoSpillANSI is the plain path on coloured output.
+func BenchmarkSinkNoSpillANSI(b *testing.B) {
+	var buf bytes.Buffer
+	for i := range 64 {
+		fmt.Fprintf(&buf, "\x1b[1m\x1b[32m✓\x1b[0m test_%02d passed \x1b[2m(%dms)\x1b[0m\r\n", i, i*7)
+	}
+	chunk := repeatTo(buf.String())
+	s := New(Options{})
+	b.SetBytes(int64(len(chunk)))
+	for b.Loop() {
+		_, _ = s.Write(chunk)
+	}
+	s.Dump("")
+}
+
+// BenchmarkSinkProgress is a progress bar: a CR and a frame at a time.
+func BenchmarkSinkProgress(b *testing.B) {
+	chunk := repeatTo("\r 42% [#########           ] 1.2 MB/s")
+	s := New(Options{})
+	b.SetBytes(int64(len(chunk)))
+	for b.Loop() {
+		_, _ = s.Write(chunk)
+	}
+	s.Dump("")
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi/parser"
@@ -150,8 +151,14 @@ func dirtyMask(x uint64) uint64 {
 //   - C0 controls other than LF and TAB, DEL and the C1 code points
 //     U+0080..U+009F are removed; LF, TAB and CR that a terminal would
 //     execute inside a sequence are kept;
-//   - CRLF and a lone CR both become LF. The pairing looks at the text that
-//     survives, so "\r\x1b[K\n" is one line break, as on a terminal;
+//   - CRLF becomes LF, and a lone CR stays: it returns to the start of the
+//     line, so the text after it overwrites the line (a progress bar). The
+//     pairing looks at the text that survives, so "\r\x1b[K\n" is one line
+//     break, as on a terminal; CRs in a row count as one, and a CR that
+//     nothing follows at the end of the stream changes nothing and is
+//     dropped. So every CR of the output is followed by a character other
+//     than CR and LF. FinalState turns the stream into each line's final
+//     state; Sanitize does both;
 //   - invalid UTF-8 follows utf8.DecodeRune: each byte at which no valid
 //     character starts becomes one U+FFFD, as a []rune conversion does; an
 //     incomplete character at the end of the stream is one U+FFFD per byte.
@@ -160,9 +167,25 @@ type Sanitizer struct {
 	nheld   int
 	state   parser.State // escape parser state; ground means text
 	seqLen  int          // bytes of the current escape sequence so far
-	heldCR  bool         // a CR is waiting: LF if anything but LF comes next
+	heldCR  bool         // a CR is waiting: kept if anything but LF comes next
+	crs     int          // CRs written to the output so far
 	scratch []byte       // output of Process when p cannot be returned as is
+
+	// KeepSGR keeps the SGR sequences (colours and text attributes,
+	// CSI ... m with numeric parameters) in the output, for a UI that shows
+	// them; every other sequence is still removed, and removing the SGR
+	// sequences from the output gives exactly the plain output. Set it
+	// before the first call.
+	KeepSGR bool
+	sgr     [maxSGR]byte // parameters of the CSI sequence being parsed
+	sgrLen  int
+	sgrOK   bool // the sequence so far can be an SGR sequence
+	sgrs    int  // SGR sequences written to the output so far
 }
+
+// maxSGR bounds the parameters of a kept SGR sequence; a longer one is
+// dropped like any other sequence.
+const maxSGR = 64
 
 // Process returns the sanitized form of p. When p passes through unchanged
 // (the common case) the result is p itself, or a subslice of it, without
@@ -182,29 +205,159 @@ func (z *Sanitizer) Append(dst, p []byte) []byte {
 	return out
 }
 
-// Flush appends what the end of the stream decides: a held CR becomes LF,
-// an incomplete character becomes U+FFFD per byte, and an unterminated
-// escape sequence is dropped. The Sanitizer is then ready for a new stream.
+// Flush appends what the end of the stream decides: a held CR is dropped
+// (nothing overwrites the line), an incomplete character becomes U+FFFD
+// per byte, and an unterminated escape sequence is dropped. The Sanitizer
+// is then ready for a new stream.
 func (z *Sanitizer) Flush(dst []byte) []byte {
-	if z.heldCR {
-		dst = append(dst, '\n')
-	}
-	for range z.nheld {
-		dst = append(dst, string(utf8.RuneError)...)
+	if z.nheld > 0 {
+		dst = z.put(dst, bytes.Repeat(replacement, z.nheld))
 	}
 	z.heldCR, z.nheld, z.state, z.seqLen = false, 0, ground, 0
 	return dst
 }
 
-// Sanitize returns the sanitized form of a complete string.
+// CRs is how many CRs the Sanitizer has written to its output: a consumer
+// that compares it before and after a call knows whether that output may
+// overwrite a line, without scanning it.
+func (z *Sanitizer) CRs() int { return z.crs }
+
+// SanitizeStyled is Sanitize with the SGR sequences kept (KeepSGR): the
+// text a UI shows in colour. Removing its SGR sequences gives Sanitize(s).
+func SanitizeStyled(s string) string {
+	z := Sanitizer{KeepSGR: true}
+	out := z.Append(make([]byte, 0, len(s)+8), []byte(s))
+	out = z.Flush(out)
+	if z.crs > 0 {
+		out = appendFinalStyled(out[:0:0], out)
+	}
+	return string(out)
+}
+
+// Sanitize returns the plain text of a complete string: sanitized, with
+// each line in its final state (FinalState), so it holds no control
+// character but LF and TAB.
 func Sanitize(s string) string {
 	if cleanString(s) {
 		return s
 	}
 	var z Sanitizer
 	out := z.Append(make([]byte, 0, len(s)+8), []byte(s))
-	return string(z.Flush(out))
+	out = z.Flush(out)
+	if z.crs > 0 {
+		out = AppendFinal(out[:0:0], out)
+	}
+	return string(out)
 }
+
+// FinalState returns text with each line in its final state, as a terminal
+// shows it: a CR that is not part of a CRLF returns to the start of the
+// line, and the text after it replaces the whole line (progress bars print
+// each frame over the previous one, and the erase-line sequences they send
+// are gone from sanitized text). A CR that nothing follows changes nothing.
+// Text without CR is returned as is.
+func FinalState(s string) string {
+	if strings.IndexByte(s, '\r') < 0 {
+		return s
+	}
+	return string(AppendFinal(make([]byte, 0, len(s)), []byte(s)))
+}
+
+// AppendFinal appends FinalState(b) to dst; the line that a CR in b
+// overwrites starts after the last LF of dst (or at dst's start).
+func AppendFinal(dst, b []byte) []byte {
+	for {
+		i := bytes.IndexByte(b, '\r')
+		if i < 0 {
+			return append(dst, b...)
+		}
+		dst = append(dst, b[:i]...)
+		for i < len(b) && b[i] == '\r' {
+			i++
+		}
+		if i < len(b) && b[i] != '\n' {
+			dst = dst[:lineStart(dst)]
+		}
+		b = b[i:]
+	}
+}
+
+// appendFinalStyled is AppendFinal for text with SGR sequences
+// (KeepSGR): a line that a CR overwrites leaves its SGR sequences, whose
+// style still applies to the text after the CR, as a terminal's would.
+func appendFinalStyled(dst, b []byte) []byte {
+	for {
+		i := bytes.IndexByte(b, '\r')
+		if i < 0 {
+			return append(dst, b...)
+		}
+		dst = append(dst, b[:i]...)
+		for i < len(b) && b[i] == '\r' {
+			i++
+		}
+		if i < len(b) && b[i] != '\n' {
+			ls := lineStart(dst)
+			kept := appendSGRs(nil, dst[ls:])
+			dst = append(dst[:ls], kept...)
+		}
+		b = b[i:]
+	}
+}
+
+// SGRState returns the SGR sequences of styled text (KeepSGR) that are in
+// force at its end: those from the last reset on (at most a few hundred
+// bytes of them). Put in front of text cut from later in the same stream,
+// they give it its colour.
+func SGRState(styled string) string {
+	if strings.IndexByte(styled, 0x1b) < 0 {
+		return ""
+	}
+	st := appendSGRs(nil, []byte(styled))
+	// A reset in front undoes nothing here: the state starts plain.
+	for _, r := range []string{"\x1b[m", "\x1b[0m"} {
+		for bytes.HasPrefix(st, []byte(r)) {
+			st = st[len(r):]
+		}
+	}
+	return string(st)
+}
+
+// maxKeptSGR bounds the SGR sequences an overwritten line leaves: a
+// progress bar of 100 000 coloured frames must not pile them up.
+const maxKeptSGR = 256
+
+// appendSGRs appends the SGR sequences of styled text b to dst: only those
+// from the last reset on matter, and at most maxKeptSGR bytes of them.
+func appendSGRs(dst, b []byte) []byte {
+	start := len(dst)
+	for {
+		i := bytes.IndexByte(b, 0x1b)
+		if i < 0 {
+			break
+		}
+		b = b[i:]
+		j := bytes.IndexByte(b, 'm')
+		if j < 0 || len(b) < 2 || b[1] != '[' {
+			b = b[1:]
+			continue
+		}
+		seq := b[:j+1]
+		if p := seq[2:j]; len(p) == 0 || string(p) == "0" || bytes.HasPrefix(p, []byte("0;")) {
+			dst = dst[:start] // a reset: what came before no longer applies
+		}
+		dst = append(dst, seq...)
+		b = b[j+1:]
+	}
+	if n := len(dst) - start; n > maxKeptSGR {
+		k := start + n - maxKeptSGR
+		k += bytes.IndexByte(dst[k:], 0x1b)
+		dst = append(dst[:start], dst[k:]...)
+	}
+	return dst
+}
+
+// lineStart is the offset in b where its last line starts.
+func lineStart(b []byte) int { return bytes.LastIndexByte(b, '\n') + 1 }
 
 var replacement = []byte(string(utf8.RuneError))
 
@@ -332,7 +485,7 @@ func hasC1(b []byte) bool {
 }
 
 // put appends b, first settling a held CR: it vanishes before an LF and is
-// an LF itself before anything else.
+// kept before anything else.
 func (z *Sanitizer) put(out, b []byte) []byte {
 	if len(b) == 0 {
 		return out
@@ -340,19 +493,17 @@ func (z *Sanitizer) put(out, b []byte) []byte {
 	if z.heldCR {
 		z.heldCR = false
 		if b[0] != '\n' {
-			out = append(out, '\n')
+			out = append(out, '\r')
+			z.crs++
 		}
 	}
 	return append(out, b...)
 }
 
 // carriageReturn holds a CR until the next surviving byte shows whether it
-// is half of a CRLF pair; a CR already held is followed by this one, not by
-// an LF, so it becomes an LF now.
+// is half of a CRLF pair; a CR while one is held adds nothing (the cursor
+// is at the line's start already).
 func (z *Sanitizer) carriageReturn(out []byte) []byte {
-	if z.heldCR {
-		out = append(out, '\n')
-	}
 	z.heldCR = true
 	return out
 }
@@ -400,6 +551,37 @@ func (z *Sanitizer) resumeRune(out, p []byte) ([]byte, int, bool) {
 	return out, off - n, false
 }
 
+// keepSGR follows one transition of the escape parser for KeepSGR: it
+// collects the parameters of a CSI sequence and writes the sequence when it
+// ends as SGR. The sequence is written as is, without settling a held CR,
+// so the text around it is exactly the plain output's.
+func (z *Sanitizer) keepSGR(out []byte, st, next parser.State, action parser.Action, c byte) []byte {
+	switch {
+	case st == parser.EscapeState && next == parser.CsiEntryState:
+		z.sgrLen, z.sgrOK = 0, true
+	case st < parser.CsiEntryState || st > parser.CsiParamState, action == parser.ExecuteAction:
+	case action == parser.ParamAction:
+		if z.sgrLen == maxSGR {
+			z.sgrOK = false
+			break
+		}
+		z.sgr[z.sgrLen] = c
+		z.sgrLen++
+	case action == parser.DispatchAction && c == 'm' && z.sgrOK:
+		out = append(out, "\x1b["...)
+		out = append(out, z.sgr[:z.sgrLen]...)
+		out = append(out, 'm')
+		z.sgrs++
+		z.sgrOK = false
+	default: // a private marker, an intermediate byte, another final byte
+		z.sgrOK = false
+	}
+	return out
+}
+
+// SGRs is how many SGR sequences a KeepSGR Sanitizer has written.
+func (z *Sanitizer) SGRs() int { return z.sgrs }
+
 // sequence feeds p[i:] to the escape parser until the sequence ends,
 // returning the index of the first byte after it. Sequences are dropped;
 // only LF, TAB and CR that the parser executes inside them (as a terminal
@@ -414,6 +596,9 @@ func (z *Sanitizer) sequence(out, p []byte, i int) ([]byte, int) {
 			// A non-ASCII byte aborts the sequence; it is text, so reprocess it.
 			st, n = ground, 0
 			break
+		}
+		if z.KeepSGR {
+			out = z.keepSGR(out, st, next, action, c)
 		}
 		switch action {
 		case parser.ExecuteAction:

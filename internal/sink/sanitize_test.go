@@ -2,6 +2,7 @@ package sink
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -18,14 +19,18 @@ var sanitizeCases = []struct {
 	{"plain", "hello world\n", "hello world\n"},
 	{"tab kept", "a\tb\n", "a\tb\n"},
 	{"crlf", "a\r\nb\r\n", "a\nb\n"},
-	{"lone cr", "a\rb", "a\nb"},
-	{"cr at end", "a\r", "a\n"},
-	{"cr cr lf", "a\r\r\nb", "a\n\nb"},
-	{"lf cr", "a\n\rb", "a\n\nb"},
+	{"lone cr", "a\rb", "a\rb"},
+	{"cr at end", "a\r", "a"},
+	{"cr cr lf", "a\r\r\nb", "a\nb"},
+	{"cr cr text", "a\r\rb", "a\rb"},
+	{"lf cr", "a\n\rb", "a\n\rb"},
 	{"only crlf", "\r\n\r\n", "\n\n"},
-	{"progress bar", "10%\r50%\r100%\n", "10%\n50%\n100%\n"},
+	{"only cr", "\r\r", ""},
+	{"progress bar", "10%\r50%\r100%\n", "10%\r50%\r100%\n"},
 	{"cr then erase then lf", "abc\r\x1b[K\ndef", "abc\ndef"},
-	{"cr then erase then text", "abc\r\x1b[2Kdef", "abc\ndef"},
+	{"cr then erase then text", "abc\r\x1b[2Kdef", "abc\rdef"},
+	{"cr nul text", "a\r\x00b", "a\rb"},
+	{"cr before incomplete character at end", "a\r\xe2\x82", "a\r" + fffd + fffd},
 	{"cr nul lf", "a\r\x00\nb", "a\nb"},
 	{"nul", "a\x00b\x00", "ab"},
 	{"bel bs vt ff", "a\x07b\x08c\x0bd\x0ce", "abcde"},
@@ -96,17 +101,79 @@ func feed(pieces ...[]byte) string {
 	return string(z.Flush(out))
 }
 
+// TestSanitizeTable checks the stream (Process) against the table, and
+// Sanitize against the final state of that stream.
 func TestSanitizeTable(t *testing.T) {
 	for _, tc := range sanitizeCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Sanitize(tc.in); got != tc.want {
-				t.Errorf("Sanitize(%q) = %q, want %q", tc.in, got, tc.want)
-			}
 			if got := feed([]byte(tc.in)); got != tc.want {
 				t.Errorf("Process(%q) = %q, want %q", tc.in, got, tc.want)
 			}
+			if got, want := Sanitize(tc.in), finalOracle(tc.want); got != want {
+				t.Errorf("Sanitize(%q) = %q, want %q", tc.in, got, want)
+			}
 		})
 	}
+}
+
+var finalCases = []struct{ in, want string }{
+	{"", ""},
+	{"plain\n", "plain\n"},
+	{"10%\r50%\r100%\n", "100%\n"},
+	{"abc\rX", "X"}, // the whole line, not only its first column
+	{"abc\r", "abc"},
+	{"abc\r\n", "abc\n"},
+	{"abc\r\r\ndef", "abc\ndef"},
+	{"abc\r\rX", "X"},
+	{"one\ntwo\rthree\nfour", "one\nthree\nfour"},
+	{"\rx", "x"},
+	{"a\rb\rc", "c"},
+	{"a\n\rb", "a\nb"},
+	{"a\n\r\nb", "a\n\nb"},
+	{"tab\there\rover", "over"},
+	{"日本語\r😀", "😀"},
+}
+
+func TestFinalState(t *testing.T) {
+	for _, tc := range finalCases {
+		if got := FinalState(tc.in); got != tc.want {
+			t.Errorf("FinalState(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if got := finalOracle(tc.in); got != tc.want {
+			t.Errorf("finalOracle(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		// AppendFinal overwrites only the last line of what it appends to.
+		if got := string(AppendFinal([]byte("kept\npart"), []byte(tc.in))); got != finalOracle("kept\npart"+tc.in) {
+			t.Errorf("AppendFinal after a partial line: %q", got)
+		}
+	}
+	// A progress bar of 100 000 frames is one line.
+	var b strings.Builder
+	b.WriteString("Downloading\n")
+	for i := range 100000 {
+		fmt.Fprintf(&b, "\r%3d%% [%-20s]", i/1000, strings.Repeat("=", i/5000))
+	}
+	b.WriteString("\r100% done\n")
+	if got := Sanitize(b.String()); got != "Downloading\n100% done\n" {
+		t.Errorf("progress bar: %d lines, %.80q", strings.Count(got, "\n"), got)
+	}
+}
+
+// finalOracle is FinalState written naively: the text split into lines,
+// each line split at its CRs, and the last non-empty piece kept.
+func finalOracle(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		pieces := strings.Split(l, "\r")
+		l = pieces[0]
+		for _, p := range pieces[1:] {
+			if p != "" {
+				l = p
+			}
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "\n")
 }
 
 // TestSanitizeSplits checks that chunk boundaries never matter: every case,
@@ -122,7 +189,7 @@ func TestSanitizeSplits(t *testing.T) {
 	}
 	inputs = append(inputs, all.String())
 	for _, in := range inputs {
-		want := Sanitize(in)
+		want := feed([]byte(in))
 		b := []byte(in)
 		for i := 0; i <= len(b); i++ {
 			if got := feed(b[:i], b[i:]); got != want {
@@ -309,7 +376,7 @@ func textOracle(s string) string {
 		if cr {
 			cr = false
 			if r != '\n' {
-				b.WriteByte('\n')
+				b.WriteByte('\r')
 			}
 		}
 		b.WriteRune(r)
@@ -317,9 +384,6 @@ func textOracle(s string) string {
 	for _, r := range s { // invalid bytes decode as one RuneError each
 		switch {
 		case r == '\r':
-			if cr {
-				b.WriteByte('\n')
-			}
 			cr = true
 		case r == '\n' || r == '\t':
 			emit(r)
@@ -327,9 +391,6 @@ func textOracle(s string) string {
 		default:
 			emit(r)
 		}
-	}
-	if cr {
-		b.WriteByte('\n')
 	}
 	return b.String()
 }

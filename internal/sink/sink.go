@@ -63,7 +63,18 @@ type Options struct {
 	// MinArtifactMaxBytes is raised to it.
 	ArtifactMaxBytes int
 	OnChunk          func([]byte) // receives each sanitized chunk; slice valid only during the call
+	// Styled keeps a coloured copy of the tail for a UI (Summary.Styled),
+	// made by a second Sanitizer with KeepSGR that runs only then.
+	Styled bool
+	// OnStyledChunk receives each chunk sanitized with its SGR sequences
+	// kept (implies Styled); the slice is valid only during the call.
+	OnStyledChunk func([]byte)
 }
+
+// styledMaxFactor sizes the coloured tail against the plain one: SGR
+// sequences take room of their own, and the coloured copy must still
+// cover the whole plain tail.
+const styledMaxFactor = 4
 
 // Summary describes the collected output after Dump.
 type Summary struct {
@@ -85,6 +96,11 @@ type Summary struct {
 	// ArtifactError says why the complete stream was not saved although
 	// it outgrew the tail and an artifact path was given; nil otherwise.
 	ArtifactError error
+	// Styled is Output with the SGR sequences of the stream kept, when
+	// Options.Styled asked for it and the stream had any (else ""):
+	// removing them gives Output exactly. The style in force where the
+	// tail starts comes first.
+	Styled string
 }
 
 // OutputSink receives a command's raw output; create it with New. It is safe
@@ -95,10 +111,11 @@ type OutputSink struct {
 	opts     Options
 	san      Sanitizer
 	tail     tail
-	total    int  // sanitized bytes seen
-	newlines int  // '\n' among them
-	lastByte byte // last sanitized byte, to count an unterminated last line
-	overflow bool // the stream outgrew the tail at least once
+	total    int    // sanitized bytes seen
+	newlines int    // '\n' among them
+	lastByte byte   // last sanitized byte, to count an unterminated last line
+	overflow bool   // the stream outgrew the tail at least once
+	stream   []byte // the stream before the first overflow, once a CR made the tail differ from it
 	file     *os.File
 	fileW    *bufio.Writer
 	filePos  int // where fileW writes next: the stream offset until the cap, then a place in the ring
@@ -108,6 +125,25 @@ type OutputSink struct {
 	fileErr  error // the artifact could not be opened or written: memory only
 	dumped   bool
 	summary  Summary
+	sty      *styledTail // nil unless Options.Styled
+	marks    *marks      // the styles file of the artifact; nil unless Styled with an artifact path
+}
+
+// styledTail is the coloured copy of the tail.
+type styledTail struct {
+	san  Sanitizer
+	tail tail
+	on   func([]byte)
+}
+
+func (st *styledTail) push(c []byte) {
+	if len(c) == 0 {
+		return
+	}
+	if st.on != nil {
+		st.on(c)
+	}
+	st.tail.write(c)
 }
 
 // New returns an OutputSink configured by opts.
@@ -119,7 +155,15 @@ func New(opts Options) *OutputSink {
 	if c <= 0 {
 		c = DefaultArtifactMaxBytes
 	}
-	return &OutputSink{opts: opts, tail: tail{max: opts.MaxBytes}, capMax: max(c, MinArtifactMaxBytes)}
+	s := &OutputSink{opts: opts, tail: tail{max: opts.MaxBytes}, capMax: max(c, MinArtifactMaxBytes)}
+	if opts.Styled || opts.OnStyledChunk != nil {
+		s.sty = &styledTail{san: Sanitizer{KeepSGR: true}, tail: tail{max: styledMaxFactor * opts.MaxBytes, sgr: true},
+			on: opts.OnStyledChunk}
+		if opts.ArtifactPath != "" {
+			s.marks = &marks{path: opts.ArtifactPath + StylesSuffix}
+		}
+	}
+	return s
 }
 
 // Write consumes raw command output. It always returns len(p), nil: artifact
@@ -129,7 +173,17 @@ func (s *OutputSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock() // deferred so that a panicking OnChunk cannot leave it locked
 	if !s.dumped {
-		s.push(s.san.Process(p))
+		crs, base := s.san.CRs(), s.total
+		c := s.san.Process(p)
+		s.push(c, s.san.CRs() != crs)
+		if s.sty != nil {
+			sgrs := s.sty.san.SGRs()
+			sc := s.sty.san.Process(p)
+			s.sty.push(sc)
+			if s.marks != nil && s.sty.san.SGRs() != sgrs {
+				s.marks.scan(sc, base)
+			}
+		}
 	}
 	return len(p), nil
 }
@@ -176,7 +230,12 @@ func (s *OutputSink) Dump(notice string) Summary {
 		return s.summary
 	}
 	s.dumped = true
-	s.push(s.san.Flush(nil))
+	crs := s.san.CRs()
+	c := s.san.Flush(nil)
+	s.push(c, s.san.CRs() != crs)
+	if s.sty != nil {
+		s.sty.push(s.sty.san.Flush(nil))
+	}
 	artifact := ""
 	dropped, headLines := 0, 0
 	if s.file != nil {
@@ -197,6 +256,16 @@ func (s *OutputSink) Dump(notice string) Summary {
 	}
 	s.summary = s.summaryLocked(notice, artifact)
 	s.summary.DroppedBytes, s.summary.HeadLines = dropped, headLines
+	if s.marks != nil {
+		s.marks.close(artifact != "" && dropped == 0)
+	}
+	if s.sty != nil && s.sty.san.SGRs() > 0 {
+		t := &s.sty.tail
+		if st, ok := alignStyled(t.styled(t.buf, t.max), s.tail.bytes()); ok {
+			s.summary.Styled = s.summary.Output[:len(s.summary.Output)-s.summary.OutputBytes] + st
+		}
+	}
+	s.sty = nil
 	if s.fileErr != nil {
 		s.summary.ArtifactError = s.fileErr
 		artifactErrors.Store(s.opts.ArtifactPath, s.fileErr)
@@ -217,6 +286,10 @@ func (s *OutputSink) Handover(onChunk func([]byte)) Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.opts.OnChunk = onChunk
+	s.sty = nil // the UI that asked for colours no longer shows this stream
+	if s.marks != nil {
+		s.marks.failed = true // the artifact's colours end here: none
+	}
 	if s.dumped {
 		return s.summary
 	}
@@ -246,20 +319,29 @@ func (s *OutputSink) summaryLocked(notice, artifact string) Summary {
 	}
 }
 
-// push records one sanitized chunk.
-func (s *OutputSink) push(c []byte) {
+// push records one sanitized chunk; cr says it holds a CR, which may
+// overwrite a line of the tail.
+func (s *OutputSink) push(c []byte, cr bool) {
 	if len(c) == 0 {
 		return
 	}
 	if s.opts.OnChunk != nil {
 		s.opts.OnChunk(c)
 	}
-	// Before the first overflow the tail holds the whole stream, so this is
-	// "buffered + chunk would exceed the limit".
-	if !s.overflow && s.total+len(c) > s.opts.MaxBytes {
-		s.overflow = true
-		if s.opts.ArtifactPath != "" {
-			s.openFile()
+	// Before the first overflow the stream fits the limit: the tail holds
+	// all of it until a CR overwrites a line, and stream from then on.
+	if !s.overflow {
+		if s.total+len(c) > s.opts.MaxBytes {
+			s.overflow = true
+			if s.opts.ArtifactPath != "" {
+				s.openFile()
+			}
+			s.stream = nil
+		} else if cr || s.stream != nil {
+			if s.stream == nil {
+				s.stream = append(make([]byte, 0, s.opts.MaxBytes), s.tail.buf...)
+			}
+			s.stream = append(s.stream, c...)
 		}
 	}
 	if s.file != nil {
@@ -272,11 +354,16 @@ func (s *OutputSink) push(c []byte) {
 	s.total += len(c)
 	s.newlines += bytes.Count(c, []byte{'\n'})
 	s.lastByte = c[len(c)-1]
-	s.tail.write(c)
+	if cr || s.tail.cr {
+		s.tail.write(c)
+	} else {
+		s.tail.add(c)
+	}
 }
 
 // openFile starts the artifact with everything seen so far, which at the
-// first overflow is still entirely in the tail.
+// first overflow is still entirely in the tail, or in stream once a CR
+// overwrote a line.
 func (s *OutputSink) openFile() {
 	// No O_TRUNC: the path is usually an empty reservation, and truncating
 	// an existing file makes ext4 flush the whole artifact to disk on close
@@ -296,7 +383,18 @@ func (s *OutputSink) openFile() {
 		return
 	}
 	s.file, s.fileW = f, bufio.NewWriterSize(f, fileBufSize)
-	s.writeFile(s.tail.buf)
+	if s.marks != nil {
+		s.marks.open()
+	} else {
+		// A styles file left from an artifact that once had this path
+		// would colour this one.
+		_ = os.Remove(s.opts.ArtifactPath + StylesSuffix)
+	}
+	if s.stream != nil {
+		s.writeFile(s.stream)
+	} else {
+		s.writeFile(s.tail.buf)
+	}
 }
 
 // writeFile appends c to the artifact. The file holds the stream as it is
@@ -458,6 +556,9 @@ func (s *OutputSink) dropFile(why error) {
 	_ = os.Remove(s.opts.ArtifactPath)
 	s.file, s.fileW = nil, nil
 	s.fileErr = why
+	if s.marks != nil {
+		s.marks.close(false)
+	}
 }
 
 // artifactErrors holds Summary.ArtifactError by artifact path until
@@ -493,4 +594,42 @@ func countLines(b []byte) int {
 		return 0
 	}
 	return lines(bytes.Count(b, []byte{'\n'}), len(b), b[len(b)-1])
+}
+
+// alignStyled returns the end of styled text st (KeepSGR) that holds
+// exactly the plain text plain, which ends st's text, with the SGR
+// sequences in force where it starts in front; ok is false when st holds
+// less text than plain.
+func alignStyled(st, plain []byte) (string, bool) {
+	text := len(st) // bytes of text in st
+	for b := st; ; {
+		i := bytes.IndexByte(b, 0x1b)
+		if i < 0 {
+			break
+		}
+		j := bytes.IndexByte(b[i:], 'm')
+		if j < 0 {
+			return "", false
+		}
+		text -= j + 1
+		b = b[i+j+1:]
+	}
+	skip := text - len(plain)
+	if skip < 0 {
+		return "", false
+	}
+	// Walk past skip bytes of text; sequences at the cut belong to what
+	// follows it.
+	k := 0
+	for skip > 0 {
+		if st[k] == 0x1b {
+			k += bytes.IndexByte(st[k:], 'm') + 1
+			continue
+		}
+		k++
+		skip--
+	}
+	state := appendSGRs(nil, st[:k])
+	out := append(state, st[k:]...)
+	return string(out), true
 }

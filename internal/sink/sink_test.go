@@ -289,17 +289,17 @@ func TestSinkDumpTwiceAndLateWrites(t *testing.T) {
 	s := New(Options{MaxBytes: 8, OnChunk: func([]byte) { calls++ }})
 	_, _ = s.Write([]byte("one\ntwo\r"))
 	first := s.Dump("done")
-	want := Summary{Output: "[done]\none\ntwo\n", TotalLines: 2, TotalBytes: 8, OutputLines: 2, OutputBytes: 8}
+	want := Summary{Output: "[done]\none\ntwo", TotalLines: 2, TotalBytes: 7, OutputLines: 2, OutputBytes: 7}
 	if first != want {
 		t.Fatalf("first Dump = %+v", first)
 	}
-	if calls != 2 { // "one\ntwo" then the held CR as "\n"
+	if calls != 1 { // "one\ntwo"; the held CR changes nothing at the end
 		t.Fatalf("OnChunk calls = %d", calls)
 	}
 	if n, err := s.Write([]byte("ignored")); n != 7 || err != nil {
 		t.Fatalf("late Write = %d, %v", n, err)
 	}
-	if again := s.Dump("other"); again != first || calls != 2 {
+	if again := s.Dump("other"); again != first || calls != 1 {
 		t.Fatalf("second Dump = %+v, calls %d", again, calls)
 	}
 }
@@ -404,5 +404,73 @@ func TestSinkConcurrent(t *testing.T) {
 	got := s.Dump("")
 	if got.TotalBytes != 8*1000*11 || got.TotalLines != 8000 || got.OutputLines != 91 || got.ArtifactID != "c" {
 		t.Fatalf("Summary = %+v", short(got))
+	}
+}
+
+// progressRaw is what a downloader prints: a header, a bar of frames drawn
+// over each other with CR (and erase-line sequences), then a summary.
+func progressRaw(frames int) (raw []byte, stream, final string) {
+	var r, s strings.Builder
+	r.WriteString("Collecting numpy\r\n")
+	s.WriteString("Collecting numpy\n")
+	for i := range frames {
+		fmt.Fprintf(&r, "\r\x1b[K   %6d/%d kB", i+1, frames)
+		fmt.Fprintf(&s, "\r   %6d/%d kB", i+1, frames)
+	}
+	r.WriteString("\r\nInstalled\r\n")
+	s.WriteString("\nInstalled\n")
+	final = fmt.Sprintf("Collecting numpy\n   %6d/%d kB\nInstalled\n", frames, frames)
+	return []byte(r.String()), s.String(), final
+}
+
+// TestSinkProgressBar: the output and the counts keep each line's final
+// state (100 000 frames are one line), while OnChunk and the artifact get
+// every frame, byte for byte.
+func TestSinkProgressBar(t *testing.T) {
+	raw, stream, final := progressRaw(100000)
+	if FinalState(stream) != final || Sanitize(string(raw)) != final {
+		t.Fatal("test input does not sanitize as expected")
+	}
+	for _, maxChunk := range []int{1, 13, 4096, len(raw)} {
+		path := filepath.Join(t.TempDir(), "2.bash.log")
+		var seen bytes.Buffer
+		s := New(Options{ArtifactPath: path, ArtifactID: "2", OnChunk: func(b []byte) { seen.Write(b) }})
+		writeChunks(t, s, raw, maxChunk, 7)
+		got := s.Dump("")
+		want := Summary{Output: final, Truncated: true, TotalLines: 3, TotalBytes: len(stream),
+			OutputLines: 3, OutputBytes: len(final), ArtifactID: "2"}
+		if got != want {
+			t.Fatalf("chunks of %d: %+v\nwant %+v", maxChunk, short(got), short(want))
+		}
+		if seen.String() != stream {
+			t.Fatalf("chunks of %d: OnChunk differs from the stream", maxChunk)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != stream {
+			t.Fatalf("chunks of %d: the artifact is not the stream (%d bytes, %v)", maxChunk, len(b), err)
+		}
+	}
+	// Small enough for the tail: no artifact, and still one line.
+	raw, _, final = progressRaw(100)
+	s := New(Options{ArtifactPath: filepath.Join(t.TempDir(), "3.bash.log"), ArtifactID: "3"})
+	_, _ = s.Write(raw)
+	if got := s.Dump(""); got.Output != final || got.Truncated || got.TotalLines != 3 {
+		t.Fatalf("small bar: %+v", short(got))
+	}
+}
+
+// TestSinkOverwriteLongLine: an overwritten line longer than the tail
+// uncovers the lines before it, and only the tail's worth of them.
+func TestSinkOverwriteLongLine(t *testing.T) {
+	for _, max := range []int{5, 10, 64} {
+		for _, maxChunk := range []int{1, 7, 1000} {
+			before := strings.Repeat("line\n", 40)
+			raw := before + strings.Repeat("x", 10*max) + "\rshort\n"
+			s := New(Options{MaxBytes: max})
+			writeChunks(t, s, []byte(raw), maxChunk, uint64(max))
+			got := s.Dump("")
+			if want := refTail(before+"short\n", max); got.Output != want || got.TotalLines != 41 {
+				t.Fatalf("max %d chunks %d: %q, want %q", max, maxChunk, got.Output, want)
+			}
+		}
 	}
 }

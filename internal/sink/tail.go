@@ -1,34 +1,172 @@
 package sink
 
 import (
+	"bytes"
 	"sync"
 	"unicode/utf8"
 )
 
-// tail keeps the last max bytes of a stream. It trims lazily: the buffer may
-// grow to 2×max before it is shifted, so each byte is copied about once more
-// however small the writes are, and a write larger than max costs only the
-// copy of its last max bytes.
+// tail keeps the last max bytes of a text stream in its final state: a CR
+// returns to the start of the line and the next character other than LF
+// overwrites the whole line (see FinalState), so a progress bar of 100 000
+// frames is one line, not 100 000. It trims lazily: the buffer may grow to
+// 3×max before it is shifted, so each byte is copied about once more however
+// small the writes are.
+//
+// An overwrite uncovers what came before the line, so the tail keeps the
+// last max bytes before the current line as well: in buf while the line is
+// short, in prev once the line alone fills the window.
 type tail struct {
-	buf []byte
-	max int
+	buf  []byte
+	max  int
+	prev []byte // the last max bytes before the current line, when buf starts inside it
+	cr   bool   // the last write ended with a CR: the next byte but LF overwrites the line
+	raw  bool   // CRs are kept as bytes, for a terminal emulator to draw
+	sgr  bool   // styled text: an overwritten line leaves its SGR sequences
+	lead []byte // styled: the SGR sequences in force where buf starts
 }
 
+// write appends p, which may hold CRs.
 func (t *tail) write(p []byte) {
-	if len(p) >= t.max {
-		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+	if t.raw {
+		t.add(p)
 		return
 	}
-	if n := len(t.buf) + len(p); n-t.max > t.max { // n > 2×max, without overflow
-		drop := n - t.max // < len(t.buf), because len(p) < max
-		t.buf = t.buf[:copy(t.buf, t.buf[drop:])]
+	for len(p) > 0 {
+		if t.cr {
+			if p[0] == '\r' {
+				p = p[1:]
+				continue
+			}
+			t.cr = false
+			if p[0] != '\n' {
+				t.cutLine()
+			}
+		}
+		i := bytes.IndexByte(p, '\r')
+		if i < 0 {
+			t.add(p)
+			return
+		}
+		t.add(p[:i])
+		t.cr = true
+		p = p[i+1:]
 	}
-	t.buf = append(t.buf, p...)
+}
+
+// cutLine removes the current line, uncovering the text before it.
+func (t *tail) cutLine() {
+	ls := lineStart(t.buf)
+	var kept []byte
+	if t.sgr {
+		kept = appendSGRs(nil, t.buf[ls:])
+	}
+	if ls > 0 {
+		t.buf, t.prev = append(t.buf[:ls], kept...), nil
+		return
+	}
+	t.buf = append(append(t.buf[:0], t.prev...), kept...)
+	t.prev = nil
+}
+
+// add appends p, which holds no CR.
+func (t *tail) add(p []byte) {
+	n := len(t.buf) + len(p)
+	if n <= 3*t.max {
+		t.buf = append(t.buf, p...)
+		return
+	}
+	// Keep the last max bytes, and the last max before the current line:
+	// in buf when the line is shorter than max, in prev otherwise.
+	keep := n - t.max
+	ls := -1 // start of the current line in buf+p; -1 when before buf
+	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+		ls = len(t.buf) + i + 1
+	} else if i := bytes.LastIndexByte(t.buf, '\n'); i >= 0 {
+		ls = i + 1
+	}
+	switch {
+	case ls > keep:
+		keep = max(ls-t.max, 0)
+		t.prev = nil
+	case ls >= 0:
+		from := max(ls-t.max, 0)
+		if t.sgr {
+			from = min(seqEnd(t.buf, p, from), ls)
+		}
+		t.prev = appendRange(t.prev[:0], t.buf, p, from, ls)
+	}
+	if t.sgr {
+		keep = seqEnd(t.buf, p, keep)
+		t.lead = appendSGRs(nil, appendRange(t.lead, t.buf, p, 0, keep))
+	}
+	if keep >= len(t.buf) {
+		t.buf = append(t.buf[:0], p[keep-len(t.buf):]...)
+		return
+	}
+	t.buf = append(t.buf[:copy(t.buf, t.buf[keep:])], p...)
+}
+
+// seqEnd moves i, an offset in styled text a+b, past the SGR sequence it
+// falls inside, if any, so a cut there leaves no piece of a sequence. An
+// ESC before i with no 'm' after it is a sequence still open at i: styled
+// text has ESC only in sequences and no 'm' inside one, which is at most
+// maxSGR+3 bytes long.
+func seqEnd(a, b []byte, i int) int {
+	at := func(k int) byte {
+		if k < len(a) {
+			return a[k]
+		}
+		return b[k-len(a)]
+	}
+	n := len(a) + len(b)
+	for k := i - 1; k >= 0 && k >= i-maxSGR-3; k-- {
+		switch at(k) {
+		case 'm':
+			return i
+		case 0x1b:
+			for ; i < n; i++ {
+				if at(i) == 'm' {
+					return i + 1
+				}
+			}
+			return n
+		}
+	}
+	return i
+}
+
+// appendRange appends bytes [from, to) of a+b to dst.
+func appendRange(dst, a, b []byte, from, to int) []byte {
+	if from < len(a) {
+		dst = append(dst, a[from:min(to, len(a))]...)
+	}
+	if to > len(a) {
+		dst = append(dst, b[max(from-len(a), 0):to-len(a)]...)
+	}
+	return dst
 }
 
 // bytes returns the kept tail: the longest suffix of the stream that has at
-// most max bytes and starts on a character boundary.
-func (t *tail) bytes() []byte { return runeSuffix(t.buf, t.max) }
+// most max bytes and starts on a character boundary (and, styled, not
+// inside a sequence).
+func (t *tail) bytes() []byte { return t.suffix(t.buf, t.max) }
+
+// styled is bytes() for a styled tail, with the SGR sequences in force
+// where it starts in front.
+func (t *tail) styled(b []byte, limit int) []byte {
+	s := t.suffix(b, limit)
+	state := appendSGRs(nil, append(append([]byte(nil), t.lead...), b[:len(b)-len(s)]...))
+	return append(state, s...)
+}
+
+func (t *tail) suffix(b []byte, limit int) []byte {
+	s := runeSuffix(b, limit)
+	if t.sgr {
+		s = b[seqEnd(b, nil, len(b)-len(s)):]
+	}
+	return s
+}
 
 // runeSuffix returns the last limit bytes of b, moved forward past UTF-8
 // continuation bytes so that no character is split.
@@ -41,8 +179,9 @@ func runeSuffix(b []byte, limit int) []byte {
 }
 
 // TailBuffer is a UTF-8-safe rolling tail of a text stream, for live
-// progress snapshots. It is safe for concurrent use, so one goroutine may
-// write while another takes snapshots.
+// progress snapshots, with each line in its final state (a CR returns to
+// the line's start, as in OutputSink). It is safe for concurrent use, so
+// one goroutine may write while another takes snapshots.
 type TailBuffer struct {
 	mu  sync.Mutex
 	t   tail // keeps max+UTFMax-1 bytes, so an incomplete last character
@@ -56,6 +195,24 @@ func NewTailBuffer(max int) *TailBuffer {
 		max = DefaultMaxBytes
 	}
 	return &TailBuffer{t: tail{max: max + utf8.UTFMax - 1}, max: max}
+}
+
+// NewRawTailBuffer is NewTailBuffer for a terminal emulator: it keeps the
+// CRs of the stream, which the emulator draws itself, instead of each
+// line's final state.
+func NewRawTailBuffer(max int) *TailBuffer {
+	t := NewTailBuffer(max)
+	t.t.raw = true
+	return t
+}
+
+// NewStyledTailBuffer is NewTailBuffer for styled text (see
+// Sanitizer.KeepSGR): a line that a CR overwrites leaves its SGR
+// sequences, so the text after the CR keeps its colour.
+func NewStyledTailBuffer(max int) *TailBuffer {
+	t := NewTailBuffer(max)
+	t.t.sgr = true
+	return t
 }
 
 // Write appends p to the stream; it never fails.
@@ -98,5 +255,9 @@ func (t *TailBuffer) Len() int {
 // view is the tail without an incomplete trailing character.
 func (t *TailBuffer) view() []byte {
 	b := t.t.buf
-	return runeSuffix(b[:len(b)-incompleteTail(b)], t.max)
+	b = b[:len(b)-incompleteTail(b)]
+	if t.t.sgr {
+		return t.t.styled(b, t.max)
+	}
+	return t.t.suffix(b, t.max)
 }

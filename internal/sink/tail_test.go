@@ -96,3 +96,48 @@ func TestTailBufferConcurrent(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+// TestTailBufferProgress: live snapshots show each line's final state, also
+// when a CR and the text that overwrites the line arrive in different
+// writes.
+func TestTailBufferProgress(t *testing.T) {
+	tb := NewTailBuffer(100)
+	steps := []struct{ write, want string }{
+		{"get\n 10%", "get\n 10%"},
+		{"\r 50%", "get\n 50%"},
+		{"\r", "get\n 50%"},
+		{"100%", "get\n100%"},
+		{"\r\n", "get\n100%\n"},
+		{"done", "get\n100%\ndone"},
+	}
+	for _, st := range steps {
+		_, _ = tb.Write([]byte(st.write))
+		if got := tb.String(); got != st.want {
+			t.Fatalf("after %q: %q, want %q", st.write, got, st.want)
+		}
+	}
+}
+
+// TestRawTailBuffer: a terminal emulator's feed keeps the CRs.
+func TestRawTailBuffer(t *testing.T) {
+	tb := NewRawTailBuffer(100)
+	_, _ = tb.Write([]byte("10%"))
+	_, _ = tb.Write([]byte("\r50%"))
+	if got := tb.String(); got != "10%\r50%" {
+		t.Fatalf("String() = %q", got)
+	}
+}
+
+// TestStyledTailBuffer: a live snapshot of coloured output keeps the
+// colour in force where it starts and across an overwritten line.
+func TestStyledTailBuffer(t *testing.T) {
+	tb := NewStyledTailBuffer(8)
+	_, _ = tb.Write([]byte("\x1b[32m" + strings.Repeat("a", 20)))
+	if got := tb.String(); got != "\x1b[32m"+strings.Repeat("a", 8) {
+		t.Fatalf("String() = %q", got)
+	}
+	_, _ = tb.Write([]byte("\rb\x1b[0m"))
+	if got := tb.String(); got != "\x1b[32mb\x1b[0m" {
+		t.Fatalf("String() = %q", got)
+	}
+}

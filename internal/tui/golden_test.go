@@ -71,7 +71,8 @@ func truncatedCall(h *harness) {
 		out.WriteString("ok  \tagentsh/pkg" + strings.Repeat("x", i%7) + "\t0.01s\n")
 	}
 	details, _ := json.Marshal(bash.ToolDetails{Meta: &bash.OutputMeta{Truncation: &bash.TruncationMeta{
-		TruncatedBy: "lines", TotalLines: 5000, OutputLines: 2000, ArtifactID: "3"}}})
+		TruncatedBy: "lines", TotalLines: 5000, OutputLines: 41, ShownRange: bash.ShownRange{Start: 4960, End: 5000},
+		ArtifactID: "3"}}})
 	h.m.pump.event(session.Event{Type: session.EventToolExecutionEnd, ToolCallID: "t1", ToolName: tools.BashName,
 		Result: &tools.Result{Content: out.String() + "FAIL\n\nCommand exited with code 1", IsError: true, Details: details}})
 	h.update(flushMsg{})

@@ -446,7 +446,7 @@ func (m *model) startBang(command string, excluded bool) tea.Cmd {
 	go func() {
 		defer m.wg.Done()
 		res, err := sess.ExecuteBash(ctx, command, func(b []byte) { p.chunk(gen, b) },
-			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg})
+			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg, Styled: !m.cfg.NoColor})
 		send(bangDoneMsg{gen: gen, res: res, err: err})
 	}()
 	return m.startTick()
@@ -477,7 +477,7 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 
 func (m *model) startPrompt(text string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.agentRunning, m.agentCancel = true, cancel
+	m.agentRunning, m.agentCancel, m.tr.toolAborted = true, cancel, false
 	sess, p, send, cfg, reg := m.session(), m.pump, m.send, m.cfg, m.reg
 	m.wg.Add(1)
 	go func() {
@@ -499,7 +499,9 @@ func (m *model) agentFinished(err error) {
 	m.tr.endTurn()
 	switch {
 	case aborted:
-		m.tr.notice(kindInfo, "Aborted.")
+		if !m.tr.toolAborted { // a cancelled tool call says so after its output
+			m.tr.notice(kindInfo, "Aborted.")
+		}
 	case err != nil:
 		m.tr.notice(kindError, "Error: "+err.Error())
 	}
@@ -673,15 +675,23 @@ func (m *model) statusView() string {
 		}
 		right += js
 	}
-	gap := m.width - lipgloss.Width(left) - lipgloss.Width(right)
-	if gap < 1 {
-		if right != "" {
-			left = ansi.Truncate(left, max(m.width-lipgloss.Width(right)-1, 0), "…")
-			gap = m.width - lipgloss.Width(left) - lipgloss.Width(right)
+	// The message keeps its words and a clear gap from the cwd: the cwd
+	// gives way first, and goes when too little of it would be left.
+	const minGap, minLeft = 2, 12
+	rw := lipgloss.Width(right)
+	gap := m.width - lipgloss.Width(left) - rw
+	if gap < minGap && right != "" {
+		if room := m.width - rw - minGap; room >= minLeft {
+			left = ansi.Truncate(left, room, "…")
+		} else {
+			left = ""
+			right = render.TruncateWords(right, m.width)
+			rw = lipgloss.Width(right)
 		}
-		if gap < 1 {
-			return ansi.Truncate(left+" "+right, m.width, "…")
-		}
+		gap = m.width - lipgloss.Width(left) - rw
+	}
+	if gap < 0 {
+		return render.TruncateWords(left, m.width)
 	}
 	return left + strings.Repeat(" ", gap) + right
 }

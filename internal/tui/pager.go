@@ -17,6 +17,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/sink"
 )
 
 // The pager shows a bash output artifact (a file of any size) full-screen.
@@ -292,6 +294,7 @@ type cell struct {
 	off  int32
 	w    int8
 	kind uint8
+	sty  uint16 // the command's colour: an index into dline.styles, 0 = none
 }
 
 // dline is a line decoded for display: sanitised text and its cells.
@@ -304,6 +307,41 @@ type dline struct {
 	full     bool // every byte of the line was decoded
 	noteAt   int  // len(text) before the note
 	unusual  bool // has non-ASCII text, whose width is worth checking
+
+	// The command's colours (the artifact's styles file): the style in
+	// force where the line starts, the marks inside it (offsets from
+	// markBase, the line's offset in the file), and the styles the cells
+	// use, the first one none.
+	state    string
+	marks    []sink.Mark
+	markBase int64
+	mi       int
+	sty      uint16
+	styles   []string
+}
+
+// applyMarks moves the current style past the marks up to byte i.
+func (d *dline) applyMarks(i int) {
+	cur := d.styles[d.sty]
+	for d.mi < len(d.marks) && d.marks[d.mi].Off <= d.markBase+int64(i) {
+		cur = sink.SGRState(cur + d.marks[d.mi].Seq)
+		d.mi++
+	}
+	d.setStyle(cur)
+}
+
+func (d *dline) setStyle(st string) {
+	for k, s := range d.styles {
+		if s == st {
+			d.sty = uint16(k)
+			return
+		}
+	}
+	if len(d.styles) == 1<<16-1 {
+		return
+	}
+	d.sty = uint16(len(d.styles))
+	d.styles = append(d.styles, st)
 }
 
 func (d *dline) add(s []byte, w int, kind uint8) {
@@ -312,7 +350,7 @@ func (d *dline) add(s []byte, w int, kind uint8) {
 		d.startCol = d.width
 		return
 	}
-	d.cells = append(d.cells, cell{off: int32(len(d.text)), w: int8(w), kind: kind})
+	d.cells = append(d.cells, cell{off: int32(len(d.text)), w: int8(w), kind: kind, sty: d.sty})
 	d.text = append(d.text, s...)
 	d.width += w
 }
@@ -335,8 +373,15 @@ var replacementChar = []byte("\uFFFD")
 func (d *dline) decode(raw []byte, from, limit int, more int64) {
 	d.text, d.cells, d.width, d.full = d.text[:0], d.cells[:0], 0, false
 	d.from, d.startCol, d.unusual = from, 0, false
+	d.styles, d.sty, d.mi = append(d.styles[:0], ""), 0, 0
+	if d.state != "" {
+		d.setStyle(d.state)
+	}
 	i := 0
 	for i < len(raw) && d.width < limit {
+		if d.mi < len(d.marks) && d.marks[d.mi].Off <= d.markBase+int64(i) {
+			d.applyMarks(i)
+		}
 		if d.width < from { // the fast way through plain text to skip
 			j, stop := i, min(i+from-d.width, len(raw))
 			for j < stop && raw[j] >= 0x20 && raw[j] < 0x7f {
@@ -390,6 +435,7 @@ func (d *dline) decode(raw []byte, from, limit int, more int64) {
 	}
 	d.full = i >= len(raw)
 	d.noteAt = len(d.text)
+	d.sty = 0
 	if d.full && more > 0 {
 		for _, r := range fmt.Sprintf(" … [+%s not shown]", humanSize(more)) {
 			d.add([]byte(string(r)), 1, cellNote)
@@ -703,10 +749,17 @@ type pager struct {
 	scanBuf []byte
 	chunk   int // search read size; 0 is scanChunk (tests make it small)
 	d       dline
-	rows    []int       // wrap: first cell of each row of d
-	rowCols []int       // wrap: first column of each row of d
-	rowsOf  map[int]int // wrap: rows per line at rowsW
-	rowsW   int
+	final   []byte // a line with CRs in its final state
+	// styles are the command's colours (the artifact's styles file), shown
+	// unless NO_COLOR (colors); rawInFile says the last rawLine is the
+	// file's bytes, at the offsets the styles name (not a final state).
+	styles    *sink.Styles
+	colors    bool
+	rawInFile bool
+	rows      []int       // wrap: first cell of each row of d
+	rowCols   []int       // wrap: first column of each row of d
+	rowsOf    map[int]int // wrap: rows per line at rowsW
+	rowsW     int
 }
 
 // openPager opens path for viewing; title is shown in the header (e.g.
@@ -730,7 +783,9 @@ func openPager(path, title string) (*pager, error) {
 		f.Close()
 		return nil, err
 	}
-	return &pager{f: f, title: title, idx: idx, width: 80, height: 24, matchLine: -1}, nil
+	// Without its styles file (none, unreadable) the output shows plain.
+	styles, _ := sink.ReadStyles(path)
+	return &pager{f: f, title: title, idx: idx, width: 80, height: 24, matchLine: -1, styles: styles}, nil
 }
 
 // Close closes the file.
@@ -787,16 +842,53 @@ func (p *pager) rawLine(i int) ([]byte, int64, error) {
 	if more == 0 && len(b) > 0 && b[len(b)-1] == '\r' {
 		b = b[:len(b)-1]
 	}
+	p.rawInFile = true
+	if more > 0 {
+		// A long line with CRs is mostly a progress bar: its final
+		// state is after its last CR, near its end.
+		if end, ok := p.lineEnd(e); ok {
+			p.rawInFile = false
+			return end, 0, nil
+		}
+	}
+	if bytes.IndexByte(b, '\r') >= 0 {
+		p.rawInFile = false
+		// The artifact keeps every frame; the line shows its final state
+		// (SPEC §4), as the transcript did.
+		p.final = sink.AppendFinal(p.final[:0], b)
+		b = p.final
+	}
 	return b, more, nil
+}
+
+// lineEnd is the text after the last CR among the lineCap bytes before
+// offset e, the end of a long line; ok is false without such a CR.
+func (p *pager) lineEnd(e int64) ([]byte, bool) {
+	if cap(p.final) < lineCap {
+		p.final = make([]byte, lineCap)
+	}
+	buf := p.final[:lineCap]
+	m, _ := p.f.ReadAt(buf, e-lineCap)
+	k := bytes.LastIndexByte(buf[:m], '\r')
+	if k < 0 || k+1 >= m {
+		return nil, false
+	}
+	return buf[k+1 : m], true
 }
 
 // decodeLine decodes columns [from, limit) of line i into p.d and marks
 // its matches.
 func (p *pager) decodeLine(i, from, limit int) {
 	raw, more, err := p.rawLine(i)
+	p.d.state, p.d.marks = "", nil
 	if err != nil {
 		p.d.decode([]byte("(read error: "+err.Error()+")"), 0, limit, 0)
 		return
+	}
+	if p.styles != nil && p.colors && p.rawInFile {
+		s := p.idx.start(i)
+		p.d.state, p.d.marks = p.styles.Range(s, s+int64(len(raw)))
+		p.d.markBase = s
 	}
 	p.d.decode(raw, from, limit, more)
 	if p.search != nil {
@@ -1275,6 +1367,7 @@ func (p *pager) View(width, height int, st *styles) (content string) {
 		return strings.Repeat("\n", height-1)
 	}
 	p.width, p.height = width, height
+	p.colors = !st.theme.NoColor
 	p.clamp()
 	bodyH := p.bodyHeight()
 	body, lastLine := p.body(bodyH, st)
@@ -1459,6 +1552,7 @@ func (r *rowRenderer) render(d *dline, a, b, col, x0, w int) string {
 	r.sb.Reset()
 	var seg []byte
 	var segKind uint8
+	var segSty uint16
 	flush := func() {
 		switch {
 		case len(seg) == 0:
@@ -1466,6 +1560,10 @@ func (r *rowRenderer) render(d *dline, a, b, col, x0, w int) string {
 			r.match.write(&r.sb, seg)
 		case segKind&(cellCtrl|cellNote) != 0:
 			r.dim.write(&r.sb, seg)
+		case segSty != 0:
+			r.sb.WriteString(d.styles[segSty])
+			r.sb.Write(seg)
+			r.sb.WriteString("\x1b[m")
 		default:
 			r.sb.Write(seg)
 		}
@@ -1484,9 +1582,13 @@ func (r *rowRenderer) render(d *dline, a, b, col, x0, w int) string {
 			break
 		}
 		kind := c.kind & (cellMatch | cellCtrl | cellNote)
-		if kind != segKind {
+		sty := c.sty
+		if kind != 0 {
+			sty = 0 // a match or a note has its own look
+		}
+		if kind != segKind || sty != segSty {
 			flush()
-			segKind = kind
+			segKind, segSty = kind, sty
 		}
 		if start < x0 || end > x0+w { // a wide cell cut by an edge
 			n := min(end, x0+w) - max(start, x0)

@@ -14,6 +14,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/sink"
 )
 
 // pagerFile writes content to a temp file and opens a pager on it.
@@ -379,7 +381,7 @@ func TestPagerWrapAndHorizontalScroll(t *testing.T) {
 func TestPagerSanitizes(t *testing.T) {
 	p := pagerFile(t, "a\r\nb\x1b[31mred\x1b[0m\tX\x01\x7f\xff\r\n\x1b]8;;http://x\x07link\x1b]8;;\x07 é 世界 \u202eevil\rmid\r\nno newline")
 	s := pgScreen(t, p, 40, 6, newStyles(true))
-	want := []string{"a", "bred    X^A^?\uFFFD", "link é 世界 evil^Mmid", "no newline"}
+	want := []string{"a", "bred    X^A^?\uFFFD", "mid", "no newline"}
 	for i, w := range want {
 		if got := pgBodyText(s, i, 2); got != w {
 			t.Errorf("line %d: %q, want %q", i+1, got, w)
@@ -387,6 +389,23 @@ func TestPagerSanitizes(t *testing.T) {
 	}
 	if !strings.Contains(s[0], "of 4") {
 		t.Errorf("header %q", s[0])
+	}
+}
+
+// TestPagerProgressBar: the artifact keeps every frame of a progress bar;
+// the pager shows each line's final state, also for a line longer than
+// the part of a line it reads.
+func TestPagerProgressBar(t *testing.T) {
+	var long strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&long, "\r%5d/20000", i+1)
+	}
+	p := pagerFile(t, "get\n 10%\r 50%\r100%\n"+long.String()+"\ndone\n")
+	s := pgScreen(t, p, 40, 6, newStyles(true))
+	for i, w := range []string{"get", "100%", "20000/20000", "done"} {
+		if got := pgBodyText(s, i, 2); got != w {
+			t.Errorf("line %d: %q, want %q", i+1, got, w)
+		}
 	}
 }
 
@@ -855,5 +874,45 @@ func BenchmarkPagerSearch100MB(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPagerColours: an artifact written for a UI keeps its text plain and
+// its colours in the styles file; the pager shows them (also from the
+// middle of a coloured stretch, under a search match's own look), and
+// none under NO_COLOR.
+func TestPagerColours(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "5.bash.log")
+	s := sink.New(sink.Options{ArtifactPath: path, ArtifactID: "5", Styled: true, MaxBytes: 64})
+	for i := range 50 {
+		fmt.Fprintf(s, "\x1b[3%dmline %02d\x1b[0m plain \x1b[1mbold %s\x1b[0m\r\n", i%8, i, strings.Repeat("x", 60))
+	}
+	if sum := s.Dump(""); sum.ArtifactID != "5" {
+		t.Fatalf("no artifact: %+v", sum)
+	}
+	p, err := openPager(path, "artifact://5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	color := newStyles(false)
+	rows := strings.Split(p.View(100, 10, color), "\n")
+	if !strings.Contains(rows[1], "\x1b[30mline 00\x1b[m plain \x1b[1mbold xxx") ||
+		!strings.Contains(rows[2], "\x1b[31mline 01\x1b[m") {
+		t.Errorf("rows:\n%q\n%q", rows[1], rows[2])
+	}
+	p.View(40, 10, color)
+	for range 30 {
+		pgPress(t, p, "right")
+	}
+	rows = strings.Split(p.View(40, 10, color), "\n")
+	if p.xOff < 30 || !strings.Contains(rows[1], "\x1b[1mxxx") || strings.Contains(rows[1], "line") {
+		t.Errorf("scrolled into a bold stretch: %q", rows[1])
+	}
+	if s := pgScreen(t, p, 100, 10, newStyles(true)); strings.Contains(strings.Join(s, "\n"), "\x1b") {
+		t.Errorf("NO_COLOR: %q", s)
+	}
+	if b, _ := os.ReadFile(path); bytes.IndexByte(b, 0x1b) >= 0 {
+		t.Error("the artifact holds escape sequences")
 	}
 }

@@ -152,7 +152,7 @@ func TestPagerShowsArtifact(t *testing.T) {
 	h.press(tea.KeyEnter, 0)
 	h.waitFor("the command to finish", h.bangIdle)
 	s := h.screen()
-	if !strings.Contains(s, "artifact://0 (ctrl+g to view)") {
+	if !strings.Contains(s, "of 100000 (50.0KB limit). Full output: artifact://0\n(ctrl+g to view)]") {
 		t.Fatalf("no artifact link:\n%s", s)
 	}
 	h.press('g', tea.ModCtrl)

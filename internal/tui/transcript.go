@@ -26,6 +26,9 @@ type transcript struct {
 
 	assistant *textItem            // the answer streaming now
 	tools     map[string]*toolItem // the turn's running tool calls by id
+	// toolAborted: a tool call of the turn shows that it was cancelled, so
+	// the turn's end says nothing more.
+	toolAborted bool
 
 	selected item // the output block ctrl+o and ctrl+g act on; nil: the latest
 	scroll   int  // lines scrolled up from the bottom; 0 follows new output
@@ -94,6 +97,7 @@ func (t *transcript) finishBang(it *bangItem, res bash.BashResult) {
 		// It waits for input or the user moved it: not an end, a job.
 		it.bang.FinishAsJob(res.Output, j.ID(), trunc)
 	} else {
+		it.bang.Styled = res.Styled
 		it.bang.Finish(res.Output, res.ExitCode, res.Cancelled, trunc)
 	}
 	t.dirty = true
@@ -161,7 +165,8 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 		t.add(it)
 	case session.EventToolExecutionUpdate:
 		if it := t.tools[e.ToolCallID]; it != nil && it.call != nil {
-			it.call.Output = e.PartialResult
+			// With a UI the snapshot keeps the output's colours.
+			it.call.Output, it.call.Styled = e.PartialResult, e.PartialResult
 		}
 	case session.EventToolExecutionEnd:
 		it := t.tools[e.ToolCallID]
@@ -169,6 +174,7 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 			return
 		}
 		delete(t.tools, e.ToolCallID)
+		t.toolAborted = t.toolAborted || e.Result.Aborted
 		if f := it.file; f != nil {
 			f.Running, f.IsError, f.Output, f.Details = false, e.Result.IsError, e.Result.Content, e.Result.Details
 			return
@@ -183,6 +189,7 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 			}
 			it.call.JobID = d.JobID
 		}
+		it.call.Styled = d.Styled
 	}
 }
 

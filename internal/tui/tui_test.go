@@ -227,12 +227,13 @@ func TestCtrlOExpandsLatest(t *testing.T) {
 	h.press(tea.KeyEnter, 0)
 	h.waitFor("seq to finish", h.bangIdle)
 	s := h.screen()
-	if !strings.Contains(s, "… 80 more lines") || !strings.Contains(s, "\n100\n") || strings.Contains(s, "\n80\n") {
+	if !strings.Contains(s, "$ seq 1 100\n"+render.CollapsedHint(80, 20, 100)+"\n81\n") || !strings.Contains(s, "\n100\n") ||
+		strings.Contains(s, "\n80\n") {
 		t.Fatalf("collapsed view wrong:\n%s", s)
 	}
 	h.press('o', tea.ModCtrl)
 	s = h.screen()
-	if strings.Contains(s, "more lines") || !strings.Contains(s, "\n80\n") {
+	if strings.Contains(s, "earlier lines") || !strings.Contains(s, "\n80\n") {
 		t.Fatalf("expanded view wrong:\n%s", s)
 	}
 	// pgup scrolls the expanded block into view.
@@ -252,7 +253,7 @@ func TestCtrlOExpandsLatest(t *testing.T) {
 	}
 	h.update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
 	h.press('o', tea.ModCtrl)
-	if s := h.screen(); !strings.Contains(s, "… 80 more lines") {
+	if s := h.screen(); !strings.Contains(s, render.CollapsedHint(80, 20, 100)) {
 		t.Errorf("ctrl+o again did not collapse:\n%s", s)
 	}
 }
