@@ -1157,7 +1157,7 @@ func (m *model) statusView() string {
 	}
 	model := m.st.statusModel.Render(label)
 	if m.cfg.Provider == nil {
-		model = m.st.warning.Render("no model — set OPENAI_API_KEY… (see a prompt for details)")
+		model = m.st.warning.Render(noModelStatus(m.cfg))
 	}
 	left := m.st.status.Render(cwd) + m.st.status.Render(" · ") + model
 
