@@ -127,6 +127,7 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 	m.editor = newEditor()
 
 	m.items = append(m.items, &textItem{kind: kindInfo, text: welcomeText})
+	m.startup() // a resumed conversation, the command line's notice
 	return m, nil
 }
 
@@ -138,7 +139,7 @@ const welcomeText = "agentsh · enter sends · shift+enter newline · !cmd runs 
 	"ctrl+c twice or ctrl+d quits"
 
 // Init implements tea.Model.
-func (m *model) Init() tea.Cmd { return nil }
+func (m *model) Init() tea.Cmd { return m.initialPrompt() }
 
 // Update implements tea.Model.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
