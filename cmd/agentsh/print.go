@@ -160,10 +160,10 @@ func runPrint(args []string, stdin func() (string, bool, error), stdout, stderr 
 	if mode == "" {
 		mode = modeText
 	}
-	if o.mode == "" && !o.print && len(o.messages) == 0 && interactiveTerminal() {
-		// `agentsh --model …` (or -c, -r) in a terminal: the TUI with
-		// those options.
-		return runTUI(o, stderr)
+	if o.mode == "" && !o.print && interactiveTerminal() {
+		// `agentsh --model …` (or -c, -r, or a prompt) in a terminal: the
+		// TUI with those options, the words sent as the first prompt.
+		return runTUI(o, stdout, stderr)
 	}
 	switch mode {
 	case modeRPC:
@@ -211,60 +211,74 @@ func resolveModel(flagModel string, settings *session.Settings) (string, error) 
 }
 
 // openStore creates, continues or resumes the session file; nil with
-// --no-session.
-func openStore(o printOptions, cwd string, stderr io.Writer) (*session.Store, error) {
+// --no-session. notice is for the user when --continue found nothing to
+// continue (a new session is started instead).
+func openStore(o printOptions, cwd string, stderr io.Writer) (store *session.Store, notice string, err error) {
 	if o.noSession {
-		return nil, nil
+		return nil, "", nil
 	}
 	path := ""
 	switch {
 	case o.cont:
 		p, err := session.Newest(cwd)
-		if err != nil && !errors.Is(err, session.ErrNoSession) {
-			return nil, err
+		if errors.Is(err, session.ErrNoSession) {
+			notice = noContinueNotice(cwd)
+		} else if err != nil {
+			return nil, "", err
 		}
-		path = p // none yet: start a new one
+		path = p
 	case o.resume != "":
 		p, err := session.Find(cwd, o.resume)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		path = p
 	}
 	if path == "" {
-		return session.Create(cwd)
+		store, err = session.Create(cwd)
+		return store, notice, err
 	}
 	store, loadErrs, err := session.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	for _, le := range loadErrs {
 		fmt.Fprintf(stderr, "agentsh: skipped a corrupt line of the session: %v\n", le)
 	}
-	return store, nil
+	return store, "", nil
+}
+
+// noContinueNotice is what --continue says when cwd has no session with a
+// message.
+func noContinueNotice(cwd string) string {
+	return "No session to continue in " + cwd + ": starting a new one."
 }
 
 // openAgent opens the session store (none with --no-session) and the agent
 // session on the shared executor; closeStore is never nil. The agent
 // follows live: a change of the settings files applies from the next
-// command (SPEC §2.2).
-func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveSettings, shell bash.ShellConfig) (*session.AgentSession, *bash.Executor, func(), error) {
-	store, err := openStore(o, cwd, stderr)
+// command (SPEC §2.2). notice is openStore's.
+func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveSettings, shell bash.ShellConfig) (agent *session.AgentSession, executor *bash.Executor, closeStore func(), notice string, err error) {
+	store, notice, err := openStore(o, cwd, stderr)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, "", err
 	}
-	closeStore := func() {}
+	executor = bash.Default()
+	agent, err = session.New(cwd, store, executor, shell)
+	if err != nil {
+		if store != nil {
+			_ = store.Close()
+		}
+		return nil, nil, nil, "", err
+	}
+	closeStore = func() {}
 	if store != nil {
 		closeStore = func() { _ = store.Close() }
-	}
-	executor := bash.Default()
-	agent, err := session.New(cwd, store, executor, shell)
-	if err != nil {
-		closeStore()
-		return nil, nil, nil, err
+	} else {
+		closeStore = tempArtifacts(agent, stderr)
 	}
 	agent.FollowSettings(live)
-	return agent, executor, closeStore, nil
+	return agent, executor, closeStore, notice, nil
 }
 
 // modeSetup is what the TUI, print and RPC mode read before they start: the
@@ -312,11 +326,14 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	defer bash.CloseAll()
 	warmSnapshot(toolSettings)
 
-	agent, executor, closeStore, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
+	agent, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
 	if err != nil {
 		return fail(err)
 	}
 	defer closeStore()
+	if notice != "" {
+		fmt.Fprintf(stderr, "agentsh: %s\n", notice)
+	}
 	jm := newJobs(toolSettings)
 	defer stopJobs(jm, stderr)
 	agent.SetJobs(jm)
@@ -422,9 +439,13 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		stores  []*session.Store
 		first   = true
 	)
+	var cleanups []func() // --no-session: the temporary artifact folders
 	defer func() {
 		for _, st := range stores {
 			st.Close()
+		}
+		for _, c := range cleanups {
+			c()
 		}
 	}()
 	jm := newJobs(toolSettings)
@@ -435,7 +456,11 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		var store *session.Store
 		var err error
 		if first {
-			store, err = openStore(o, cwd, stderr) // --continue / --resume / --no-session
+			var notice string
+			store, notice, err = openStore(o, cwd, stderr) // --continue / --resume / --no-session
+			if notice != "" {
+				fmt.Fprintf(stderr, "agentsh: %s\n", notice)
+			}
 		} else if !o.noSession {
 			store, err = session.Create(cwd)
 		}
@@ -446,6 +471,9 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		agent, err := session.New(cwd, store, executor, toolSettings.Shell)
 		if err != nil {
 			return nil, err
+		}
+		if store == nil {
+			cleanups = append(cleanups, tempArtifacts(agent, stderr))
 		}
 		agent.FollowSettings(live) // settings.json edits apply from the next command
 		agent.SetJobs(jm)
@@ -470,7 +498,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		ResolveArtifact: func(url string) (string, error) {
 			arts := currentAgent().Artifacts()
 			if arts == nil {
-				return "", errors.New("this session keeps no artifacts (started with --no-session)")
+				return "", errors.New("this session keeps no artifacts")
 			}
 			return arts.Resolve(url)
 		},

@@ -41,6 +41,12 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // 100×30 tmux window.
 func startTUI(t *testing.T, s *sandbox, extraEnv ...string) *tmuxTUI {
 	t.Helper()
+	return startTUIArgs(t, s, nil, extraEnv...)
+}
+
+// startTUIArgs is startTUI running agentsh with args.
+func startTUIArgs(t *testing.T, s *sandbox, args []string, extraEnv ...string) *tmuxTUI {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
@@ -52,7 +58,11 @@ func startTUI(t *testing.T, s *sandbox, extraEnv ...string) *tmuxTUI {
 	for _, kv := range env {
 		script.WriteString(" " + shellQuote(kv))
 	}
-	script.WriteString(" " + shellQuote(agentshBin) + "\n")
+	script.WriteString(" " + shellQuote(agentshBin))
+	for _, a := range args {
+		script.WriteString(" " + shellQuote(a))
+	}
+	script.WriteString("\n")
 	path := filepath.Join(s.root, "run-"+id+".sh")
 	if err := os.WriteFile(path, []byte(script.String()), 0o755); err != nil {
 		t.Fatal(err)
