@@ -23,14 +23,15 @@ import (
 const usage = `agentsh — a terminal coding-agent shell
 
 Usage:
-  agentsh [--model PROVIDER/MODEL] [-c | -r ID|PATH | --no-session] ["PROMPT"...]
+  agentsh [--model PROVIDER/MODEL] [-c | -r [ID|PATH] | --no-session] ["PROMPT"...]
       In a terminal: the full-screen TUI, sending PROMPT first if given.
       Enter sends, shift+enter adds a line, !cmd runs cmd in the shell
       (!!cmd keeps it from the model), esc cancels, ctrl+o expands output,
       ctrl+c twice or ctrl+d quits. -c continues the newest session of
       this directory that has a message, -r ID resumes one (its transcript
-      is shown again). On exit it prints the command that resumes the
-      session. A session is saved from its first message on.
+      is shown again), -r alone lists them to pick one. On exit it prints
+      the command that resumes the session. A session is saved from its
+      first message on.
   agentsh -p [flags] "PROMPT"...
       Run PROMPT through the agent and print its final answer (piped stdin is
       appended to the prompt after a newline; with stdin piped, -p is implied).

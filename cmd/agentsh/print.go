@@ -47,6 +47,7 @@ type printOptions struct {
 	model     string // --model
 	cont      bool   // --continue / -c
 	resume    string // --resume / -r
+	pick      bool   // -r without an id: the session picker (TUI only)
 	noSession bool   // --no-session
 	help      bool   // -h / --help
 	messages  []string
@@ -104,6 +105,10 @@ func parseModeArgs(args []string) (printOptions, error) {
 		case "--model":
 			o.model, err = value()
 		case "-r", "--resume":
+			if !hasVal && (i+1 >= len(args) || strings.HasPrefix(args[i+1], "-")) {
+				o.pick = true
+				break
+			}
 			o.resume, err = value()
 			if err == nil && strings.TrimSpace(o.resume) == "" {
 				err = errors.New("--resume needs a session id or path")
@@ -115,10 +120,10 @@ func parseModeArgs(args []string) (printOptions, error) {
 			return o, err
 		}
 	}
-	if o.noSession && (o.cont || o.resume != "") {
+	if o.noSession && (o.cont || o.resume != "" || o.pick) {
 		return o, errors.New("--no-session cannot be combined with --continue or --resume")
 	}
-	if o.cont && o.resume != "" {
+	if o.cont && (o.resume != "" || o.pick) {
 		return o, errors.New("--continue and --resume cannot be combined")
 	}
 	return o, nil
@@ -164,6 +169,10 @@ func runPrint(args []string, stdin func() (string, bool, error), stdout, stderr 
 		// `agentsh --model …` (or -c, -r, or a prompt) in a terminal: the
 		// TUI with those options, the words sent as the first prompt.
 		return runTUI(o, stdout, stderr)
+	}
+	if o.pick {
+		fmt.Fprint(stderr, "agentsh: --resume needs a session id or path (without one it opens the session picker, in the TUI only)\n")
+		return 2
 	}
 	switch mode {
 	case modeRPC:

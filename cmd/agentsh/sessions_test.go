@@ -11,9 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"agentsh/internal/proctest"
 )
 
 // sessionID is the id in a session file's name.
@@ -211,29 +214,25 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// waitDead waits until agentsh in a pane kept by remain-on-exit has ended
-// and returns the pane: what agentsh printed after leaving the screen.
-func (tt *tmuxTUI) waitDead() string {
+var exitedRE = regexp.MustCompile(`\[agentsh exited with status (\d+)\]`)
+
+// waitExitStatus waits until agentsh started by startTUIKept has ended and
+// returns the pane with its history (what agentsh printed after leaving the
+// screen) and the exit status.
+func (tt *tmuxTUI) waitExitStatus() (string, int) {
 	tt.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		out, err := exec.Command("tmux", "-L", tt.sock, "display-message", "-p", "#{pane_dead}").Output()
-		if err == nil && strings.TrimSpace(string(out)) == "1" {
-			// The text may have scrolled above the pane: its history too.
-			return tt.tmux("capture-pane", "-p", "-S", "-")
+		scr := tt.tmux("capture-pane", "-p", "-S", "-")
+		if m := exitedRE.FindStringSubmatch(scr); m != nil {
+			code, _ := strconv.Atoi(m[1])
+			return scr, code
 		}
 		if time.Now().After(deadline) {
-			tt.t.Fatalf("agentsh did not exit; screen:\n%s", tt.screen())
+			tt.t.Fatalf("agentsh did not exit (processes %v); screen:\n%s", proctest.Marked(tt.mark), scr)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// keepPane keeps the pane after agentsh exits, so that what it prints then
-// can be read.
-func (tt *tmuxTUI) keepPane() {
-	tt.t.Helper()
-	tt.tmux("set-window-option", "remain-on-exit", "on")
 }
 
 // A TUI in which nothing was said leaves no session; -c then says there is
@@ -241,12 +240,11 @@ func (tt *tmuxTUI) keepPane() {
 // set but no model chosen.
 func TestTUIEmptySessionLeavesNothing(t *testing.T) {
 	s := newSandbox(t)
-	tt := startTUI(t, s, "OPENAI_API_KEY=sk-test")
+	tt := startTUIKept(t, s, nil, "OPENAI_API_KEY=sk-test")
 	tt.waitText("no model chosen · agentsh --model")
-	tt.keepPane()
 	tt.keys("C-d")
-	if scr := tt.waitDead(); strings.Contains(scr, "Resume it with") {
-		t.Errorf("a resume hint for an empty session:\n%s", scr)
+	if scr, code := tt.waitExitStatus(); code != 0 || strings.Contains(scr, "Resume it with") {
+		t.Errorf("exit %d, a resume hint for an empty session:\n%s", code, scr)
 	}
 	if files := s.sessionFiles(); len(files) != 0 {
 		t.Fatalf("an empty TUI session left %q", files)
@@ -277,13 +275,15 @@ func TestTUIPromptArgumentResumeHintAndContinue(t *testing.T) {
 	})
 	s := newSandbox(t)
 	env := append(srv.env(), "AGENTSH_MODEL=openai/test-model")
-	tt := startTUIArgs(t, s, []string{"count to fifty"}, env...)
+	tt := startTUIKept(t, s, []string{"count to fifty"}, env...)
 	tt.waitText("Counted to fifty.")
 	tt.typeLine("!echo bang-after")
 	tt.waitText("$ echo bang-after")
-	tt.keepPane()
 	tt.keys("C-d")
-	scr := tt.waitDead()
+	scr, code := tt.waitExitStatus()
+	if code != 0 {
+		t.Errorf("exit status %d", code)
+	}
 	files := s.sessionFiles()
 	if len(files) != 1 {
 		t.Fatalf("session files %q", files)
@@ -321,7 +321,7 @@ func TestTUIPromptArgumentResumeHintAndContinue(t *testing.T) {
 func TestTUINoSessionPager(t *testing.T) {
 	s := newSandbox(t)
 	_, tmp, env := privateDirs(t)
-	tt := startTUIArgs(t, s, []string{"--no-session"}, env...)
+	tt := startTUIKept(t, s, []string{"--no-session"}, env...)
 	tt.typeLine("!seq 1 200000")
 	tt.waitText("(ctrl+g to view)")
 	tt.keys("C-g")
@@ -334,15 +334,65 @@ func TestTUINoSessionPager(t *testing.T) {
 	if left := tempArtifactFolders(t, tmp); len(left) != 1 {
 		t.Errorf("artifact folders while running: %q, want one", left)
 	}
-	tt.keepPane()
 	tt.keys("C-d")
-	if scr := tt.waitDead(); strings.Contains(scr, "Resume it with") {
-		t.Errorf("a resume hint for --no-session:\n%s", scr)
+	if scr, code := tt.waitExitStatus(); code != 0 || strings.Contains(scr, "Resume it with") {
+		t.Errorf("exit %d, a resume hint for --no-session:\n%s", code, scr)
 	}
 	if left := tempArtifactFolders(t, tmp); len(left) != 0 {
 		t.Errorf("artifact folders left after exit: %q", left)
 	}
 	if files := s.sessionFiles(); len(files) != 0 {
 		t.Errorf("--no-session wrote %q", files)
+	}
+}
+
+// `agentsh -r` without an id lists the sessions, newest first; enter
+// resumes the selected one, esc leaves without opening anything.
+func TestTUIResumePicker(t *testing.T) {
+	s := newSandbox(t)
+	srv := newSSEServer(t, func(n int, w sseWriter) { w.answer(fmt.Sprintf("answer %d", n)) })
+	env := append(srv.env(), "AGENTSH_MODEL=openai/test-model")
+	// Nothing to pick from: said, and a new session starts.
+	tt := startTUIArgs(t, s, []string{"-r"}, env...)
+	notice := "No session to resume in " + s.work + ": starting a new one."
+	tt.waitScreen(notice, func(scr string) bool { return strings.Contains(strings.ReplaceAll(scr, "\n", " "), notice) })
+	tt.keys("C-d")
+	tt.waitExit()
+
+	want(t, s.runIn(nil, env, "-p", "the older task"), "answer 0\n", "", 0)
+	want(t, s.runIn(nil, env, "-p", "the newer task"), "answer 1\n", "", 0)
+	files := s.sessionFiles()
+	if len(files) != 2 {
+		t.Fatalf("session files %q", files)
+	}
+	older := sessionID(files[0]) // names start with the creation time
+	tt = startTUIArgs(t, s, []string{"-r"}, env...)
+	scr := tt.waitText("Resume a session")
+	newer, old := strings.Index(scr, "the newer task"), strings.Index(scr, "the older task")
+	if newer < 0 || old < newer || !strings.Contains(scr, "› ") || !strings.Contains(scr, "2 messages") {
+		t.Fatalf("picker:\n%s", scr)
+	}
+	tt.keys("Down")
+	tt.keys("Enter")
+	scr = tt.waitText("resumed " + older + " · 2 messages")
+	if !strings.Contains(scr, "the older task") || !strings.Contains(scr, "answer 0") || strings.Contains(scr, "the newer task") {
+		t.Errorf("resumed screen:\n%s", scr)
+	}
+	tt.keys("C-d")
+	tt.waitExit()
+
+	tt = startTUIKept(t, s, []string{"-r"}, env...)
+	tt.waitText("Resume a session")
+	tt.keys("Escape")
+	scr, code := tt.waitExitStatus()
+	if code != 0 || strings.Contains(scr, "Resume it with") {
+		t.Errorf("after esc in the picker: exit %d\n%s", code, scr)
+	}
+	if files := s.sessionFiles(); len(files) != 2 {
+		t.Errorf("session files after the picker: %q", files)
+	}
+	r := s.runIn(nil, env, "-p", "x", "-r")
+	if r.code != 2 || !strings.Contains(r.stderr, "--resume needs a session id or path") {
+		t.Errorf("-p -r: %v", r)
 	}
 }

@@ -63,13 +63,28 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	warm.Go(func() { warmSnapshot(toolSettings) })
 	defer warm.Wait() // before CloseAll removes the snapshots
 
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	pickNotice := ""
+	if o.pick {
+		// -r without an id: the user picks the session first.
+		path, notice, err := pickSession(ctx, cwd)
+		if err != nil {
+			return fail(err)
+		}
+		if path == "" && notice == "" {
+			return 0 // cancelled: nothing was opened
+		}
+		o.resume, pickNotice = path, notice
+	}
 	agent, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
 	if err != nil {
 		return fail(err)
 	}
 	defer closeStore()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
+	if notice == "" {
+		notice = pickNotice
+	}
 	jm := newJobs(toolSettings)
 	agent.SetJobs(jm)
 	defer jm.Close() // quitting stops every job (their guardians would anyway)
@@ -93,4 +108,22 @@ func printResumeHint(w io.Writer, agent *session.AgentSession) {
 		return
 	}
 	fmt.Fprintf(w, "Session %s saved. Resume it with: agentsh -r %s\n", agent.ID(), agent.ID())
+}
+
+// pickSession runs the session picker for -r without an id: the chosen
+// session's path, or "" with a notice when cwd has no session to resume, or
+// "" and "" when the user cancelled.
+func pickSession(ctx context.Context, cwd string) (path, notice string, err error) {
+	list, err := session.List(cwd)
+	if err != nil {
+		return "", "", err
+	}
+	if len(list) == 0 {
+		return "", "No session to resume in " + cwd + ": starting a new one.", nil
+	}
+	info, ok, err := tui.PickSession(ctx, tui.PickerConfig{Cwd: cwd, Sessions: list, NoColor: os.Getenv("NO_COLOR") != ""})
+	if err != nil || !ok {
+		return "", "", err
+	}
+	return info.Path, "", nil
 }
