@@ -280,11 +280,10 @@ func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveS
 		}
 		return nil, nil, nil, "", err
 	}
-	closeStore = func() {}
 	if store != nil {
 		closeStore = func() { _ = store.Close() }
 	} else {
-		closeStore = tempArtifacts(agent, stderr)
+		closeStore = tempArtifacts(agent, stderr) // --no-session
 	}
 	agent.FollowSettings(live)
 	return agent, executor, closeStore, notice, nil
