@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,10 +23,15 @@ import (
 const usage = `agentsh — a terminal coding-agent shell
 
 Usage:
-  agentsh [--model PROVIDER/MODEL] [-c | -r ID|PATH | --no-session]
-      In a terminal: the full-screen TUI. Enter sends, shift+enter adds a
-      line, !cmd runs cmd in the shell (!!cmd keeps it from the model), esc
-      cancels, ctrl+o expands output, ctrl+c twice or ctrl+d quits.
+  agentsh [--model PROVIDER/MODEL] [-c | -r [ID|PATH] | --no-session] ["PROMPT"...]
+      In a terminal: the full-screen TUI, sending PROMPT first if given.
+      Enter sends, shift+enter adds a line, !cmd runs cmd in the shell
+      (!!cmd keeps it from the model), esc cancels, ctrl+o expands output,
+      ctrl+c twice or ctrl+d quits. -c continues the newest session of
+      this directory that has a message, -r ID resumes one (its transcript
+      is shown again), -r alone lists them to pick one. On exit it prints
+      the command that resumes the session. A session is saved from its
+      first message on.
   agentsh -p [flags] "PROMPT"...
       Run PROMPT through the agent and print its final answer (piped stdin is
       appended to the prompt after a newline; with stdin piped, -p is implied).
@@ -39,16 +43,22 @@ Usage:
                               (providers: openai, anthropic, ollama, openrouter;
                               keys: OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY)
         -c, --continue        continue the newest session of this directory
+                              (none: says so on stderr and starts a new one)
         -r, --resume ID|PATH  resume a given session
-        --no-session          keep the session in memory only
+        --no-session          keep the session in memory only (full outputs
+                              in a temporary folder removed at exit)
       Exit status: 0, or 1 on an error or an abort (message on stderr).
   agentsh exec [--cwd DIR] [--timeout SECONDS] [--head N] [--tail N] [--json] -- COMMAND
       Run COMMAND exactly as the model's bash tool would and print what the
       model would receive. COMMAND is one shell string; several words are
       joined with spaces, as ssh does. Exit status: the command's, or 1
       without one.
-  agentsh artifact N
-      Print artifact N (the full output behind artifact://N) of this directory.
+  agentsh artifact [--session ID|PATH] N
+      Print artifact N (the full output behind artifact://N): of the given
+      session, else of the session (or agentsh exec) of this directory that
+      kept one last.
+  agentsh --version
+      Print the version.
 `
 
 func main() {
@@ -65,15 +75,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case "-h", "--help", "help":
 			fmt.Fprint(stdout, usage)
 			return 0
+		case "--version":
+			fmt.Fprintln(stdout, "agentsh "+version())
+			return 0
 		}
 	}
 	if len(args) == 0 || !strings.HasPrefix(args[0], "-") {
-		// No flags: piped stdin switches to print mode (text), with any
-		// positional words as the prompt; otherwise no arguments start the
-		// TUI in a terminal and print the usage elsewhere (not an error),
-		// and a word is a typo.
-		if len(args) == 0 && interactiveTerminal() {
-			return runTUI(printOptions{}, stderr)
+		// No flags first: in a terminal the TUI, with any words as the
+		// first prompt (flags may follow them). Elsewhere piped stdin
+		// switches to print mode (text), with the words as the prompt;
+		// no arguments print the usage (not an error), and a word without
+		// stdin is a typo.
+		if interactiveTerminal() {
+			return runPrint(args, func() (string, bool, error) { return "", false, nil }, stdout, stderr)
 		}
 		data, piped, err := readPipedStdin(os.Stdin)
 		if err != nil {
@@ -85,7 +99,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprint(stdout, usage)
 				return 0
 			}
-			fmt.Fprintf(stderr, "agentsh: unknown command %q\n\n%s", args[0], usage)
+			fmt.Fprintf(stderr, "agentsh: unknown command %q (a prompt opens the TUI in a terminal; agentsh -p %q prints the answer)\n\n%s",
+				args[0], args[0], usage)
 			return 2
 		}
 		return runPrint(args, func() (string, bool, error) { return data, true, nil }, stdout, stderr)
@@ -247,37 +262,4 @@ func bashToolSettings(settings *session.Settings) (bash.ToolSettings, error) {
 		ts.Shell.LazySnapshot = false
 	}
 	return ts, err
-}
-
-func runArtifact(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprint(stderr, "agentsh artifact: usage: agentsh artifact N\n")
-		return 2
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		fmt.Fprintf(stderr, "agentsh: %v\n", err)
-		return 1
-	}
-	m := session.NewArtifactManager(session.ExecArtifactsDir(wd))
-	ref := args[0]
-	if !strings.HasPrefix(ref, "artifact://") {
-		ref = "artifact://" + ref
-	}
-	path, err := m.Resolve(ref)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentsh: %v\n", err)
-		return 1
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentsh: %v\n", err)
-		return 1
-	}
-	defer f.Close()
-	if _, err := io.Copy(stdout, f); err != nil && !errors.Is(err, syscall.EPIPE) {
-		fmt.Fprintf(stderr, "agentsh: %v\n", err)
-		return 1
-	}
-	return 0
 }

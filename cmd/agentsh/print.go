@@ -46,6 +46,7 @@ type printOptions struct {
 	model     string // --model
 	cont      bool   // --continue / -c
 	resume    string // --resume / -r
+	pick      bool   // -r without an id: the session picker (TUI only)
 	noSession bool   // --no-session
 	help      bool   // -h / --help
 	messages  []string
@@ -103,6 +104,10 @@ func parseModeArgs(args []string) (printOptions, error) {
 		case "--model":
 			o.model, err = value()
 		case "-r", "--resume":
+			if !hasVal && (i+1 >= len(args) || strings.HasPrefix(args[i+1], "-")) {
+				o.pick = true
+				break
+			}
 			o.resume, err = value()
 			if err == nil && strings.TrimSpace(o.resume) == "" {
 				err = errors.New("--resume needs a session id or path")
@@ -114,10 +119,10 @@ func parseModeArgs(args []string) (printOptions, error) {
 			return o, err
 		}
 	}
-	if o.noSession && (o.cont || o.resume != "") {
+	if o.noSession && (o.cont || o.resume != "" || o.pick) {
 		return o, errors.New("--no-session cannot be combined with --continue or --resume")
 	}
-	if o.cont && o.resume != "" {
+	if o.cont && (o.resume != "" || o.pick) {
 		return o, errors.New("--continue and --resume cannot be combined")
 	}
 	return o, nil
@@ -159,10 +164,14 @@ func runPrint(args []string, stdin func() (string, bool, error), stdout, stderr 
 	if mode == "" {
 		mode = modeText
 	}
-	if o.mode == "" && !o.print && len(o.messages) == 0 && interactiveTerminal() {
-		// `agentsh --model …` (or -c, -r) in a terminal: the TUI with
-		// those options.
-		return runTUI(o, stderr)
+	if o.mode == "" && !o.print && interactiveTerminal() {
+		// `agentsh --model …` (or -c, -r, or a prompt) in a terminal: the
+		// TUI with those options, the words sent as the first prompt.
+		return runTUI(o, stdout, stderr)
+	}
+	if o.pick {
+		fmt.Fprint(stderr, "agentsh: --resume needs a session id or path (without one it opens the session picker, in the TUI only)\n")
+		return 2
 	}
 	switch mode {
 	case modeRPC:
@@ -210,60 +219,73 @@ func resolveModel(flagModel string, settings *session.Settings) (string, error) 
 }
 
 // openStore creates, continues or resumes the session file; nil with
-// --no-session.
-func openStore(o printOptions, cwd string, stderr io.Writer) (*session.Store, error) {
+// --no-session. notice is for the user when --continue found nothing to
+// continue (a new session is started instead).
+func openStore(o printOptions, cwd string, stderr io.Writer) (store *session.Store, notice string, err error) {
 	if o.noSession {
-		return nil, nil
+		return nil, "", nil
 	}
 	path := ""
 	switch {
 	case o.cont:
 		p, err := session.Newest(cwd)
-		if err != nil && !errors.Is(err, session.ErrNoSession) {
-			return nil, err
+		if errors.Is(err, session.ErrNoSession) {
+			notice = noContinueNotice(cwd)
+		} else if err != nil {
+			return nil, "", err
 		}
-		path = p // none yet: start a new one
+		path = p
 	case o.resume != "":
 		p, err := session.Find(cwd, o.resume)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		path = p
 	}
 	if path == "" {
-		return session.Create(cwd)
+		store, err = session.Create(cwd)
+		return store, notice, err
 	}
 	store, loadErrs, err := session.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	for _, le := range loadErrs {
 		fmt.Fprintf(stderr, "agentsh: skipped a corrupt line of the session: %v\n", le)
 	}
-	return store, nil
+	return store, "", nil
+}
+
+// noContinueNotice is what --continue says when cwd has no session with a
+// message.
+func noContinueNotice(cwd string) string {
+	return "No session to continue in " + cwd + ": starting a new one."
 }
 
 // openAgent opens the session store (none with --no-session) and the agent
 // session on the shared executor; closeStore is never nil. The agent
 // follows live: a change of the settings files applies from the next
-// command (SPEC §2.2).
-func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveSettings, shell bash.ShellConfig) (*session.AgentSession, *bash.Executor, func(), error) {
-	store, err := openStore(o, cwd, stderr)
+// command (SPEC §2.2). notice is openStore's.
+func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveSettings, shell bash.ShellConfig) (agent *session.AgentSession, executor *bash.Executor, closeStore func(), notice string, err error) {
+	store, notice, err := openStore(o, cwd, stderr)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, "", err
 	}
-	closeStore := func() {}
+	executor = bash.Default()
+	agent, err = session.New(cwd, store, executor, shell)
+	if err != nil {
+		if store != nil {
+			_ = store.Close()
+		}
+		return nil, nil, nil, "", err
+	}
 	if store != nil {
 		closeStore = func() { _ = store.Close() }
-	}
-	executor := bash.Default()
-	agent, err := session.New(cwd, store, executor, shell)
-	if err != nil {
-		closeStore()
-		return nil, nil, nil, err
+	} else {
+		closeStore = tempArtifacts(agent, stderr) // --no-session
 	}
 	agent.FollowSettings(live)
-	return agent, executor, closeStore, nil
+	return agent, executor, closeStore, notice, nil
 }
 
 // modeSetup is what the TUI, print and RPC mode read before they start: the
@@ -311,11 +333,14 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	defer bash.CloseAll()
 	warmSnapshot(toolSettings)
 
-	agent, executor, closeStore, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
+	agent, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
 	if err != nil {
 		return fail(err)
 	}
 	defer closeStore()
+	if notice != "" {
+		fmt.Fprintf(stderr, "agentsh: %s\n", notice)
+	}
 	jm := newJobs(toolSettings)
 	defer stopJobs(jm, stderr)
 	agent.SetJobs(jm)
@@ -419,9 +444,13 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		stores  []*session.Store
 		first   = true
 	)
+	var cleanups []func() // --no-session: the temporary artifact folders
 	defer func() {
 		for _, st := range stores {
 			st.Close()
+		}
+		for _, c := range cleanups {
+			c()
 		}
 	}()
 	jm := newJobs(toolSettings)
@@ -432,7 +461,11 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		var store *session.Store
 		var err error
 		if first {
-			store, err = openStore(o, cwd, stderr) // --continue / --resume / --no-session
+			var notice string
+			store, notice, err = openStore(o, cwd, stderr) // --continue / --resume / --no-session
+			if notice != "" {
+				fmt.Fprintf(stderr, "agentsh: %s\n", notice)
+			}
 		} else if !o.noSession {
 			store, err = session.Create(cwd)
 		}
@@ -443,6 +476,9 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		agent, err := session.New(cwd, store, executor, toolSettings.Shell)
 		if err != nil {
 			return nil, err
+		}
+		if store == nil {
+			cleanups = append(cleanups, tempArtifacts(agent, stderr))
 		}
 		agent.FollowSettings(live) // settings.json edits apply from the next command
 		agent.SetJobs(jm)

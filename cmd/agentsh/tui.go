@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -17,6 +18,7 @@ import (
 
 	"agentsh/internal/bash"
 	"agentsh/internal/llm"
+	"agentsh/internal/session"
 	"agentsh/internal/tui"
 )
 
@@ -30,7 +32,10 @@ func interactiveTerminal() bool {
 	return isTerminal(os.Stdin) && isTerminal(os.Stdout)
 }
 
-func runTUI(o printOptions, stderr io.Writer) int {
+// runTUI runs the full-screen TUI; o.messages, if any, are sent as the
+// first prompt. When the session has a message at the end, stdout gets the
+// command that resumes it.
+func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
@@ -58,13 +63,28 @@ func runTUI(o printOptions, stderr io.Writer) int {
 	warm.Go(func() { warmSnapshot(toolSettings) })
 	defer warm.Wait() // before CloseAll removes the snapshots
 
-	agent, executor, closeStore, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	pickNotice := ""
+	if o.pick {
+		// -r without an id: the user picks the session first.
+		path, notice, err := pickSession(ctx, cwd)
+		if err != nil {
+			return fail(err)
+		}
+		if path == "" && notice == "" {
+			return 0 // cancelled: nothing was opened
+		}
+		o.resume, pickNotice = path, notice
+	}
+	agent, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
 	if err != nil {
 		return fail(err)
 	}
 	defer closeStore()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
+	if notice == "" {
+		notice = pickNotice
+	}
 	jm := newJobs(toolSettings)
 	agent.SetJobs(jm)
 	defer jm.Close() // quitting stops every job (their guardians would anyway)
@@ -72,9 +92,38 @@ func runTUI(o printOptions, stderr io.Writer) int {
 		Session: agent, Executor: executor, ToolSettings: toolSettings, Jobs: jm,
 		Provider: provider, Model: model, ModelLabel: spec, ModelError: modelErr,
 		NoColor: os.Getenv("NO_COLOR") != "",
+		Notice:  notice, Prompt: strings.Join(o.messages, " "),
 	})
+	printResumeHint(stdout, agent)
 	if err != nil {
 		return fail(err)
 	}
 	return 0
+}
+
+// printResumeHint tells, after the TUI, how to come back to a saved session
+// that has a message (an empty one left no file to resume).
+func printResumeHint(w io.Writer, agent *session.AgentSession) {
+	if agent.Store() == nil || len(agent.Messages()) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Session %s saved. Resume it with: agentsh -r %s\n", agent.ID(), agent.ID())
+}
+
+// pickSession runs the session picker for -r without an id: the chosen
+// session's path, or "" with a notice when cwd has no session to resume, or
+// "" and "" when the user cancelled.
+func pickSession(ctx context.Context, cwd string) (path, notice string, err error) {
+	list, err := session.List(cwd)
+	if err != nil {
+		return "", "", err
+	}
+	if len(list) == 0 {
+		return "", "No session to resume in " + cwd + ": starting a new one.", nil
+	}
+	info, ok, err := tui.PickSession(ctx, tui.PickerConfig{Cwd: cwd, Sessions: list, NoColor: os.Getenv("NO_COLOR") != ""})
+	if err != nil || !ok {
+		return "", "", err
+	}
+	return info.Path, "", nil
 }

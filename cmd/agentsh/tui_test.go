@@ -41,6 +41,25 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // 100×30 tmux window.
 func startTUI(t *testing.T, s *sandbox, extraEnv ...string) *tmuxTUI {
 	t.Helper()
+	return startTUIArgs(t, s, nil, extraEnv...)
+}
+
+// startTUIArgs is startTUI running agentsh with args.
+func startTUIArgs(t *testing.T, s *sandbox, args []string, extraEnv ...string) *tmuxTUI {
+	t.Helper()
+	return startTUIWith(t, s, args, false, extraEnv...)
+}
+
+// startTUIKept is startTUIArgs with the pane kept after agentsh exits: the
+// shell then prints "[agentsh exited with status N]" below what agentsh
+// printed last (waitExitStatus).
+func startTUIKept(t *testing.T, s *sandbox, args []string, extraEnv ...string) *tmuxTUI {
+	t.Helper()
+	return startTUIWith(t, s, args, true, extraEnv...)
+}
+
+func startTUIWith(t *testing.T, s *sandbox, args []string, keep bool, extraEnv ...string) *tmuxTUI {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
@@ -48,11 +67,22 @@ func startTUI(t *testing.T, s *sandbox, extraEnv ...string) *tmuxTUI {
 	tt := &tmuxTUI{t: t, sock: "agentsh-e2e-" + id, mark: tuiMarkVar + "=" + id}
 	env := s.env(s.work, append(extraEnv, tt.mark, "TERM=xterm-256color")...)
 	var script strings.Builder
-	script.WriteString("#!/bin/sh\ncd " + shellQuote(s.work) + " || exit 1\nexec env -i")
+	script.WriteString("#!/bin/sh\ncd " + shellQuote(s.work) + " || exit 1\n")
+	if !keep {
+		script.WriteString("exec ")
+	}
+	script.WriteString("env -i")
 	for _, kv := range env {
 		script.WriteString(" " + shellQuote(kv))
 	}
-	script.WriteString(" " + shellQuote(agentshBin) + "\n")
+	script.WriteString(" " + shellQuote(agentshBin))
+	for _, a := range args {
+		script.WriteString(" " + shellQuote(a))
+	}
+	script.WriteString("\n")
+	if keep {
+		script.WriteString("echo \"[agentsh exited with status $?]\"\nexec sleep 600\n")
+	}
 	path := filepath.Join(s.root, "run-"+id+".sh")
 	if err := os.WriteFile(path, []byte(script.String()), 0o755); err != nil {
 		t.Fatal(err)
@@ -73,7 +103,9 @@ func startTUI(t *testing.T, s *sandbox, extraEnv ...string) *tmuxTUI {
 			t.Errorf("processes left after the test: %v", pids)
 		}
 	})
-	tt.waitScreen("the first frame", func(s string) bool { return strings.Contains(s, "ctrl+d quits") })
+	tt.waitScreen("the first frame", func(s string) bool {
+		return strings.Contains(s, "ctrl+d quits") || strings.Contains(s, "Resume a session") // the TUI, or -r's picker
+	})
 	return tt
 }
 

@@ -104,6 +104,12 @@ func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) 
 	return a, nil
 }
 
+// SetArtifactsDir gives a session without a store an artifact folder, so
+// that its truncated output still has an artifact:// link (--no-session
+// keeps one in a temporary folder for the life of the process). Call it
+// before the session runs anything; the caller removes the folder.
+func (a *AgentSession) SetArtifactsDir(dir string) { a.artifacts = NewArtifactManager(dir) }
+
 // FollowSettings makes the session read its settings from l on every
 // command instead of using what it was given: bang commands take the shell
 // config, and ToolContext the bash tool's settings, from the files as they
@@ -128,7 +134,8 @@ func (a *AgentSession) ShellState() *bash.SessionState { return a.state }
 // Store returns the session's store, nil when not persisted.
 func (a *AgentSession) Store() *Store { return a.store }
 
-// Artifacts returns the session's artifact manager, nil without a store.
+// Artifacts returns the session's artifact manager, nil without a store
+// (unless SetArtifactsDir gave it one).
 func (a *AgentSession) Artifacts() *ArtifactManager { return a.artifacts }
 
 // Messages returns a copy of the conversation as recorded (queued bang

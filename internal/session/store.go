@@ -30,7 +30,8 @@ const (
 	entryMessage = "message" // {"type":"message","message":{"role":…}}
 )
 
-// ErrNoSession is returned by Newest when the cwd has no session file.
+// ErrNoSession is returned by Newest when the cwd has no session with a
+// message.
 var ErrNoSession = errors.New("no session found")
 
 // Header is the first line of a session file.
@@ -141,58 +142,73 @@ func decodeEntry(line []byte) (Message, error) {
 }
 
 // Store appends to one session file. It is safe for concurrent use.
+//
+// A new session's file is created by its first Append, not by Create: a
+// session in which nothing was said leaves nothing behind, so opening
+// agentsh just to look never hides the real conversation from --continue.
 type Store struct {
 	path   string
 	header Header
 	loaded []Message // messages found when the file was opened
 
 	mu     sync.Mutex
-	f      *os.File
-	needNL bool // the file ends in a partial line: the next append starts with '\n'
+	f      *os.File // nil until the first Append of a new session
+	needNL bool     // the file ends in a partial line: the next append starts with '\n'
 	closed bool
 }
 
-// Create starts a new session file in SessionsDir(cwd).
+// Create starts a new session of cwd in SessionsDir(cwd).
 func Create(cwd string) (*Store, error) {
 	return CreateIn(SessionsDir(cwd), cwd)
 }
 
-// CreateIn starts a new session file <ts>_<id>.jsonl in dir (created 0700)
-// and writes its header.
+// CreateIn starts a new session <ts>_<id>.jsonl in dir. Nothing is written
+// yet: the first Append creates the folder (0700) and the file with its
+// header.
 func CreateIn(dir, cwd string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("session: create folder: %w", err)
-	}
 	now := time.Now().UTC()
 	for range 5 {
 		id, err := NewID()
 		if err != nil {
 			return nil, err
 		}
-		h := Header{Type: entrySession, Version: SessionVersion, ID: id,
-			Timestamp: now.Format("2006-01-02T15:04:05.000Z"), Cwd: cwd}
-		name := fileTimestamp(now) + "_" + id + sessionExt
-		p := filepath.Join(dir, name)
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
+		p := filepath.Join(dir, fileTimestamp(now)+"_"+id+sessionExt)
+		if _, err := os.Lstat(p); err == nil {
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("session: create file: %w", err)
-		}
-		s := &Store{path: p, header: h, f: f}
-		line, err := json.Marshal(h)
-		if err == nil {
-			err = s.writeLine(line)
-		}
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(p)
-			return nil, fmt.Errorf("session: write header: %w", err)
-		}
-		return s, nil
+		h := Header{Type: entrySession, Version: SessionVersion, ID: id,
+			Timestamp: now.Format("2006-01-02T15:04:05.000Z"), Cwd: cwd}
+		return &Store{path: p, header: h}, nil
 	}
 	return nil, errors.New("session: could not pick a unique file name")
+}
+
+// create makes the file of a new session and writes its header followed by
+// the first line, in one write: on any failure the file is removed again,
+// so a later Append starts over instead of finding a header alone.
+func (s *Store) create(line []byte) error {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("create folder: %w", err)
+	}
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("create file: %w", err)
+	}
+	header, err := json.Marshal(s.header)
+	if err == nil {
+		buf := make([]byte, 0, len(header)+len(line)+2)
+		buf = append(append(append(append(buf, header...), '\n'), line...), '\n')
+		if _, err = f.Write(buf); err == nil {
+			err = f.Sync()
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(s.path)
+		return err
+	}
+	s.f = f
+	return nil
 }
 
 // Open loads an existing session file and opens it for appending. Corrupt
@@ -221,7 +237,8 @@ func Open(path string) (*Store, []LoadError, error) {
 	return s, errs, nil
 }
 
-// Path returns the session file.
+// Path returns the session file (not yet on disk while a new session has no
+// message).
 func (s *Store) Path() string { return s.path }
 
 // ID returns the session id from the header.
@@ -255,6 +272,12 @@ func (s *Store) Append(m Message) error {
 	defer s.mu.Unlock()
 	if s.closed {
 		return errors.New("session: store is closed")
+	}
+	if s.f == nil {
+		if err := s.create(line); err != nil {
+			return fmt.Errorf("session: append: %w", err)
+		}
+		return nil
 	}
 	if err := s.writeLine(line); err != nil {
 		return fmt.Errorf("session: append: %w", err)
@@ -301,6 +324,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.f == nil {
+		return nil
+	}
 	return s.f.Close()
 }
 
@@ -354,23 +380,31 @@ func listSessionFiles(dir string) ([]sessionFile, error) {
 	return out, nil
 }
 
-// Newest returns the most recently written session file of cwd, for
-// --continue (ties go to the later file name, whose timestamp is newer).
+// Newest returns the most recently written session file of cwd that holds
+// at least one message, for --continue (ties go to the later file name,
+// whose timestamp is newer). A file with a header alone (left by an older
+// agentsh that wrote one on every start) is passed over.
 func Newest(cwd string) (string, error) {
 	files, err := listSessionFiles(SessionsDir(cwd))
 	if err != nil {
 		return "", err
 	}
-	if len(files) == 0 {
-		return "", ErrNoSession
+	sortNewestFirst(files)
+	for _, f := range files {
+		if hasMessage(f.path) {
+			return f.path, nil
+		}
 	}
+	return "", ErrNoSession
+}
+
+func sortNewestFirst(files []sessionFile) {
 	sort.Slice(files, func(i, j int) bool {
 		if !files[i].mod.Equal(files[j].mod) {
 			return files[i].mod.After(files[j].mod)
 		}
 		return files[i].path > files[j].path
 	})
-	return files[0].path, nil
 }
 
 // Find resolves --resume's argument: a path to an existing file (anything

@@ -54,8 +54,10 @@ func TestCreateAppendLoad(t *testing.T) {
 	if want := strings.TrimSuffix(s.Path(), ".jsonl"); s.ArtifactsDir() != want {
 		t.Errorf("ArtifactsDir = %s, want %s", s.ArtifactsDir(), want)
 	}
-	if fi, err := os.Stat(s.Path()); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("file mode: %v %v", fi.Mode(), err)
+	// Nothing is written before the first message: not the file, not
+	// even the folder.
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a session without a message made %s: %v", dir, err)
 	}
 
 	msgs := sampleMessages()
@@ -63,6 +65,12 @@ func TestCreateAppendLoad(t *testing.T) {
 		if err := s.Append(m); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if fi, err := os.Stat(s.Path()); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("file mode: %v %v", fi, err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("folder mode: %v %v", fi, err)
 	}
 	lines := readLines(t, s.Path())
 	if len(lines) != 1+len(msgs) {
@@ -205,9 +213,19 @@ func TestNewestAndFind(t *testing.T) {
 		"bbbb2":    "2026-01-04T00-00-00-000Z_bbbb2.jsonl",
 	}
 	base := time.Now().Add(-time.Hour)
-	for i, id := range []string{"aaaa1111", "bbbb", "bbbb2", "aaaa2222"} {
-		p := filepath.Join(dir, files[id])
-		writeFile(t, p, testHeader+"\n")
+	for i, id := range []string{"aaaa1111", "bbbb", "bbbb2", "aaaa2222", "eeee", "ffff"} {
+		p := filepath.Join(dir, "2026-01-05T00-00-00-000Z_"+id+".jsonl")
+		if name, ok := files[id]; ok {
+			p = filepath.Join(dir, name)
+		}
+		switch id {
+		case "eeee": // a header alone, as every start left before: not a session to continue
+			writeFile(t, p, testHeader+"\n")
+		case "ffff": // no message Load would keep
+			writeFile(t, p, testHeader+"\n"+`{"type":"message","message":{"role":"weird"}}`+"\n{broken\n")
+		default:
+			writeFile(t, p, testHeader+"\n"+`{"type":"message","message":{"role":"user","text":"hi"}}`+"\n")
+		}
 		mt := base.Add(time.Duration(i) * time.Minute)
 		if err := os.Chtimes(p, mt, mt); err != nil {
 			t.Fatal(err)
@@ -219,7 +237,8 @@ func TestNewestAndFind(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Newest goes by last write: aaaa2222 was touched last.
+	// Newest goes by last write: aaaa2222 was touched last of the
+	// sessions with a message.
 	if p, err := Newest(cwd); err != nil || p != filepath.Join(dir, files["aaaa2222"]) {
 		t.Errorf("Newest = %s, %v", p, err)
 	}

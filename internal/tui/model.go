@@ -108,13 +108,14 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 	m.editor = newEditor()
 
 	m.tr.notice(kindInfo, welcomeText())
+	m.startup() // a resumed conversation, the command line's notice
 	return m, nil
 }
 
 const placeholder = "Message the agent, or !command to run it in the shell"
 
 // Init implements tea.Model.
-func (m *model) Init() tea.Cmd { return nil }
+func (m *model) Init() tea.Cmd { return m.initialPrompt() }
 
 // Update implements tea.Model.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -640,7 +641,7 @@ func (m *model) statusView() string {
 	}
 	model := m.st.statusModel.Render(label)
 	if m.cfg.Provider == nil {
-		model = m.st.warning.Render("no model — set OPENAI_API_KEY… (see a prompt for details)")
+		model = m.st.warning.Render(noModelStatus(m.cfg))
 	}
 	left := m.st.status.Render(cwd) + m.st.status.Render(" · ") + model
 

@@ -30,6 +30,8 @@ type Config struct {
 	ModelLabel   string       // shown in the status line ("provider/model"); "" = Model
 	ModelError   string       // why a configured model could not be used, shown with the hint
 	NoColor      bool
+	Notice       string // shown in the transcript at start, e.g. that --continue found nothing
+	Prompt       string // sent once the TUI is up, as if typed and entered (agentsh "prompt")
 
 	// Input and Output default to the process's terminal; tests set them.
 	Input  io.Reader

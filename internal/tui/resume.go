@@ -1,0 +1,156 @@
+package tui
+
+// A resumed session (agentsh -c, -r ID) shows its conversation again: the
+// transcript is rebuilt from the saved messages, each block as it looked
+// when the turn ended (tool calls and ! commands collapsed).
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/render"
+	"agentsh/internal/session"
+	"agentsh/internal/tools"
+)
+
+// resumedNotice is the line under a resumed transcript.
+func resumedNotice(id string, n int) string {
+	noun := " messages"
+	if n == 1 {
+		noun = " message"
+	}
+	return "resumed " + id + " · " + strconv.Itoa(n) + noun
+}
+
+// resumeItems turns a session's messages into transcript items: user
+// prompts, answers, each tool call with its result, the user's ! blocks and
+// the notes of jobs that ended, in the order they happened. cwd is the
+// session's directory, against which a bash call's own cwd is shown.
+func resumeItems(msgs []session.Message, cwd string) []item {
+	results := map[string]*session.ToolResultMessage{}
+	for _, m := range msgs {
+		if r, ok := m.(*session.ToolResultMessage); ok {
+			results[r.ToolCallID] = r
+		}
+	}
+	var out []item
+	for _, m := range msgs {
+		switch v := m.(type) {
+		case *session.UserMessage:
+			if notes, ok := jobNotes(v.Text); ok {
+				for _, n := range notes {
+					out = append(out, &textItem{kind: kindInfo, text: n})
+				}
+				continue
+			}
+			out = append(out, &textItem{kind: kindUser, text: v.Text})
+		case *session.AssistantMessage:
+			if text := strings.TrimSpace(v.Text); text != "" {
+				out = append(out, &textItem{kind: kindAssistant, text: text})
+			}
+			for _, c := range v.ToolCalls {
+				out = append(out, resumedToolItem(c, results[c.ID], cwd))
+			}
+		case *session.BashExecutionMessage:
+			b := render.NewBang(v.Command, v.ExcludeFromContext)
+			var trunc *bash.TruncationMeta
+			if v.Meta != nil {
+				trunc = v.Meta.Truncation
+			}
+			b.Finish(v.Output, v.ExitCode, v.Cancelled, trunc)
+			out = append(out, &bangItem{bang: b})
+		}
+	}
+	return out
+}
+
+// resumedToolItem is a finished tool call; res is nil when the session
+// ended before its result was saved.
+func resumedToolItem(c session.ToolCall, res *session.ToolResultMessage, cwd string) *toolItem {
+	it := &toolItem{id: c.ID}
+	if isFileTool(c.Name) {
+		it.file = &render.FileCall{Tool: c.Name, Args: c.Arguments}
+		if res != nil {
+			it.file.Output, it.file.Details, it.file.IsError = res.Content, res.Details, res.IsError
+		}
+		return it
+	}
+	it.call = describeCall(c.Name, c.Arguments, cwd)
+	it.call.Running = false
+	if res == nil {
+		return it
+	}
+	it.call.Output, it.call.IsError = res.Content, res.IsError
+	var d bash.ToolDetails
+	if len(res.Details) > 0 && json.Unmarshal(res.Details, &d) == nil {
+		if d.Meta != nil {
+			it.call.Truncation = d.Meta.Truncation
+		}
+		it.call.JobID = d.JobID
+	}
+	return it
+}
+
+// describeCall describes a call for the renderer as model.newToolCall
+// does for a live one: the command, its cwd relative to the session's, and
+// the timeout only when the model gave one.
+func describeCall(name string, args json.RawMessage, cwd string) *render.ToolCall {
+	c := &render.ToolCall{Running: true}
+	if name != tools.BashName {
+		c.Command = name + " " + string(args)
+		return c
+	}
+	p, err := bash.ParseToolParams(args)
+	if err != nil {
+		c.Command = string(args)
+		return c
+	}
+	c.Command = p.Command
+	if p.Timeout != nil {
+		_, c.TimeoutSeconds = bash.ClampTimeout(p.Timeout)
+	}
+	if p.Cwd != "" {
+		rel := p.Cwd
+		if filepath.IsAbs(p.Cwd) {
+			if r, err := filepath.Rel(cwd, p.Cwd); err == nil && !strings.HasPrefix(r, "..") {
+				rel = r
+			}
+		}
+		if filepath.Clean(rel) != "." {
+			c.CwdRel = rel
+		}
+	}
+	return c
+}
+
+// jobNotes reads a saved note of ended jobs (session.JobNotice: per job a
+// "[Job 1 exited with code 0: make]" line and its output's tail) back into
+// the one-line notices the live transcript showed for them.
+func jobNotes(text string) ([]string, bool) {
+	if !strings.HasPrefix(text, "[Job ") {
+		return nil, false
+	}
+	var notes []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "[Job ") && strings.HasSuffix(l, "]") {
+			notes = append(notes, strings.TrimSuffix(strings.TrimPrefix(l, "["), "]"))
+		}
+	}
+	return notes, len(notes) > 0
+}
+
+// resume fills the transcript of a session that already has messages and
+// says so; a new session keeps the welcome alone.
+func (m *model) resume() {
+	msgs := m.cfg.Session.Messages()
+	if len(msgs) == 0 {
+		return
+	}
+	for _, it := range resumeItems(msgs, m.cfg.Session.Cwd()) {
+		m.tr.add(it)
+	}
+	m.tr.notice(kindInfo, resumedNotice(m.cfg.Session.ID(), len(msgs)))
+}
