@@ -197,7 +197,7 @@ func (m *model) base(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case tea.PasteMsg:
-		m.editor.InsertString(msg.Content)
+		m.editor.Paste(msg.Content)
 	case tea.MouseClickMsg:
 		if msg.Mouse().Button == tea.MouseLeft {
 			m.tr.click(msg.Mouse().Y)
