@@ -103,3 +103,27 @@ func TestTUIQueuedMessageSentAfterTurn(t *testing.T) {
 	tt.waitExit()
 	tt.assertNoProcesses()
 }
+
+// A pasted line that ends in a newline (as a copied line does) leaves the
+// editor one line high with the cursor after the text (issue 13).
+func TestTUIPasteEndingInNewline(t *testing.T) {
+	s := newSandbox(t)
+	tt := startTUI(t, s)
+	tt.tmux("set-buffer", "!echo pasted-line\n")
+	tt.tmux("paste-buffer", "-p") // bracketed, as a terminal pastes
+	scr := tt.waitText("│ !echo pasted-line")
+	lines := strings.Split(scr, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "│ !echo pasted-line") {
+			if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "╰") {
+				t.Fatalf("the editor has a line under the paste:\n%s", scr)
+			}
+		}
+	}
+	tt.tmux("send-keys", "-l", " more")
+	tt.tmux("send-keys", "Enter")
+	tt.waitText("pasted-line more")
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
