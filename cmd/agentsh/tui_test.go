@@ -247,8 +247,7 @@ func TestTUIQuitKillsRunningCommand(t *testing.T) {
 	tt := startTUI(t, s)
 	tt.typeLine("!sleep 300")
 	tt.waitText("Running… (esc to cancel)")
-	tt.keys("C-c")
-	tt.keys("C-c")
+	tt.keys("C-d")
 	tt.waitExit()
 	tt.assertNoProcesses()
 }

@@ -96,6 +96,13 @@ func (e *editor) InsertString(s string) {
 	e.scrollToCursor()
 }
 
+// Paste inserts pasted text at the cursor. The line break a copied line or
+// block ends with is dropped: kept, it would leave an empty line under the
+// text and the cursor on it.
+func (e *editor) Paste(s string) {
+	e.InsertString(strings.TrimRight(cleanInput(s), "\n"))
+}
+
 func (e *editor) newline() {
 	line := e.lines[e.row]
 	head := append([]rune(nil), line[:e.col]...)

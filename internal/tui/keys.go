@@ -98,7 +98,7 @@ func newKeyMap() keyMap {
 			PageDown:    bind("pgdn", "scrolls down", "pgdown"),
 			Background:  bind(BackgroundKey, "moves a running command to the background", BackgroundKey),
 			Jobs:        bind(JobsKey+" or /jobs:", "jobs", JobsKey),
-			Quit:        bind("ctrl+c", "twice quits", "ctrl+c"),
+			Quit:        bind("ctrl+c", "interrupts like esc; twice on an idle editor quits", "ctrl+c"),
 			QuitEmpty:   bind("ctrl+d", "quits on an empty editor", "ctrl+d"),
 			HistoryPrev: bind("↑", "recalls the previous prompt", "up"),
 			HistoryNext: bind("↓", "recalls the next prompt", "down"),

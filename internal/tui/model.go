@@ -75,6 +75,8 @@ type model struct {
 	bangRunning bool
 
 	quitArmed bool
+	quitGen   int      // numbers the arms, for their expiry ticks
+	queued    []string // sent while the agent works, oldest first
 	quitting  bool
 	jobsWatch jobsWatch
 	spin      int
@@ -150,6 +152,7 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		m.resize(msg.Width, msg.Height)
 		return m.broadcast(msg)
 	case tea.KeyPressMsg, tea.PasteMsg, tea.MouseClickMsg, tea.MouseWheelMsg:
+		m.disarmOn(msg)
 		if cmd, handled := m.input(msg); handled {
 			return cmd
 		}
@@ -167,6 +170,11 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 	case agentDoneMsg:
 		m.applyPump()
 		m.agentFinished(msg.err)
+		return m.sendQueued(msg.err)
+	case quitDisarmMsg:
+		if msg.gen == m.quitGen {
+			m.quitArmed = false
+		}
 		return nil
 	case bangDoneMsg:
 		m.applyPump()
@@ -190,7 +198,7 @@ func (m *model) base(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case tea.PasteMsg:
-		m.editor.InsertString(msg.Content)
+		m.editor.Paste(msg.Content)
 	case tea.MouseClickMsg:
 		if msg.Mouse().Button == tea.MouseLeft {
 			m.tr.click(msg.Mouse().Y)
@@ -215,25 +223,18 @@ func (m *model) resize(w, h int) {
 // key handles a key no layer took: the editor's, and the transcript's.
 func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k, km := keyName(msg.String()), keys.Main
-	if !is(k, km.Quit) {
-		m.quitArmed = false
-	}
 	m.flash = ""
 	switch {
 	case is(k, km.Quit):
-		if m.quitArmed {
-			m.quitArmed = false
-			return m.requestQuit()
-		}
-		m.quitArmed = true
-		m.editor.Reset()
-		m.histPos = len(m.history)
-		return nil
+		return m.interruptKey()
 	case is(k, km.QuitEmpty):
 		if m.editor.Value() == "" {
 			return m.requestQuit()
 		}
 	case is(k, km.Cancel):
+		if m.takeBackQueued() {
+			return nil
+		}
 		if !m.agentRunning && !m.bangRunning && m.tr.deselect() {
 			return nil
 		}
@@ -410,7 +411,7 @@ func (m *model) submit() tea.Cmd {
 		return nil
 	}
 	if m.agentRunning {
-		m.tr.notice(kindWarning, "The agent is still working. Press Esc to stop it first.")
+		m.queue(text)
 		return nil
 	}
 	m.pushHistory(text)
@@ -579,7 +580,7 @@ func (m *model) editorHeight() int { return m.editor.Height() + 2 }
 // transcriptHeight is the rows left for the transcript above the editor and
 // the status line.
 func (m *model) transcriptHeight() int {
-	return max(m.height-m.editorHeight()-1, 1)
+	return max(m.height-m.editorHeight()-min(len(m.queued), queueShown+1)-1, 1)
 }
 
 // View implements tea.Model.
@@ -606,11 +607,16 @@ func (m *model) mainView() (string, *tea.Cursor) {
 	var b strings.Builder
 	b.WriteString(m.tr.view())
 	b.WriteByte('\n')
+	q := m.queueLines()
+	for _, l := range q {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
 	b.WriteString(editor)
 	b.WriteByte('\n')
 	b.WriteString(m.statusView())
 	// The editor's border and padding come before the text.
-	return b.String(), tea.NewCursor(edX+editorFrameW/2, th+1+edY)
+	return b.String(), tea.NewCursor(edX+editorFrameW/2, th+len(q)+1+edY)
 }
 
 // editorView is the editor's box and the cursor within its text.
