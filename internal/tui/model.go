@@ -62,6 +62,7 @@ type model struct {
 	flash  string // a one-key status message
 
 	editor    *editor
+	menu      slashMenu
 	history   []string
 	histPos   int // == len(history) while editing the draft
 	histDraft string
@@ -127,6 +128,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if tc := m.jobsWatch.update(msg, m.cfg.Jobs); tc != nil {
 		cmd = tea.Batch(cmd, tc)
 	}
+	m.menu.filter(m.editor.Value())
 	m.layout()
 	return m, cmd
 }
@@ -218,6 +220,9 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.quitArmed = false
 	}
 	m.flash = ""
+	if c := m.menu.key(k); c != menuPass {
+		return m.menuChose(c)
+	}
 	switch {
 	case is(k, km.Quit):
 		if m.quitArmed {
@@ -282,7 +287,9 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
+	before := m.editor.Value()
 	m.editor.Update(msg)
+	m.menu.start(before, m.editor.Value())
 	return nil
 }
 
@@ -380,11 +387,15 @@ func (m *model) submit() tea.Cmd {
 	if trimmed == "" {
 		return nil
 	}
-	if trimmed == "/jobs" {
+	if c, arg, known, isCmd := parseCommand(trimmed); isCmd {
+		// A command runs here and never reaches the model.
 		m.pushHistory(text)
 		m.editor.Reset()
-		m.openJobsPanel()
-		return nil
+		if !known {
+			m.tr.notice(kindWarning, unknownCommandText(c.name))
+			return nil
+		}
+		return c.run(m, arg)
 	}
 	if strings.HasPrefix(trimmed, "!") {
 		excluded := strings.HasPrefix(trimmed, "!!")
@@ -601,7 +612,7 @@ func (m *model) mainView() (string, *tea.Cursor) {
 	th := m.transcriptHeight()
 	editor, edX, edY := m.editorView()
 	var b strings.Builder
-	b.WriteString(m.tr.view())
+	b.WriteString(m.withMenu(m.tr.view(), th))
 	b.WriteByte('\n')
 	b.WriteString(editor)
 	b.WriteByte('\n')
