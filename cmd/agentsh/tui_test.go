@@ -73,7 +73,7 @@ func startTUI(t *testing.T, s *sandbox, extraEnv ...string) *tmuxTUI {
 			t.Errorf("processes left after the test: %v", pids)
 		}
 	})
-	tt.waitScreen("the first frame", func(s string) bool { return strings.Contains(s, "ctrl+d quits") })
+	tt.waitScreen("the first frame", func(s string) bool { return strings.Contains(s, "/help for keys") })
 	return tt
 }
 

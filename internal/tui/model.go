@@ -388,9 +388,11 @@ func (m *model) submit() tea.Cmd {
 		return nil
 	}
 	if c, arg, known, isCmd := parseCommand(trimmed); isCmd {
-		// A command runs here and never reaches the model.
+		// A command runs here and never reaches the model; its answer is
+		// read at the end of the transcript.
 		m.pushHistory(text)
 		m.editor.Reset()
+		m.tr.scrollBy(-m.tr.scroll)
 		if !known {
 			m.tr.notice(kindWarning, unknownCommandText(c.name))
 			return nil

@@ -118,6 +118,11 @@ func TestSlashMenuOpensFiltersAndRuns(t *testing.T) {
 	if !strings.Contains(scr, "Commands (typed in the editor") || !strings.Contains(scr, "/model [provider/name]") {
 		t.Errorf("/he + enter does not show the help from its top:\n%s", scr)
 	}
+	// What comes next follows the end again.
+	h.sendLine("/nope")
+	if scr = h.screen(); !strings.Contains(scr, "Unknown command /nope") || strings.Contains(scr, "more lines below") {
+		t.Errorf("the next notice is not shown at the end:\n%s", scr)
+	}
 }
 
 // tab puts the chosen name in the editor: with a space when the command
@@ -247,6 +252,7 @@ func TestNewCommandStartsAFreshSession(t *testing.T) {
 	if len(made) != 0 || !strings.Contains(h.screen(), "Something is still running: esc stops it") {
 		t.Fatalf("/new during a command:\n%s", h.screen())
 	}
+	h.waitFor("the command to start", h.m.session().IsBashRunning) // an esc before it starts is lost
 	h.press(tea.KeyEscape, 0)
 	h.waitFor("the cancel", h.bangIdle)
 
