@@ -209,18 +209,6 @@ func bangEntry() entry {
 	return entry{Key: "!cmd", Desc: "runs in the shell (!!cmd keeps it from the model)"}
 }
 
-func selectEntry() entry {
-	return entry{Key: "alt+↑/↓ or a click", Desc: "selects one"}
-}
-
-func scrollEntry() entry {
-	return entry{Key: name(keys.Main.PageUp) + "/" + name(keys.Main.PageDown), Desc: "scroll"}
-}
-
-func quitEntry() entry {
-	return entry{Key: name(keys.Main.Quit) + " twice or " + name(keys.Main.QuitEmpty), Desc: "quits"}
-}
-
 // welcomeText is the transcript's first line: a short hint; /help has
 // the rest.
 func welcomeText() string {
