@@ -390,9 +390,15 @@ func (m *model) submit() tea.Cmd {
 	if c, arg, known, isCmd := parseCommand(trimmed); isCmd {
 		// A command runs here and never reaches the model; its answer is
 		// read at the end of the transcript.
+		m.tr.scrollBy(-m.tr.scroll)
+		if known && c.args == "" && arg != "" {
+			// "/exit codes are wrong" must not quit: nothing runs and the
+			// text stays to be edited.
+			m.tr.notice(kindWarning, c.name+" takes no argument.")
+			return nil
+		}
 		m.pushHistory(text)
 		m.editor.Reset()
-		m.tr.scrollBy(-m.tr.scroll)
 		if !known {
 			m.tr.notice(kindWarning, unknownCommandText(c.name))
 			return nil

@@ -186,6 +186,17 @@ func TestCommandsAreNeverSentToTheModel(t *testing.T) {
 	if h.m.agentRunning || len(srv.Requests()) != 0 {
 		t.Fatalf("a command went to the model: %d requests", len(srv.Requests()))
 	}
+	// A command that takes no argument does not run with one; the text
+	// stays in the editor.
+	var quit bool
+	for _, msg := range runCmd(h.sendLine("/exit codes are wrong")) {
+		_, ok := msg.(tea.QuitMsg)
+		quit = quit || ok
+	}
+	if quit || h.m.editor.Value() != "/exit codes are wrong" || !strings.Contains(h.screen(), "/exit takes no argument.") {
+		t.Fatalf("/exit with text: quit %v, editor %q\n%s", quit, h.m.editor.Value(), h.screen())
+	}
+	h.m.editor.Reset()
 	h.sendLine("/usr/bin/x is broken")
 	h.waitFor("the answer", h.agentIdle)
 	ps := prompts(srv)
