@@ -14,7 +14,7 @@ func TestTUISignalsEndQuietly(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			tt := startPTYTUI(t, newSandbox(t), 100, 30)
-			tt.waitText("ctrl+d quits", 20*time.Second)
+			tt.waitText("/help for keys", 20*time.Second)
 			if err := tt.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}

@@ -104,7 +104,7 @@ func startTUIWith(t *testing.T, s *sandbox, args []string, keep bool, extraEnv .
 		}
 	})
 	tt.waitScreen("the first frame", func(s string) bool {
-		return strings.Contains(s, "ctrl+d quits") || strings.Contains(s, "Resume a session") // the TUI, or -r's picker
+		return strings.Contains(s, "/help for keys") || strings.Contains(s, "Resume a session") // the TUI, or -r's picker
 	})
 	return tt
 }

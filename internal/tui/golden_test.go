@@ -86,6 +86,11 @@ func TestGoldenScreens(t *testing.T) {
 		setup func(h *harness)
 	}{
 		{"welcome", false, func(h *harness) {}},
+		{"slash_menu", false, func(h *harness) {
+			h.add(&textItem{kind: kindAssistant, text: "An earlier answer."})
+			h.typeText("/")
+			h.press(tea.KeyDown, 0)
+		}},
 		{"editor_bang", true, func(h *harness) { h.typeText("!make test") }},
 		{"editor_bang_excluded", true, func(h *harness) { h.typeText("!!git status") }},
 		{"no_model", false, func(h *harness) {

@@ -36,6 +36,7 @@ type keyMap struct {
 	Attach  attachKeys
 	Overlay overlayKeys
 	Confirm confirmKeys
+	Menu    menuKeys
 }
 
 // mainKeys are the transcript's and the editor's when no layer is open.
@@ -74,6 +75,11 @@ type attachKeys struct {
 // overlayKeys: every other key goes to the program in the PTY overlay.
 type overlayKeys struct {
 	Kill key.Binding
+}
+
+// menuKeys choose in the slash menu (slashmenu.go).
+type menuKeys struct {
+	Up, Down, Complete, Run, Close key.Binding
 }
 
 // confirmKeys answer the quit question.
@@ -160,6 +166,13 @@ func newKeyMap() keyMap {
 			Yes: bind("y", "quits", "y", "Y"),
 			No:  bind("n", "stays", "n", "N", "esc"),
 		},
+		Menu: menuKeys{
+			Up:       bind("↑", "previous command", "up", "ctrl+p", "shift+tab"),
+			Down:     bind("↓", "next command", "down", "ctrl+n"),
+			Complete: bind("tab", "completes", "tab"),
+			Run:      bind("enter", "runs", "enter"),
+			Close:    bind("esc", "closes", "esc"),
+		},
 	}
 }
 
@@ -196,23 +209,10 @@ func bangEntry() entry {
 	return entry{Key: "!cmd", Desc: "runs in the shell (!!cmd keeps it from the model)"}
 }
 
-func selectEntry() entry {
-	return entry{Key: "alt+↑/↓ or a click", Desc: "selects one"}
-}
-
-func scrollEntry() entry {
-	return entry{Key: name(keys.Main.PageUp) + "/" + name(keys.Main.PageDown), Desc: "scroll"}
-}
-
-func quitEntry() entry {
-	return entry{Key: name(keys.Main.Quit) + " twice or " + name(keys.Main.QuitEmpty), Desc: "quits"}
-}
-
-// welcomeText is the transcript's first line: the keys of the main view.
+// welcomeText is the transcript's first line: a short hint; /help has
+// the rest.
 func welcomeText() string {
-	km := keys.Main
-	return "agentsh · " + helpLine(help(km.Send), help(keys.Editor.Newline), bangEntry(), help(km.Cancel), help(km.Expand),
-		selectEntry(), help(km.Pager), scrollEntry(), help(km.Background), help(km.Jobs), quitEntry())
+	return "agentsh · " + helpLine(entry{Key: "/help", Desc: "for keys"}, entry{Key: "!cmd", Desc: "runs in the shell"})
 }
 
 // pagerHelp is the pager's footer.
@@ -256,11 +256,22 @@ type helpSection struct {
 // /help shows.
 func helpSections() []helpSection {
 	km, ek, pk, qk, jk := keys.Main, keys.Editor, keys.Pager, keys.Prompt, keys.Panel
+	var cmds []entry
+	for _, c := range slashCommands() {
+		k := c.name
+		if c.args != "" {
+			k += " " + c.args
+		}
+		cmds = append(cmds, entry{Key: k, Desc: c.desc})
+	}
+	mk := keys.Menu
 	return []helpSection{
+		{"Commands (typed in the editor; / opens the menu)", cmds},
 		{"Conversation", []entry{help(km.Send), help(ek.Newline), bangEntry(), help(km.Cancel), help(km.Expand),
 			help(km.SelectPrev), help(km.SelectNext), help(km.Pager), help(km.PageUp), help(km.PageDown),
 			help(km.Background), {Key: km.Jobs.Keys()[0] + ", /jobs", Desc: "opens the jobs panel"},
 			help(km.HistoryPrev), help(km.HistoryNext), help(km.Quit), help(km.QuitEmpty)}},
+		{"Command menu (/)", []entry{help(mk.Up), help(mk.Down), help(mk.Complete), help(mk.Run), help(mk.Close)}},
 		{"Editor", []entry{help(ek.Backspace), help(ek.Delete), help(ek.Left), help(ek.Right), help(ek.Up), help(ek.Down),
 			help(ek.LineStart), help(ek.LineEnd), help(ek.TextStart), help(ek.TextEnd), help(ek.KillBefore),
 			help(ek.KillAfter), help(ek.DeleteWord), help(ek.WordLeft), help(ek.WordRight), help(ek.Tab)}},

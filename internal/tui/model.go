@@ -62,6 +62,7 @@ type model struct {
 	flash  string // a one-key status message
 
 	editor    *editor
+	menu      slashMenu
 	history   []string
 	histPos   int // == len(history) while editing the draft
 	histDraft string
@@ -130,6 +131,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if tc := m.jobsWatch.update(msg, m.cfg.Jobs); tc != nil {
 		cmd = tea.Batch(cmd, tc)
 	}
+	m.menu.filter(m.editor.Value())
 	m.layout()
 	return m, cmd
 }
@@ -224,6 +226,9 @@ func (m *model) resize(w, h int) {
 func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k, km := keyName(msg.String()), keys.Main
 	m.flash = ""
+	if c := m.menu.key(k); c != menuPass {
+		return m.menuChose(c)
+	}
 	switch {
 	case is(k, km.Quit):
 		return m.interruptKey()
@@ -284,7 +289,9 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
+	before := m.editor.Value()
 	m.editor.Update(msg)
+	m.menu.start(before, m.editor.Value())
 	return nil
 }
 
@@ -382,11 +389,23 @@ func (m *model) submit() tea.Cmd {
 	if trimmed == "" {
 		return nil
 	}
-	if trimmed == "/jobs" {
+	if c, arg, known, isCmd := parseCommand(trimmed); isCmd {
+		// A command runs here and never reaches the model; its answer is
+		// read at the end of the transcript.
+		m.tr.scrollBy(-m.tr.scroll)
+		if known && c.args == "" && arg != "" {
+			// "/exit codes are wrong" must not quit: nothing runs and the
+			// text stays to be edited.
+			m.tr.notice(kindWarning, c.name+" takes no argument.")
+			return nil
+		}
 		m.pushHistory(text)
 		m.editor.Reset()
-		m.openJobsPanel()
-		return nil
+		if !known {
+			m.tr.notice(kindWarning, unknownCommandText(c.name))
+			return nil
+		}
+		return c.run(m, arg)
 	}
 	if strings.HasPrefix(trimmed, "!") {
 		excluded := strings.HasPrefix(trimmed, "!!")
@@ -605,7 +624,7 @@ func (m *model) mainView() (string, *tea.Cursor) {
 	th := m.transcriptHeight()
 	editor, edX, edY := m.editorView()
 	var b strings.Builder
-	b.WriteString(m.tr.view())
+	b.WriteString(m.withMenu(m.tr.view(), th))
 	b.WriteByte('\n')
 	q := m.queueLines()
 	for _, l := range q {

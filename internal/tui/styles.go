@@ -31,6 +31,8 @@ type styles struct {
 	overlayFooter   lipgloss.Style
 	scrollIndicator lipgloss.Style
 	selected        lipgloss.Style // the header of the selected output block
+	menu            lipgloss.Style // the slash menu's rows
+	menuSelected    lipgloss.Style // its chosen row
 }
 
 func newStyles(noColor bool) *styles {
@@ -45,12 +47,13 @@ func newStyles(noColor bool) *styles {
 		editorBangDim: editor,
 		overlay:       border,
 		selected:      base.Reverse(true),
+		menuSelected:  base.Reverse(true),
 	}
 	if noColor {
 		st.user, st.userBar, st.dim, st.warning, st.errorText = base, base, base, base, base
 		st.status, st.statusModel, st.statusRunning = base, base, base
 		st.overlayTitle, st.badgeRunning, st.badgeDone, st.badgeFailed = base, base, base, base
-		st.overlayFooter, st.scrollIndicator = base, base
+		st.overlayFooter, st.scrollIndicator, st.menu = base, base, base
 		return st
 	}
 	var (
@@ -81,5 +84,7 @@ func newStyles(noColor bool) *styles {
 	st.badgeFailed = base.Foreground(lipgloss.Color("15")).Background(red).Padding(0, 1)
 	st.overlayFooter = base.Foreground(muted)
 	st.scrollIndicator = base.Foreground(muted)
+	st.menu = base.Foreground(accent)
+	st.menuSelected = base.Foreground(lipgloss.Color("0")).Background(accent)
 	return st
 }

@@ -33,6 +33,14 @@ type Config struct {
 	Notice       string // shown in the transcript at start, e.g. that --continue found nothing
 	Prompt       string // sent once the TUI is up, as if typed and entered (agentsh "prompt")
 
+	// NewSession makes the fresh session /new switches to (on the same
+	// job manager); nil: /new is not available.
+	NewSession func() (*session.AgentSession, error)
+	// SwitchModel builds the provider for a "provider/name" spec, for
+	// /model; it returns the provider and the model name the requests
+	// carry. nil: /model only shows the model.
+	SwitchModel func(spec string) (llm.Provider, string, error)
+
 	// Input and Output default to the process's terminal; tests set them.
 	Input  io.Reader
 	Output io.Writer
