@@ -37,7 +37,7 @@ func TestPrintModeHTTPServerJob(t *testing.T) {
 	l.Close()
 	server, _ := json.Marshal(map[string]any{"command": py + " -u -m http.server --bind 127.0.0.1 " + port, "background": true})
 	fetch, _ := json.Marshal(map[string]any{"command": fmt.Sprintf(
-		"curl -sS --retry 50 --retry-connrefused --retry-delay 0 --max-time 20 http://127.0.0.1:%s/hello.txt", port)})
+		"curl -s --retry 50 --retry-connrefused --retry-delay 0 --max-time 20 http://127.0.0.1:%s/hello.txt", port)})
 	var reads atomic.Int32
 	var self atomic.Pointer[sseServer]
 	last := func(n int) string { return lastToolResult(self.Load().Request(t, n).Body) }

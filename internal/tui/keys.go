@@ -37,6 +37,7 @@ type keyMap struct {
 	Overlay overlayKeys
 	Confirm confirmKeys
 	Menu    menuKeys
+	Picker  pickerKeys
 }
 
 // mainKeys are the transcript's and the editor's when no layer is open.
@@ -75,6 +76,11 @@ type attachKeys struct {
 // overlayKeys: every other key goes to the program in the PTY overlay.
 type overlayKeys struct {
 	Kill key.Binding
+}
+
+// pickerKeys choose in the session picker (picker.go).
+type pickerKeys struct {
+	Cancel, Up, Down, PageUp, PageDown, First, Last, Choose key.Binding
 }
 
 // menuKeys choose in the slash menu (slashmenu.go).
@@ -165,6 +171,16 @@ func newKeyMap() keyMap {
 		Confirm: confirmKeys{
 			Yes: bind("y", "quits", "y", "Y"),
 			No:  bind("n", "stays", "n", "N", "esc"),
+		},
+		Picker: pickerKeys{
+			Cancel:   bind("esc", "new session", "esc", "q", "ctrl+c"),
+			Up:       bind("↑", "newer", "up", "k", "ctrl+p"),
+			Down:     bind("↓", "older", "down", "j", "ctrl+n"),
+			PageUp:   bind("pgup", "page up", "pgup"),
+			PageDown: bind("pgdn", "page down", "pgdown"),
+			First:    bind("g", "newest", "home", "g"),
+			Last:     bind("G", "oldest", "end", "G"),
+			Choose:   bind("enter", "resume", "enter"),
 		},
 		Menu: menuKeys{
 			Up:       bind("↑", "previous command", "up", "ctrl+p", "shift+tab"),

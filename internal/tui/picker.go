@@ -7,6 +7,7 @@ package tui
 // runs it alone, before the TUI starts.
 
 import (
+	"charm.land/bubbles/v2/key"
 	"context"
 	"fmt"
 	"io"
@@ -71,22 +72,23 @@ func (p *sessionPicker) update(msg tea.Msg) any {
 		p.list, p.err, p.loaded = msg.list, msg.err, true
 		return nil
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "esc", "q", "ctrl+c":
+		k := keys.Picker
+		switch {
+		case key.Matches(msg, k.Cancel):
 			return pickerCancel{}
-		case "up", "k", "ctrl+p":
+		case key.Matches(msg, k.Up):
 			p.sel--
-		case "down", "j", "ctrl+n":
+		case key.Matches(msg, k.Down):
 			p.sel++
-		case "pgup":
+		case key.Matches(msg, k.PageUp):
 			p.sel -= 10
-		case "pgdown":
+		case key.Matches(msg, k.PageDown):
 			p.sel += 10
-		case "home", "g":
+		case key.Matches(msg, k.First):
 			p.sel = 0
-		case "end", "G":
+		case key.Matches(msg, k.Last):
 			p.sel = len(p.list) - 1
-		case "enter":
+		case key.Matches(msg, k.Choose):
 			if len(p.list) > 0 {
 				return pickerChoose{info: p.list[p.sel]}
 			}
