@@ -36,6 +36,7 @@ type keyMap struct {
 	Attach  attachKeys
 	Overlay overlayKeys
 	Confirm confirmKeys
+	Mention mentionKeys
 }
 
 // mainKeys are the transcript's and the editor's when no layer is open.
@@ -74,6 +75,11 @@ type attachKeys struct {
 // overlayKeys: every other key goes to the program in the PTY overlay.
 type overlayKeys struct {
 	Kill key.Binding
+}
+
+// mentionKeys work the `@` file completion while it is open.
+type mentionKeys struct {
+	Accept, Close, Up, Down key.Binding
 }
 
 // confirmKeys answer the quit question.
@@ -159,6 +165,12 @@ func newKeyMap() keyMap {
 		Confirm: confirmKeys{
 			Yes: bind("y", "quits", "y", "Y"),
 			No:  bind("n", "stays", "n", "N", "esc"),
+		},
+		Mention: mentionKeys{
+			Accept: bind("tab/enter", "inserts the path", "tab", "enter"),
+			Close:  bind("esc", "closes", "esc"),
+			Up:     bind("↑", "previous file", "up", "ctrl+p"),
+			Down:   bind("↓", "next file", "down", "ctrl+n"),
 		},
 	}
 }
@@ -272,6 +284,8 @@ func helpSections() []helpSection {
 			help(jk.Kill), help(jk.Close)}},
 		{"Attached job", []entry{help(keys.Attach.Detach), {Key: "any other key", Desc: "goes to the program"}}},
 		{"Terminal overlay", []entry{help(keys.Overlay.Kill), {Key: "any other key", Desc: "goes to the program"}}},
+		{"File completion (@ in the editor)", []entry{help(keys.Mention.Accept), help(keys.Mention.Up),
+			help(keys.Mention.Down), help(keys.Mention.Close)}},
 		{"Quit question", []entry{help(keys.Confirm.Yes), help(keys.Confirm.No)}},
 	}
 }

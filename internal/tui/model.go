@@ -62,6 +62,7 @@ type model struct {
 	flash  string // a one-key status message
 
 	editor    *editor
+	mention   *mention // the `@` file completion (mention.go)
 	history   []string
 	histPos   int // == len(history) while editing the draft
 	histDraft string
@@ -106,6 +107,7 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 	m.reg = reg
 
 	m.editor = newEditor()
+	m.mention = newMention()
 
 	m.tr.notice(kindInfo, welcomeText())
 	return m, nil
@@ -155,6 +157,9 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.base(msg)
 	case flushMsg:
 		m.applyPump()
+		return nil
+	case mentionFilesMsg:
+		m.mention.loaded(msg)
 		return nil
 	case tickMsg:
 		m.spin = (m.spin + 1) % len(spinnerFrames)
@@ -218,6 +223,11 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.quitArmed = false
 	}
 	m.flash = ""
+	if m.mention.open {
+		if handled := m.mentionKey(k); handled {
+			return nil
+		}
+	}
 	switch {
 	case is(k, km.Quit):
 		if m.quitArmed {
@@ -283,7 +293,7 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	m.editor.Update(msg)
-	return nil
+	return m.mention.refresh(m.ctx, m.editor, m.session().Cwd())
 }
 
 // recall moves through the history (dir -1 older, +1 newer); the text being
@@ -601,7 +611,7 @@ func (m *model) mainView() (string, *tea.Cursor) {
 	th := m.transcriptHeight()
 	editor, edX, edY := m.editorView()
 	var b strings.Builder
-	b.WriteString(m.tr.view())
+	b.WriteString(m.withMention(m.tr.view()))
 	b.WriteByte('\n')
 	b.WriteString(editor)
 	b.WriteByte('\n')
