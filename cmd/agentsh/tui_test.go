@@ -188,7 +188,7 @@ func TestTUIBangCommands(t *testing.T) {
 	}
 
 	tt.typeLine("!sleep 100")
-	tt.waitText("Running… (esc to cancel)")
+	tt.waitText("· esc to cancel")
 	tt.typeLine("!echo too-soon")
 	tt.waitText("A bash command is already running. Press Esc to cancel it first.")
 	time.Sleep(100 * time.Millisecond) // an Esc right after another key would read as alt+key
@@ -214,7 +214,7 @@ func TestTUIQuitKillsRunningCommand(t *testing.T) {
 	s := newSandbox(t)
 	tt := startTUI(t, s)
 	tt.typeLine("!sleep 300")
-	tt.waitText("Running… (esc to cancel)")
+	tt.waitText("· esc to cancel")
 	tt.keys("C-c")
 	tt.keys("C-c")
 	tt.waitExit()

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
@@ -45,6 +46,9 @@ type Bang struct {
 	Command  string // Command is the text after the bangs, trimmed.
 	Excluded bool   // Excluded is `!!`: shown dim and kept out of the model's context.
 	Expanded bool   // Expanded is toggled by ctrl+o.
+	// Elapsed is how long the command has run, shown while it runs; the
+	// caller sets it before each frame.
+	Elapsed time.Duration
 
 	state    BangState
 	exitCode *int
@@ -71,6 +75,7 @@ type bangKey struct {
 	expanded, excluded bool
 	noColor            bool
 	command, spinner   string
+	elapsed            string
 }
 
 type bangCache struct {
@@ -279,6 +284,9 @@ func (b *Bang) View(width int, th Theme, spinnerFrame string) string {
 		version: b.version, width: width, expanded: b.Expanded, excluded: b.Excluded,
 		noColor: th.NoColor, command: b.Command, spinner: spinnerFrame,
 	}
+	if b.state == BangRunning {
+		k.elapsed = FormatElapsed(b.Elapsed)
+	}
 	if b.cache.valid && b.cache.key == k {
 		return b.cache.out
 	}
@@ -335,7 +343,7 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 
 	switch b.state {
 	case BangRunning:
-		text := "Running… (esc to cancel)"
+		text := RunningText(b.Elapsed)
 		if spinnerFrame != "" {
 			text = spinnerFrame + " " + text
 		}
