@@ -75,6 +75,7 @@ type model struct {
 	bangBg      chan struct{} // the running `!` command's ctrl+b; nil once closed
 	bangRunning bool
 
+	usage     usage // the latest model call's tokens (usage.go)
 	quitArmed bool
 	quitting  bool
 	jobsWatch jobsWatch
@@ -525,6 +526,7 @@ func (m *model) applyPump() {
 			}
 		case session.Event:
 			m.tr.apply(v, m.session().Cwd)
+			m.usage.observe(v)
 		}
 	}
 }
@@ -651,6 +653,9 @@ func (m *model) statusView() string {
 		model = m.st.warning.Render("no model — set OPENAI_API_KEY… (see a prompt for details)")
 	}
 	left := m.st.status.Render(cwd) + m.st.status.Render(" · ") + model
+	if u := m.usage.text(m.cfg.Model); u != "" {
+		left += m.st.status.Render(" · " + u)
+	}
 
 	var right string
 	spinner := spinnerFrames[m.spin]
