@@ -42,7 +42,7 @@ type keyMap struct {
 // mainKeys are the transcript's and the editor's when no layer is open.
 type mainKeys struct {
 	Send, Cancel, Expand, SelectPrev, SelectNext, Pager, PageUp, PageDown,
-	Background, Jobs, Quit, QuitEmpty, HistoryPrev, HistoryNext key.Binding
+	Background, Jobs, Quit, QuitEmpty, HistoryPrev, HistoryNext, Mouse key.Binding
 }
 
 // editorKeys edit the prompt.
@@ -108,6 +108,7 @@ func newKeyMap() keyMap {
 			QuitEmpty:   bind("ctrl+d", "quits on an empty editor", "ctrl+d"),
 			HistoryPrev: bind("↑", "recalls the previous prompt", "up"),
 			HistoryNext: bind("↓", "recalls the next prompt", "down"),
+			Mouse:       bind("alt+m", "toggles mouse capture (on: clicks and the wheel; off: the terminal selects text)", "alt+m"),
 		},
 		Editor: editorKeys{
 			Newline:    bind("shift+enter", "newline", "shift+enter", "alt+enter", "ctrl+j"),
@@ -272,7 +273,8 @@ func helpSections() []helpSection {
 		{"Conversation", []entry{help(km.Send), help(ek.Newline), bangEntry(), help(km.Cancel), help(km.Expand),
 			help(km.SelectPrev), help(km.SelectNext), help(km.Pager), help(km.PageUp), help(km.PageDown),
 			help(km.Background), {Key: km.Jobs.Keys()[0] + ", /jobs", Desc: "opens the jobs panel"},
-			help(km.HistoryPrev), help(km.HistoryNext), help(km.Quit), help(km.QuitEmpty)}},
+			help(km.HistoryPrev), help(km.HistoryNext), {Key: name(km.Mouse) + ", /mouse", Desc: km.Mouse.Help().Desc},
+			help(km.Quit), help(km.QuitEmpty)}},
 		{"Editor", []entry{help(ek.Backspace), help(ek.Delete), help(ek.Left), help(ek.Right), help(ek.Up), help(ek.Down),
 			help(ek.LineStart), help(ek.LineEnd), help(ek.TextStart), help(ek.TextEnd), help(ek.KillBefore),
 			help(ek.KillAfter), help(ek.DeleteWord), help(ek.WordLeft), help(ek.WordRight), help(ek.Tab)}},

@@ -76,6 +76,7 @@ type model struct {
 	bangRunning bool
 
 	usage     usage // the latest model call's tokens (usage.go)
+	mouse     bool  // mouse capture on (mouse.go)
 	quitArmed bool
 	quitting  bool
 	jobsWatch jobsWatch
@@ -258,6 +259,9 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case is(k, km.Jobs):
 		m.openJobsPanel()
 		return nil
+	case is(k, km.Mouse):
+		m.toggleMouse()
+		return nil
 	case is(k, km.Background):
 		if m.bangRunning || m.agentRunning {
 			// The running `!` command or model's bash call returns with
@@ -395,6 +399,12 @@ func (m *model) submit() tea.Cmd {
 		m.pushHistory(text)
 		m.editor.Reset()
 		m.openJobsPanel()
+		return nil
+	}
+	if trimmed == mouseCommand {
+		m.pushHistory(text)
+		m.editor.Reset()
+		m.toggleMouse()
 		return nil
 	}
 	if strings.HasPrefix(trimmed, "!") {
@@ -601,7 +611,9 @@ func (m *model) View() tea.View {
 	content, cursor := m.screen()
 	v := tea.NewView(content)
 	v.AltScreen = true
-	v.MouseMode = tea.MouseModeCellMotion
+	if m.mouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	v.Cursor = cursor
 	v.WindowTitle = "agentsh"
 	return v
