@@ -177,13 +177,61 @@ func (mn *mention) accept(e *editor) bool {
 }
 
 // fuzzyMatch reports whether query's runes appear in s in order, and the
-// narrowest window that holds them: its width and where it starts.
+// narrowest window that holds them: its width (in bytes) and where it
+// starts.
 func fuzzyMatch(query, s string) (span, start int, ok bool) {
-	q := []rune(query)
-	if len(q) == 0 {
+	if query == "" {
 		return 0, 0, true
 	}
-	rs := []rune(s)
+	if !isASCII(query) {
+		// Rare: match rune by rune (a byte of a multi-byte rune could
+		// otherwise match a piece of another).
+		return fuzzyMatchRunes([]rune(query), []rune(s))
+	}
+	// ASCII query bytes never occur inside a multi-byte rune, so bytes do.
+	best := -1
+	for i := 0; i < len(s); {
+		// The first window from i: forward greedy to its end e, then back
+		// from e to the latest start b that still matches.
+		j := strings.IndexByte(s[i:], query[0])
+		if j < 0 {
+			break
+		}
+		i += j
+		e, k := i, 0
+		for ; e < len(s) && k < len(query); e++ {
+			if s[e] == query[k] {
+				k++
+			}
+		}
+		if k < len(query) {
+			break // no later start can match either
+		}
+		b, k := e-1, len(query)-1
+		for ; k >= 0; b-- {
+			if s[b] == query[k] {
+				k--
+			}
+		}
+		b++
+		if w := e - b; best < 0 || w < best {
+			best, start = w, b
+		}
+		i = b + 1
+	}
+	return best, start, best >= 0
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func fuzzyMatchRunes(q, rs []rune) (span, start int, ok bool) {
 	best := -1
 	for i, r := range rs {
 		if r != q[0] {
@@ -196,7 +244,7 @@ func fuzzyMatch(query, s string) (span, start int, ok bool) {
 			}
 		}
 		if k < len(q) {
-			break // no later start can match either
+			break
 		}
 		if w := j - i; best < 0 || w < best {
 			best, start = w, i
@@ -207,26 +255,40 @@ func fuzzyMatch(query, s string) (span, start int, ok bool) {
 
 // fuzzyRank returns at most n of files whose lower-cased form holds
 // query's letters in order (case is ignored): the narrowest match first,
-// then the earliest, then the shortest path, then by name.
+// then the earliest, then the shortest path, then by name. It keeps only
+// the n best while it goes, so a keystroke over a full listing stays cheap.
 func fuzzyRank(query string, files, lower []string, n int) []string {
 	type hit struct {
 		span, start int
 		path        string
 	}
-	q := strings.ToLower(query)
-	var hits []hit
-	for i, l := range lower {
-		if span, start, ok := fuzzyMatch(q, l); ok {
-			hits = append(hits, hit{span, start, files[i]})
-		}
-	}
-	slices.SortFunc(hits, func(a, b hit) int {
+	less := func(a, b hit) int {
 		return cmp.Or(cmp.Compare(a.span, b.span), cmp.Compare(a.start, b.start),
 			cmp.Compare(len(a.path), len(b.path)), strings.Compare(a.path, b.path))
-	})
-	out := make([]string, 0, min(n, len(hits)))
-	for _, h := range hits[:min(n, len(hits))] {
-		out = append(out, h.path)
+	}
+	if n <= 0 {
+		return nil
+	}
+	q := strings.ToLower(query)
+	top := make([]hit, 0, n+1)
+	for i, l := range lower {
+		span, start, ok := fuzzyMatch(q, l)
+		if !ok {
+			continue
+		}
+		h := hit{span, start, files[i]}
+		if len(top) == n && less(h, top[n-1]) >= 0 {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(top, h, less)
+		top = slices.Insert(top, at, h)
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	out := make([]string, len(top))
+	for i, h := range top {
+		out[i] = h.path
 	}
 	return out
 }

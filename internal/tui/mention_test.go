@@ -114,6 +114,22 @@ func TestFuzzyRank(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("fuzzyRank = %q, want %q", got, want)
 	}
+	if got := fuzzyRank("RME", files, lower, 1); !slices.Equal(got, want[:1]) {
+		t.Errorf("fuzzyRank with n=1 = %q", got)
+	}
+	for _, c := range []struct {
+		q, s        string
+		span, start int
+	}{
+		{"ab", "axxxbab", 2, 5}, // the narrowest window, not the first
+		{"ab", "ab", 2, 0},
+		{"é/ü", "xé/aü", 4, 1}, // runes, not bytes
+	} {
+		span, start, ok := fuzzyMatch(c.q, c.s)
+		if !ok || span != c.span || start != c.start {
+			t.Errorf("fuzzyMatch(%q, %q) = %d, %d, %v; want %d, %d", c.q, c.s, span, start, ok, c.span, c.start)
+		}
+	}
 	if got := fuzzyRank("x", files, lower, 10); len(got) != 0 {
 		t.Errorf("no match expected, got %q", got)
 	}
