@@ -120,6 +120,17 @@ func (mn *mention) refresh(ctx context.Context, e *editor, cwd string) tea.Cmd {
 	return cmd
 }
 
+// follow closes the list when the editor changed under it without a key
+// of its own (a send, ctrl+c, a recalled prompt): its `@word` is gone.
+func (mn *mention) follow(e *editor) {
+	if !mn.open {
+		return
+	}
+	if row, at, _, ok := e.mentionToken(); !ok || row != mn.row || at != mn.at {
+		mn.open = false
+	}
+}
+
 // loaded stores a finished walk.
 func (mn *mention) loaded(msg mentionFilesMsg) {
 	fl := mn.cache[msg.cwd]

@@ -103,6 +103,19 @@ func TestMentionEnterInsertsAndEmailIsNoMention(t *testing.T) {
 	}
 }
 
+func TestMentionClosesWhenTheEditorIsCleared(t *testing.T) {
+	h := newHarness(t, 70, 20)
+	writeTree(t, h.m.session().Cwd(), "go.mod")
+	typeMention(h, "@zz")
+	if !strings.Contains(h.screen(), "no file matches @zz") {
+		t.Fatalf("no list:\n%s", h.screen())
+	}
+	h.press('c', tea.ModCtrl) // clears the editor
+	if h.m.mention.open || strings.Contains(h.screen(), "no file matches") {
+		t.Errorf("the list outlived its @word:\n%s", h.screen())
+	}
+}
+
 func TestFuzzyRank(t *testing.T) {
 	files := []string{"a/b/c/readme.md", "readme.md", "src/read_me.go", "zzz"}
 	lower := make([]string, len(files))

@@ -131,6 +131,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if tc := m.jobsWatch.update(msg, m.cfg.Jobs); tc != nil {
 		cmd = tea.Batch(cmd, tc)
 	}
+	m.mention.follow(m.editor)
 	m.layout()
 	return m, cmd
 }
