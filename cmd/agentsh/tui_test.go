@@ -182,7 +182,11 @@ func TestTUIBangCommands(t *testing.T) {
 	tt.waitText("… 80 more lines")
 
 	tt.typeLine("!!echo hidden-from-model")
-	scr = tt.waitText("$ echo hidden-from-model")
+	// Wait for its end: under load a block still running would refuse the
+	// next command, and its own running line would answer the next wait.
+	scr = tt.waitScreen("the !! command's end", func(s string) bool {
+		return strings.Contains(s, "$ echo hidden-from-model") && !strings.Contains(s, "esc to cancel")
+	})
 	if !strings.Contains(scr, "hidden-from-model\n") {
 		t.Errorf("!! output missing:\n%s", scr)
 	}
