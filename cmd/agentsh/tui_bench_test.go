@@ -500,7 +500,7 @@ func benchKeyLatency(b *testing.B, c keyLatencyCase) {
 						n++
 					}
 				}
-				return n >= 10 && slices.ContainsFunc(rows, func(r string) bool { return strings.Contains(r, "Running… (esc to cancel)") })
+				return n >= 10 && slices.ContainsFunc(rows, func(r string) bool { return strings.Contains(r, "· esc to cancel") })
 			})
 			// Let the flood reach its steady state (pipes full, artifact
 			// growing) before measuring.

@@ -214,13 +214,17 @@ func TestTUIBangCommands(t *testing.T) {
 	tt.waitText("… 80 more lines")
 
 	tt.typeLine("!!echo hidden-from-model")
-	scr = tt.waitText("$ echo hidden-from-model")
+	// Wait for its end: under load a block still running would refuse the
+	// next command, and its own running line would answer the next wait.
+	scr = tt.waitScreen("the !! command's end", func(s string) bool {
+		return strings.Contains(s, "$ echo hidden-from-model") && !strings.Contains(s, "esc to cancel")
+	})
 	if !strings.Contains(scr, "hidden-from-model\n") {
 		t.Errorf("!! output missing:\n%s", scr)
 	}
 
 	tt.typeLine("!sleep 100")
-	tt.waitText("Running… (esc to cancel)")
+	tt.waitText("· esc to cancel")
 	tt.typeLine("!echo too-soon")
 	tt.waitText("A bash command is already running. Press Esc to cancel it first.")
 	time.Sleep(100 * time.Millisecond) // an Esc right after another key would read as alt+key
@@ -246,8 +250,9 @@ func TestTUIQuitKillsRunningCommand(t *testing.T) {
 	s := newSandbox(t)
 	tt := startTUI(t, s)
 	tt.typeLine("!sleep 300")
-	tt.waitText("Running… (esc to cancel)")
-	tt.keys("C-d")
+	tt.waitText("· esc to cancel")
+	tt.keys("C-c")
+	tt.keys("C-c")
 	tt.waitExit()
 	tt.assertNoProcesses()
 }

@@ -124,7 +124,7 @@ func TestTUICtrlBMovesBangToJob(t *testing.T) {
 	s := newSandbox(t)
 	tt := startTUI(t, s)
 	tt.typeLine("!sleep " + tag + "; echo")
-	tt.waitText("Running… (esc to cancel)")
+	tt.waitText("· esc to cancel")
 	tt.waitProcess(tag)
 
 	tt.keys("C-b")

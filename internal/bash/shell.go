@@ -84,6 +84,9 @@ const (
 	// terminalSettle is the quiet that ends a run whose output went to
 	// the terminal (a `!` command in the TUI; people wait longer).
 	terminalSettle = 5 * time.Millisecond
+	// terminalEndWait bounds the wait for the end mark of a run whose
+	// output went to the terminal.
+	terminalEndWait = 2 * time.Second
 	// holdCheckAfter is how long after the end line the output may take
 	// to reach EOF before the shell's own fds are examined.
 	holdCheckAfter = 3 * time.Millisecond
@@ -126,7 +129,7 @@ __agentsh_d=%s
 \builtin shopt -s expand_aliases
 __agentsh_b() {
 	\builtin source "$__agentsh_d/c" || \builtin return 125
-	\builtin export -n __agentsh_w __agentsh_o __agentsh_c __agentsh_x __agentsh_p __agentsh_s __agentsh_n # under set -a they would reach every child
+	\builtin export -n __agentsh_w __agentsh_o __agentsh_c __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t # under set -a they would reach every child
 	\exec 19>"$__agentsh_o" || { \builtin printf 'F %%s\n' "$__agentsh_n"; \builtin return 125; }
 	[[ -z $__agentsh_x ]] || \builtin eval "\exec $__agentsh_x" 2>/dev/null
 	\builtin printf 'S %%s\n' "$__agentsh_n"
@@ -151,8 +154,9 @@ __agentsh_dump() {
 }
 __agentsh_e() {
 	\exec 19>&-
+	[[ -z $__agentsh_t ]] || \builtin printf '\033]6973;%%s\007' "$__agentsh_t" >"$__agentsh_o" 2>/dev/null
 	[[ -z $__agentsh_s ]] || \__agentsh_dump
-	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n
+	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t
 	[[ $BASHOPTS == *expand_aliases* ]] || \builtin shopt -s expand_aliases
 	[[ ${BASH_ALIASES[__ar]-} == '%s' ]] || \builtin alias __ar='%s'
 	\builtin enable -n || \builtin printf 'P\n'
@@ -549,6 +553,7 @@ func (s *shellSession) readTerminal(ptm *os.File) {
 		if n > 0 {
 			if v := s.ttyView.Load(); v != nil {
 				v.feed(buf[:n]) // raw: the screen needs the escape sequences
+				v.scanEnd(buf[:n])
 			}
 			if w := s.ttyOut.Load(); w != nil {
 				s.lastOut.Store(time.Now().UnixNano())
@@ -855,6 +860,12 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 		req = append(req, '1')
 		_ = os.Remove(filepath.Join(s.dir, "st"))
 	}
+	req = append(req, " __agentsh_t="...)
+	if view != nil {
+		// The epilogue writes this end mark to the terminal after the
+		// command: the run is over once the terminal's reader passed it.
+		req = append(req, endNonce...)
+	}
 	req = append(req, " __agentsh_n="...)
 	req = append(req, startNonce...)
 	req = append(req, '\n')
@@ -890,6 +901,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 		s.ttyOut.Store(sw)
 		if view != nil {
 			view.bind(s)
+			view.expectEnd(endNonce)
 			s.ttyView.Store(view)
 		}
 		defer func() {
@@ -1351,6 +1363,9 @@ func (r *liveRun) finish() {
 		r.timer.Stop()
 	}
 	if r.s.ptm != nil {
+		if r.view != nil && r.out.exitCode != nil && !r.out.reset {
+			r.view.awaitEnd(terminalEndWait)
+		}
 		r.s.drainTerminal(r.view != nil)
 		r.s.ttyOut.Store(nil)
 	}

@@ -1,10 +1,12 @@
 package bash
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -27,6 +29,11 @@ type TerminalView struct {
 	screen *pty.Screen
 	took   atomic.Bool
 	wake   chan struct{} // the terminal's reader saw the alternate screen
+	// The end mark (an OSC sequence with the run's end nonce, which the
+	// sink and the screen drop) that the epilogue writes to the terminal.
+	endMark []byte
+	endSeen chan struct{}
+	tail    []byte // the last bytes read, for a mark split across reads
 }
 
 // errNotRunning refuses input once the command has ended.
@@ -46,6 +53,50 @@ func (v *TerminalView) bind(s *shellSession) {
 	v.mu.Unlock()
 	s.setWinsize(cols, rows)
 	s.ttyDirty.Store(true) // keys and the emulator's answers may outlive the run
+}
+
+// expectEnd arms the end mark for the run with end nonce nonce.
+func (v *TerminalView) expectEnd(nonce string) {
+	v.mu.Lock()
+	v.endMark = []byte("\x1b]6973;" + nonce + "\a")
+	v.endSeen = make(chan struct{})
+	v.tail = nil
+	v.mu.Unlock()
+}
+
+// scanEnd looks for the end mark in what the terminal's reader got.
+func (v *TerminalView) scanEnd(p []byte) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.endMark == nil {
+		return
+	}
+	buf := append(v.tail, p...)
+	if bytes.Contains(buf, v.endMark) {
+		close(v.endSeen)
+		v.endMark, v.tail = nil, nil
+		return
+	}
+	if k := len(v.endMark) - 1; len(buf) > k {
+		buf = buf[len(buf)-k:]
+	}
+	v.tail = append(v.tail[:0], buf...)
+}
+
+// awaitEnd waits until the reader passed the end mark, at most d.
+func (v *TerminalView) awaitEnd(d time.Duration) {
+	v.mu.Lock()
+	ch := v.endSeen
+	v.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	}
 }
 
 // unbind ends the view's run: later Writes fail.

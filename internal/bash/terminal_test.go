@@ -140,3 +140,19 @@ func TestTerminalREPL(t *testing.T) {
 		t.Errorf("a write after the end succeeded")
 	}
 }
+
+// TestTerminalLastOutput: nothing a command printed on the terminal is
+// lost at its end (the epilogue's end mark is waited for), and the mark
+// itself never shows.
+func TestTerminalLastOutput(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	for range 3 {
+		_, _, done := runTerminal(t, e, m, "seq 1 20000; printf abc")
+		r := waitResult(t, done)
+		if r.TotalLines != 20001 || !strings.HasSuffix(r.Output, "19999\n20000\nabc") || strings.Contains(r.Output, "]6973;") {
+			t.Fatalf("lines %d, output ends %q", r.TotalLines, r.Output[max(0, len(r.Output)-40):])
+		}
+	}
+}

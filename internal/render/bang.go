@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
@@ -49,6 +50,9 @@ type Bang struct {
 	// (bash.BashResult.Styled); the block shows them unless NO_COLOR.
 	// "" = plain. Chunks streamed with their colours show them too.
 	Styled string
+	// Elapsed is how long the command has run, shown while it runs; the
+	// caller sets it before each frame.
+	Elapsed time.Duration
 
 	state      BangState
 	cancelNote string // the status of a cancelled run: CancelledStatus or the timeout
@@ -80,6 +84,7 @@ type bangKey struct {
 	noColor            bool
 	command, spinner   string
 	styled             string
+	elapsed            string
 }
 
 type bangCache struct {
@@ -373,6 +378,9 @@ func (b *Bang) View(width int, th Theme, spinnerFrame string) string {
 		version: b.version, width: width, expanded: b.Expanded, excluded: b.Excluded,
 		noColor: th.NoColor, command: b.Command, spinner: spinnerFrame, styled: b.Styled,
 	}
+	if b.state == BangRunning {
+		k.elapsed = FormatElapsed(b.Elapsed)
+	}
 	if b.cache.valid && b.cache.key == k {
 		return b.cache.out
 	}
@@ -417,7 +425,7 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 
 	switch b.state {
 	case BangRunning:
-		text := "Running… (esc to cancel)"
+		text := RunningText(b.Elapsed)
 		if spinnerFrame != "" {
 			text = spinnerFrame + " " + text
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -64,7 +65,14 @@ func toolCases() map[string]func() *ToolCall {
 		"\tindented\twith tabs\n" + seq(21, 24)
 	return map[string]func() *ToolCall{
 		"running": func() *ToolCall {
-			return &ToolCall{Command: "npm test", Output: "> test\n> jest\n\nPASS src/a.test.ts", Running: true}
+			return &ToolCall{Command: "npm test", Output: "> test\n> jest\n\nPASS src/a.test.ts", Running: true,
+				Elapsed: 12*time.Second + 400*time.Millisecond}
+		},
+		"streaming_empty": func() *ToolCall {
+			return &ToolCall{Running: true, Streaming: true}
+		},
+		"streaming_partial": func() *ToolCall {
+			return &ToolCall{Command: "go test ./internal/re", Running: true, Streaming: true}
 		},
 		"success_short": func() *ToolCall {
 			return &ToolCall{Command: "ls", Output: "README.md\ngo.mod\ninternal\n"}
@@ -122,6 +130,7 @@ func bangCases() map[string]func() *Bang {
 			b := NewBang("make build", false)
 			b.Append("go build ./...\ncompil")
 			b.Append("ing agentsh")
+			b.Elapsed = 3*time.Minute + 5*time.Second
 			return b
 		},
 		"complete": func() *Bang {

@@ -160,7 +160,7 @@ func TestBangStreaming(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	v := b.View(40, NewTheme(true), "")
-	if !strings.Contains(v, "\nhello\nworld\n\nRunning… (esc to cancel)\n") {
+	if !strings.Contains(v, "\nhello\nworld\n\nRunning… 0s · esc to cancel\n") {
 		t.Fatalf("view:\n%s", v)
 	}
 	b.Finish("final\n", intp(0), false, nil)
@@ -483,7 +483,7 @@ func refToolCallRender(c *ToolCall, width int, th Theme) string {
 		out = appendStyled(out, th, th.Error, ind, status, bw)
 	}
 	if c.Running {
-		out = appendStyled(out, th, th.Dim, ind, "Running…", bw)
+		out = appendStyled(out, th, th.Dim, ind, RunningText(c.Elapsed), bw)
 	}
 	if c.TimeoutSeconds > 0 {
 		out = appendStyled(out, th, th.Dim, ind, TimeoutFooter(c.TimeoutSeconds), bw)
@@ -856,4 +856,35 @@ func TestStyledBlocks(t *testing.T) {
 		t.Errorf("finished bang: %q", v)
 	}
 	checkContained(t, v, b.View(40, plain, ""))
+}
+func TestElapsedOnRunningBlocks(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 1500 * time.Millisecond: "1s", 59 * time.Second: "59s", 65 * time.Second: "1m05s",
+		3725 * time.Second: "1h02m", -time.Second: "0s",
+	} {
+		if got := FormatElapsed(d); got != want {
+			t.Errorf("FormatElapsed(%v) = %q, want %q", d, got, want)
+		}
+	}
+	// A new second redraws a running block; the same second is a cache hit.
+	b := NewBang("sleep 9", false)
+	b.Elapsed = 2 * time.Second
+	if v := b.View(40, NewTheme(true), "⠋"); !strings.Contains(v, "⠋ Running… 2s · esc to cancel") {
+		t.Fatalf("bang view:\n%s", v)
+	}
+	b.Elapsed = 2*time.Second + 300*time.Millisecond
+	n := b.renders
+	b.View(40, NewTheme(true), "⠋")
+	b.Elapsed = 3 * time.Second
+	if v := b.View(40, NewTheme(true), "⠋"); b.renders != n+1 || !strings.Contains(v, "Running… 3s") {
+		t.Fatalf("renders %d→%d, view:\n%s", n, b.renders, v)
+	}
+	c := &ToolCall{Command: "make", Running: true, Elapsed: 4 * time.Second}
+	if v := c.View(40, NewTheme(true)); !strings.Contains(v, "Running… 4s · esc to cancel") {
+		t.Fatalf("tool view:\n%s", v)
+	}
+	c.Elapsed = 5 * time.Second
+	if v := c.View(40, NewTheme(true)); !strings.Contains(v, "Running… 5s · esc to cancel") {
+		t.Fatalf("tool view did not move:\n%s", v)
+	}
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -38,7 +39,11 @@ type ToolCall struct {
 	JobID          string               // JobID is the job the command became (the result's details), "" if none.
 	// Styled is the output with its SGR colours (the result's details, or
 	// the live snapshot); the block shows them unless NO_COLOR. "" = plain.
-	Styled string
+	Styled  string
+	Elapsed time.Duration // Elapsed is how long it has run, shown while Running.
+	// Streaming is set while the model is still sending the call's
+	// arguments: Command is what has arrived of it, and nothing runs yet.
+	Streaming bool
 
 	cache   toolCache
 	renders int // cache misses, so tests can prove hits do no work
@@ -52,6 +57,8 @@ type toolKey struct {
 	jobID                      string
 	timeout                    float64
 	running, isError, expanded bool
+	streaming                  bool
+	elapsed                    string
 	hasTrunc, noColor          bool
 	trunc                      bash.TruncationMeta
 	width                      int
@@ -69,7 +76,10 @@ func (c *ToolCall) View(width int, th Theme) string {
 	k := toolKey{
 		command: c.Command, cwdRel: c.CwdRel, output: c.Output, styled: c.Styled, jobID: c.JobID,
 		timeout: c.TimeoutSeconds, running: c.Running, isError: c.IsError,
-		expanded: c.Expanded, noColor: th.NoColor, width: width,
+		expanded: c.Expanded, noColor: th.NoColor, width: width, streaming: c.Streaming,
+	}
+	if c.Running && !c.Streaming {
+		k.elapsed = FormatElapsed(c.Elapsed)
 	}
 	if c.Truncation != nil {
 		k.hasTrunc, k.trunc = true, *c.Truncation
@@ -103,7 +113,12 @@ func (c *ToolCall) render(width int, th Theme) string {
 		icon, iconStyle = "→", th.Accent
 	}
 	cmd := c.Command
-	if strings.TrimSpace(cmd) == "" {
+	switch {
+	case c.Streaming && strings.TrimSpace(cmd) == "":
+		cmd = "writing command…"
+	case c.Streaming:
+		cmd += "…"
+	case strings.TrimSpace(cmd) == "":
 		cmd = "…"
 	}
 	if c.CwdRel != "" {
@@ -167,8 +182,8 @@ func (c *ToolCall) render(width int, th Theme) string {
 	if status != "" {
 		out = appendStyled(out, th, th.Error, ind, status, bw)
 	}
-	if c.Running {
-		out = appendStyled(out, th, th.Dim, ind, "Running…", bw)
+	if c.Running && !c.Streaming {
+		out = appendStyled(out, th, th.Dim, ind, RunningText(c.Elapsed), bw)
 	}
 	if c.TimeoutSeconds > 0 {
 		out = appendStyled(out, th, th.Dim, ind, TimeoutFooter(c.TimeoutSeconds), bw)
@@ -340,4 +355,29 @@ func asciiWrapRows(s string, limit int) (rows int, ok bool) {
 // the ASCII count cannot take (escapes, wide characters, clusters).
 func ansiWrapRows(s string, limit int) int {
 	return strings.Count(ansi.Wrap(s, limit, ""), "\n") + 1
+}
+
+// FormatElapsed is a running time as the spinners show it: 12s, 3m05s,
+// 1h02m.
+func FormatElapsed(d time.Duration) string {
+	s := int(max(d, 0) / time.Second)
+	switch {
+	case s < 60:
+		return itoa(s) + "s"
+	case s < 3600:
+		return itoa(s/60) + "m" + pad2(s%60) + "s"
+	}
+	return itoa(s/3600) + "h" + pad2(s/60%60) + "m"
+}
+
+func pad2(n int) string {
+	if n < 10 {
+		return "0" + itoa(n)
+	}
+	return itoa(n)
+}
+
+// RunningText is the line under a running `!` command or tool call.
+func RunningText(elapsed time.Duration) string {
+	return "Running… " + FormatElapsed(elapsed) + " · esc to cancel"
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 
+	"agentsh/internal/llm"
 	"agentsh/internal/tools"
 )
 
@@ -47,7 +48,8 @@ const (
 //   - message_start: Message (the empty assistant message).
 //   - message_update: UpdateKind, Delta (text or arguments piece), ToolCallID
 //     and ToolName for tool-call pieces, Message (the answer so far).
-//   - message_end: Message (the complete assistant message), StopReason.
+//   - message_end: Message (the complete assistant message), StopReason,
+//     and Usage when the provider reported the call's tokens.
 //   - tool_execution_start: ToolCallID, ToolName, Args.
 //   - tool_execution_update: ToolCallID, ToolName, Args, PartialResult (the
 //     live output so far).
@@ -69,6 +71,7 @@ type Event struct {
 	IsError       bool            `json:"isError,omitempty"`
 	Aborted       bool            `json:"aborted,omitempty"`
 	Error         string          `json:"error,omitempty"`
+	Usage         *llm.Usage      `json:"usage,omitempty"`
 }
 
 // MarshalJSON encodes the event with its messages in the persisted form

@@ -139,6 +139,7 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*AssistantMessage, error) {
 	partial := &AssistantMessage{Timestamp: r.a.now().UnixMilli()}
 	var text strings.Builder
+	var usage *llm.Usage
 	r.send(Event{Type: EventMessageStart, Message: &AssistantMessage{Timestamp: partial.Timestamp}})
 	out, stop, err := p.Stream(ctx, req, func(ev llm.Event) {
 		u := Event{Type: EventMessageUpdate}
@@ -153,6 +154,9 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 		case llm.ToolCallEnd:
 			u.UpdateKind = UpdateToolCallEnd
 			partial.ToolCalls = append(partial.ToolCalls, fromLLMCall(*ev.ToolCall))
+		case llm.Done:
+			usage = ev.Usage
+			return
 		default:
 			return
 		}
@@ -172,7 +176,7 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 	if err == nil || msg.Text != "" || len(msg.ToolCalls) > 0 {
 		r.append(msg)
 	}
-	r.send(Event{Type: EventMessageEnd, Message: msg, StopReason: stop})
+	r.send(Event{Type: EventMessageEnd, Message: msg, StopReason: stop, Usage: usage})
 	return msg, err
 }
 

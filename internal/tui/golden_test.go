@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/llm"
 	"agentsh/internal/session"
 	"agentsh/internal/tools"
 )
@@ -116,6 +117,10 @@ func TestGoldenScreens(t *testing.T) {
 			h.press(tea.KeyUp, tea.ModAlt)
 			h.press(tea.KeyUp, tea.ModAlt)
 			h.press('o', tea.ModCtrl)
+		}},
+		{"usage", false, func(h *harness) {
+			h.m.cfg.Provider, h.m.cfg.Model, h.m.cfg.ModelLabel = llm.NewOpenAI(llm.OpenAIConfig{}), "gpt-4o", "openai/gpt-4o"
+			reportUsage(h, 15000, 360)
 		}},
 		{"scrolled", false, func(h *harness) {
 			h.add(finishedBang("seq 1 30", 1, 30))

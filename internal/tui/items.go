@@ -90,10 +90,19 @@ type toolItem struct {
 	call  *render.ToolCall // bash (and any tool without a renderer of its own)
 	file  *render.FileCall // read, grep, find, edit, write
 	views int              // how often the transcript asked; tests check only visible items are
+	// started is when it started running (or streaming its arguments).
+	started time.Time
+	args    []byte // the arguments received so far, while they stream
+	// placeholder: a non-bash call whose arguments still stream; it keeps
+	// its place and draws nothing until it runs.
+	placeholder bool
 }
 
 func (t *toolItem) view(width int, st *styles, _ string) string {
 	t.views++
+	if t.placeholder {
+		return ""
+	}
 	if t.file != nil {
 		return t.file.View(width, st.theme)
 	}
@@ -111,7 +120,8 @@ func (t *toolItem) toggle() {
 
 // bangItem is one `!cmd` / `!!cmd`.
 type bangItem struct {
-	bang *render.Bang
+	bang    *render.Bang
+	started time.Time
 }
 
 func (b *bangItem) view(width int, st *styles, spinner string) string {

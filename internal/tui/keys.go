@@ -38,12 +38,13 @@ type keyMap struct {
 	Confirm confirmKeys
 	Menu    menuKeys
 	Picker  pickerKeys
+	Mention mentionKeys
 }
 
 // mainKeys are the transcript's and the editor's when no layer is open.
 type mainKeys struct {
 	Send, Cancel, Expand, SelectPrev, SelectNext, Pager, PageUp, PageDown,
-	Background, Jobs, Quit, QuitEmpty, HistoryPrev, HistoryNext key.Binding
+	Background, Jobs, Quit, QuitEmpty, HistoryPrev, HistoryNext, Mouse key.Binding
 }
 
 // editorKeys edit the prompt.
@@ -76,6 +77,11 @@ type attachKeys struct {
 // overlayKeys: every other key goes to the program in the PTY overlay.
 type overlayKeys struct {
 	Kill key.Binding
+}
+
+// mentionKeys work the `@` file completion while it is open.
+type mentionKeys struct {
+	Accept, Close, Up, Down key.Binding
 }
 
 // pickerKeys choose in the session picker (picker.go).
@@ -114,6 +120,7 @@ func newKeyMap() keyMap {
 			QuitEmpty:   bind("ctrl+d", "quits on an empty editor", "ctrl+d"),
 			HistoryPrev: bind("↑", "recalls the previous prompt", "up"),
 			HistoryNext: bind("↓", "recalls the next prompt", "down"),
+			Mouse:       bind("alt+m", "toggles mouse capture (on: clicks and the wheel; off: the terminal selects text)", "alt+m"),
 		},
 		Editor: editorKeys{
 			Newline:    bind("shift+enter", "newline", "shift+enter", "alt+enter", "ctrl+j"),
@@ -171,6 +178,12 @@ func newKeyMap() keyMap {
 		Confirm: confirmKeys{
 			Yes: bind("y", "quits", "y", "Y"),
 			No:  bind("n", "stays", "n", "N", "esc"),
+		},
+		Mention: mentionKeys{
+			Accept: bind("tab/enter", "inserts the path", "tab", "enter"),
+			Close:  bind("esc", "closes", "esc"),
+			Up:     bind("↑", "previous file", "up", "ctrl+p"),
+			Down:   bind("↓", "next file", "down", "ctrl+n"),
 		},
 		Picker: pickerKeys{
 			Cancel:   bind("esc", "new session", "esc", "q", "ctrl+c"),
@@ -286,7 +299,8 @@ func helpSections() []helpSection {
 		{"Conversation", []entry{help(km.Send), help(ek.Newline), bangEntry(), help(km.Cancel), help(km.Expand),
 			help(km.SelectPrev), help(km.SelectNext), help(km.Pager), help(km.PageUp), help(km.PageDown),
 			help(km.Background), {Key: km.Jobs.Keys()[0] + ", /jobs", Desc: "opens the jobs panel"},
-			help(km.HistoryPrev), help(km.HistoryNext), help(km.Quit), help(km.QuitEmpty)}},
+			help(km.HistoryPrev), help(km.HistoryNext), {Key: name(km.Mouse) + ", /mouse", Desc: km.Mouse.Help().Desc},
+			help(km.Quit), help(km.QuitEmpty)}},
 		{"Command menu (/)", []entry{help(mk.Up), help(mk.Down), help(mk.Complete), help(mk.Run), help(mk.Close)}},
 		{"Editor", []entry{help(ek.Backspace), help(ek.Delete), help(ek.Left), help(ek.Right), help(ek.Up), help(ek.Down),
 			help(ek.LineStart), help(ek.LineEnd), help(ek.TextStart), help(ek.TextEnd), help(ek.KillBefore),
@@ -299,6 +313,8 @@ func helpSections() []helpSection {
 			help(jk.Kill), help(jk.Close)}},
 		{"Attached job", []entry{help(keys.Attach.Detach), {Key: "any other key", Desc: "goes to the program"}}},
 		{"Terminal overlay", []entry{help(keys.Overlay.Kill), {Key: "any other key", Desc: "goes to the program"}}},
+		{"File completion (@ in the editor)", []entry{help(keys.Mention.Accept), help(keys.Mention.Up),
+			help(keys.Mention.Down), help(keys.Mention.Close)}},
 		{"Quit question", []entry{help(keys.Confirm.Yes), help(keys.Confirm.No)}},
 	}
 }

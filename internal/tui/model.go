@@ -63,6 +63,7 @@ type model struct {
 
 	editor    *editor
 	menu      slashMenu
+	mention   *mention // the `@` file completion (mention.go)
 	history   []string
 	histPos   int // == len(history) while editing the draft
 	histDraft string
@@ -75,6 +76,8 @@ type model struct {
 	bangBg      chan struct{} // the running `!` command's ctrl+b; nil once closed
 	bangRunning bool
 
+	usage     usage // the latest model call's tokens (usage.go)
+	mouse     bool  // mouse capture on (mouse.go)
 	quitArmed bool
 	quitGen   int      // numbers the arms, for their expiry ticks
 	queued    []string // sent while the agent works, oldest first
@@ -109,6 +112,7 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 	m.reg = reg
 
 	m.editor = newEditor()
+	m.mention = newMention()
 
 	m.tr.notice(kindInfo, welcomeText())
 	m.startup() // a resumed conversation, the command line's notice
@@ -132,6 +136,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = tea.Batch(cmd, tc)
 	}
 	m.menu.filter(m.editor.Value())
+	m.mention.follow(m.editor)
 	m.layout()
 	return m, cmd
 }
@@ -161,6 +166,9 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.base(msg)
 	case flushMsg:
 		m.applyPump()
+		return nil
+	case mentionFilesMsg:
+		m.mention.loaded(msg)
 		return nil
 	case tickMsg:
 		m.spin = (m.spin + 1) % len(spinnerFrames)
@@ -226,6 +234,11 @@ func (m *model) resize(w, h int) {
 func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k, km := keyName(msg.String()), keys.Main
 	m.flash = ""
+	if m.mention.open {
+		if handled := m.mentionKey(k); handled {
+			return nil
+		}
+	}
 	if c := m.menu.key(k); c != menuPass {
 		return m.menuChose(c)
 	}
@@ -253,6 +266,9 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case is(k, km.Jobs):
 		m.openJobsPanel()
+		return nil
+	case is(k, km.Mouse):
+		m.toggleMouse()
 		return nil
 	case is(k, km.Background):
 		if m.bangRunning || m.agentRunning {
@@ -292,7 +308,7 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	before := m.editor.Value()
 	m.editor.Update(msg)
 	m.menu.start(before, m.editor.Value())
-	return nil
+	return m.mention.refresh(m.ctx, m.editor, m.session().Cwd())
 }
 
 // recall moves through the history (dir -1 older, +1 newer); the text being
@@ -538,6 +554,7 @@ func (m *model) applyPump() {
 			}
 		case session.Event:
 			m.tr.apply(v, m.session().Cwd)
+			m.usage.observe(v)
 		}
 	}
 }
@@ -612,7 +629,9 @@ func (m *model) View() tea.View {
 	content, cursor := m.screen()
 	v := tea.NewView(content)
 	v.AltScreen = true
-	v.MouseMode = tea.MouseModeCellMotion
+	if m.mouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	v.Cursor = cursor
 	v.WindowTitle = "agentsh"
 	return v
@@ -624,7 +643,7 @@ func (m *model) mainView() (string, *tea.Cursor) {
 	th := m.transcriptHeight()
 	editor, edX, edY := m.editorView()
 	var b strings.Builder
-	b.WriteString(m.withMenu(m.tr.view(), th))
+	b.WriteString(m.withMention(m.withMenu(m.tr.view(), th)))
 	b.WriteByte('\n')
 	q := m.queueLines()
 	for _, l := range q {
@@ -669,6 +688,9 @@ func (m *model) statusView() string {
 		model = m.st.warning.Render(noModelStatus(m.cfg))
 	}
 	left := m.st.status.Render(cwd) + m.st.status.Render(" · ") + model
+	if u := m.usage.text(m.cfg.Model); u != "" {
+		left += m.st.status.Render(" · " + u)
+	}
 
 	var right string
 	spinner := spinnerFrames[m.spin]

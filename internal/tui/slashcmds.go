@@ -118,6 +118,12 @@ func (m *model) cmdModel(arg string) tea.Cmd {
 }
 
 // cmdJobs is /jobs.
+// cmdMouse is /mouse: mouse capture on or off (mouse.go).
+func (m *model) cmdMouse(string) tea.Cmd {
+	m.toggleMouse()
+	return nil
+}
+
 func (m *model) cmdJobs(string) tea.Cmd {
 	m.openJobsPanel()
 	return nil

@@ -26,6 +26,7 @@ func slashCommands() []slashCommand {
 		{name: "/model", args: "[provider/name]", desc: "shows or switches the model", run: (*model).cmdModel},
 		{name: "/jobs", desc: "opens the jobs panel", run: (*model).cmdJobs},
 		{name: "/copy", desc: "copies the last answer (OSC 52)", run: (*model).cmdCopy},
+		{name: mouseCommand, desc: "turns mouse capture on or off", run: (*model).cmdMouse},
 		{name: "/exit", desc: "quits", run: (*model).cmdExit},
 	}
 }

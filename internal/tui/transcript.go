@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -46,6 +47,11 @@ type transcript struct {
 	spinner       string
 	text          string
 	placed        []placed
+
+	// clock is the time running blocks count their elapsed time against
+	// (tests fix it); now is the second the last layout was for.
+	clock func() time.Time
+	now   time.Time
 }
 
 // placed is an item's rows on the screen, [top, bottom).
@@ -55,7 +61,7 @@ type placed struct {
 }
 
 func newTranscript() *transcript {
-	return &transcript{tools: map[string]*toolItem{}, dirty: true}
+	return &transcript{tools: map[string]*toolItem{}, dirty: true, clock: time.Now}
 }
 
 // add appends it and follows the end.
@@ -72,6 +78,7 @@ func (t *transcript) notice(kind textKind, text string) {
 // addBang shows a bang command that starts now: after the turn it
 // interrupts when the agent is streaming (SPEC §5), else at the end.
 func (t *transcript) addBang(it *bangItem, agentRunning bool) {
+	it.started = t.clock()
 	if agentRunning {
 		t.pending = append(t.pending, it)
 	} else {
@@ -123,9 +130,14 @@ func (t *transcript) runningTools() int { return len(t.tools) }
 func (t *transcript) endTurn() {
 	t.assistant = nil
 	for id, it := range t.tools {
-		if it.file != nil {
+		switch {
+		case it.placeholder:
+			t.remove(it) // never ran
+		case it.file != nil:
 			it.file.Running = false
-		} else {
+		case it.call.Streaming:
+			t.remove(it) // the model never finished writing it: nothing ran
+		default:
 			it.call.Running = false
 		}
 		delete(t.tools, id)
@@ -147,6 +159,7 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 		if am, ok := e.Message.(*session.AssistantMessage); ok && t.assistant != nil {
 			t.assistant.text = strings.TrimSpace(am.Text)
 		}
+		t.streamToolCall(e)
 		if e.Type == session.EventMessageEnd && t.assistant != nil {
 			t.assistant.live = false
 			if t.assistant.text == "" {
@@ -155,14 +168,18 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 			t.assistant = nil
 		}
 	case session.EventToolExecutionStart:
-		it := &toolItem{id: e.ToolCallID}
+		it := t.tools[e.ToolCallID] // shown while its arguments streamed
+		if it == nil {
+			it = &toolItem{id: e.ToolCallID}
+			t.tools[e.ToolCallID] = it
+			t.add(it)
+		}
+		it.started, it.args, it.placeholder = t.clock(), nil, false
 		if isFileTool(e.ToolName) {
-			it.file = &render.FileCall{Tool: e.ToolName, Args: e.Args, Running: true}
+			it.call, it.file = nil, &render.FileCall{Tool: e.ToolName, Args: e.Args, Running: true}
 		} else {
 			it.call = newToolCall(e.ToolName, e.Args, cwd())
 		}
-		t.tools[e.ToolCallID] = it
-		t.add(it)
 	case session.EventToolExecutionUpdate:
 		if it := t.tools[e.ToolCallID]; it != nil && it.call != nil {
 			// With a UI the snapshot keeps the output's colours.
@@ -392,10 +409,11 @@ func (t *transcript) scrollBy(n int) {
 // one. While scrolled up, the line at the top stays where it is as output
 // grows below it (t.anchor).
 func (t *transcript) layout(width, height int, st *styles, spinner string) {
-	if !t.dirty && width == t.width && height == t.height && st == t.st && spinner == t.spinner {
+	now := t.clock().Truncate(time.Second)
+	if !t.dirty && width == t.width && height == t.height && st == t.st && spinner == t.spinner && now.Equal(t.now) {
 		return
 	}
-	t.dirty = false
+	t.dirty, t.now = false, now
 	t.width, t.height, t.st, t.spinner = width, height, st, spinner
 	all := t.all()
 	type chunk struct {
@@ -407,6 +425,9 @@ func (t *transcript) layout(width, height int, st *styles, spinner string) {
 	total := 0
 	anchorSeen := t.anchor == nil
 	for i := len(all) - 1; i >= 0 && (total < height+t.scroll || !anchorSeen); i-- {
+		if r, ok := all[i].(timed); ok {
+			r.at(now)
+		}
 		s := all[i].view(width, st, spinner)
 		if s == "" {
 			continue
