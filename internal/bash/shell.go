@@ -551,13 +551,16 @@ func (s *shellSession) readTerminal(ptm *os.File) {
 	for {
 		n, err := ptm.Read(buf)
 		if n > 0 {
-			if v := s.ttyView.Load(); v != nil {
+			v := s.ttyView.Load()
+			if v != nil {
 				v.feed(buf[:n]) // raw: the screen needs the escape sequences
-				v.scanEnd(buf[:n])
 			}
 			if w := s.ttyOut.Load(); w != nil {
 				s.lastOut.Store(time.Now().UnixNano())
 				_, _ = w.Write(buf[:n])
+			}
+			if v != nil {
+				v.scanEnd(buf[:n]) // after the write: the run may end at once
 			}
 			s.echoDue.Store(0)
 		}
