@@ -260,3 +260,26 @@ func TestStartupNoticeAndPrompt(t *testing.T) {
 		t.Errorf("history %q", got)
 	}
 }
+
+// BenchmarkResumeFirstFrame is the cost of opening a long session: its
+// transcript rebuilt from 2000 messages (500 turns with a 48 KB bash
+// result each) and the first frame drawn. Only the items on screen render.
+func BenchmarkResumeFirstFrame(b *testing.B) {
+	out := strings.Repeat("output line\n", 4000)
+	var msgs []session.Message
+	for i := range 500 {
+		id := "c" + strconv.Itoa(i)
+		msgs = append(msgs,
+			&session.UserMessage{Text: "prompt " + strconv.Itoa(i)},
+			&session.AssistantMessage{ToolCalls: []session.ToolCall{{ID: id, Name: "bash", Arguments: json.RawMessage(`{"command":"make test"}`)}}},
+			&session.ToolResultMessage{ToolCallID: id, ToolName: "bash", Content: out},
+			&session.AssistantMessage{Text: "Done **" + strconv.Itoa(i) + "**."})
+	}
+	st := newStyles(true)
+	b.ResetTimer()
+	for b.Loop() {
+		items := resumeItems(msgs, "/w")
+		m := &model{items: items, st: st, width: 100, height: 40, editor: newEditor()}
+		_ = m.transcriptView(100, 36)
+	}
+}
