@@ -278,8 +278,11 @@ func BenchmarkResumeFirstFrame(b *testing.B) {
 	st := newStyles(true)
 	b.ResetTimer()
 	for b.Loop() {
-		items := resumeItems(msgs, "/w")
-		m := &model{items: items, st: st, width: 100, height: 40, editor: newEditor()}
-		_ = m.transcriptView(100, 36)
+		tr := newTranscript()
+		for _, it := range resumeItems(msgs, "/w") {
+			tr.add(it)
+		}
+		tr.layout(100, 36, st, "")
+		_ = tr.view()
 	}
 }
