@@ -10,7 +10,7 @@ package main
 //     the screen, every 100 ms for 10 s while `!yes` streams (and, for
 //     comparison, with nothing running, and under `!seq`, whose lines all
 //     differ); agentsh's RSS sampled every 100 ms; then esc until the block
-//     shows "(cancelled)", and no `yes` may be left.
+//     shows "Command cancelled", and no `yes` may be left.
 //   - BenchmarkTUIColdStart: process start until the first frame shows the
 //     editor, against `agentsh --help` (Go start-up and package init only)
 //     and the shell snapshot agentsh takes before the TUI starts.
@@ -434,7 +434,7 @@ type keyLatencyCase struct {
 
 // BenchmarkTUIKeyLatency measures key press → character on the screen
 // while a bang command floods the TUI, the memory of agentsh meanwhile,
-// and esc → "(cancelled)". Metrics:
+// and esc → "Command cancelled". Metrics:
 //   - p50/p99/max-ms: key latency; emu-p99-ms is the part of it spent in
 //     this process (from the read of the batch that showed the key to the
 //     check), the rest is agentsh and the kernel;
@@ -447,7 +447,7 @@ type keyLatencyCase struct {
 //     per second of it (summed over threads: the machine's share of the
 //     latency);
 //   - tty-KB/s: what agentsh wrote to the terminal during the typing;
-//   - esc-ms: esc until the block shows "(cancelled)";
+//   - esc-ms: esc until the block shows "Command cancelled";
 //   - artifact-MB(/s): what the command's output spilled to disk.
 func BenchmarkTUIKeyLatency(b *testing.B) {
 	needBash(b)
@@ -572,7 +572,7 @@ func benchKeyLatency(b *testing.B, c keyLatencyCase) {
 			time.Sleep(keyInterval) // esc alone, not as alt+<the last key>
 			t0 := time.Now()
 			t.write("\x1b")
-			at := t.waitText("(cancelled)", 10*time.Second)
+			at := t.waitText("Command cancelled", 10*time.Second)
 			escs = append(escs, at.Sub(t0))
 			name := strings.Fields(c.command)[0]
 			left := markedNamed(t.mark, name)

@@ -27,10 +27,10 @@ func TestTUICtrlCInterruptsThenQuits(t *testing.T) {
 	s := newSandbox(t)
 	tt := startTUI(t, s)
 	tt.typeLine("!sleep 300")
-	tt.waitText("Running… (esc to cancel)")
+	tt.waitText("· esc to cancel")
 	tt.waitScreen("sleep to start", func(string) bool { return len(tt.sleepPIDs()) > 0 })
 	tt.keys("C-c")
-	scr := tt.waitText("(cancelled)")
+	scr := tt.waitText("Command cancelled")
 	if strings.Contains(scr, "again to quit") {
 		t.Errorf("interrupting armed quitting:\n%s", scr)
 	}

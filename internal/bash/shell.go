@@ -86,7 +86,7 @@ const (
 	terminalSettle = 5 * time.Millisecond
 	// terminalEndWait bounds the wait for the end mark of a run whose
 	// output went to the terminal.
-	terminalEndWait = 2 * time.Second
+	terminalEndWait = 10 * time.Second
 	// holdCheckAfter is how long after the end line the output may take
 	// to reach EOF before the shell's own fds are examined.
 	holdCheckAfter = 3 * time.Millisecond

@@ -149,9 +149,9 @@ func TestTerminalLastOutput(t *testing.T) {
 	m := jobs.NewManager()
 	t.Cleanup(m.Close)
 	for range 3 {
-		_, _, done := runTerminal(t, e, m, "seq 1 20000; printf abc")
+		_, _, done := runTerminal(t, e, m, "seq 1 5000; printf abc")
 		r := waitResult(t, done)
-		if r.TotalLines != 20001 || !strings.HasSuffix(r.Output, "19999\n20000\nabc") || strings.Contains(r.Output, "]6973;") {
+		if r.TotalLines != 5001 || !strings.HasSuffix(r.Output, "4999\n5000\nabc") || strings.Contains(r.Output, "]6973;") {
 			t.Fatalf("lines %d, output ends %q", r.TotalLines, r.Output[max(0, len(r.Output)-40):])
 		}
 	}
