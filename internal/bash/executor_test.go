@@ -193,7 +193,17 @@ func TestBackgroundServerSurvivesBetweenRuns(t *testing.T) {
 	r := run(t, e, fmt.Sprintf("(while :; do date > %s/beat; echo log; sleep 0.05; done) & echo $!", dir), RunOptions{})
 	// When it kept writing through the drain window (a loaded machine may
 	// pause it longer than the drain's silence), the result says so first.
-	pid := strings.Fields(strings.TrimPrefix(r.Output, "["+LingerNotice+"]\n"))[0]
+	// The server may print "log" before the shell prints its pid.
+	pid := ""
+	for _, f := range strings.Fields(strings.TrimPrefix(r.Output, "["+LingerNotice+"]\n")) {
+		if _, err := strconv.Atoi(f); err == nil {
+			pid = f
+			break
+		}
+	}
+	if pid == "" {
+		t.Fatalf("no pid in %q", r.Output)
+	}
 	time.Sleep(300 * time.Millisecond)
 	r = run(t, e, "kill -0 "+pid+" && echo alive", RunOptions{})
 	expect(t, r, "alive\n", "0")
