@@ -588,6 +588,7 @@ func (z *Sanitizer) SGRs() int { return z.sgrs }
 // would) are kept.
 func (z *Sanitizer) sequence(out, p []byte, i int) ([]byte, int) {
 	st, n := z.state, z.seqLen
+	keep := z.KeepSGR // a local: the plain loop must not reload it per byte
 	for i < len(p) {
 		c := p[i]
 		v := seqTable[int(st&stateMask)<<parser.IndexStateShift|int(c)]
@@ -597,7 +598,7 @@ func (z *Sanitizer) sequence(out, p []byte, i int) ([]byte, int) {
 			st, n = ground, 0
 			break
 		}
-		if z.KeepSGR {
+		if keep {
 			out = z.keepSGR(out, st, next, action, c)
 		}
 		switch action {
