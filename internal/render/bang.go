@@ -71,6 +71,7 @@ type Bang struct {
 	cr             bool   // a CR came last: text after it overwrites the partial line
 	sgr            bool   // a streamed chunk had SGR sequences
 	text           string // the finished output as shown, for Styled
+	overlay        overlayCache
 
 	version uint64 // bumped by every mutation, so View can trust its cache
 	cache   bangCache
@@ -203,7 +204,7 @@ func (b *Bang) shownLines(th Theme) (lines []string, styled bool) {
 		return lines, false
 	}
 	if b.state != BangRunning && b.Styled != "" {
-		if st, ok := overlayStyled(b.text, b.Styled); ok {
+		if st, ok := b.overlay.get(b.text, b.Styled); ok {
 			lines = splitLines(st)
 			for i, l := range lines {
 				lines[i] = capStyledLine(l)

@@ -37,6 +37,21 @@ func overlayStyled(text, styled string) (string, bool) {
 	return "", false
 }
 
+// overlayCache keeps the last overlayStyled: it does not depend on the
+// width, and a resize redraws every block.
+type overlayCache struct {
+	text, styled, out string
+	ok, valid         bool
+}
+
+func (c *overlayCache) get(text, styled string) (string, bool) {
+	if !c.valid || c.text != text || c.styled != styled {
+		out, ok := overlayStyled(text, styled)
+		*c = overlayCache{text: text, styled: styled, out: out, ok: ok, valid: true}
+	}
+	return c.out, c.ok
+}
+
 // styledRange returns the part of styled text s that holds bytes
 // [from, to) of its plain text, with the style in force at from in front
 // and the sequences right after to.

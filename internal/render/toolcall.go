@@ -46,6 +46,7 @@ type ToolCall struct {
 	Streaming bool
 
 	cache   toolCache
+	overlay overlayCache
 	renders int // cache misses, so tests can prove hits do no work
 }
 
@@ -153,7 +154,7 @@ func (c *ToolCall) render(width int, th Theme) string {
 	lines := splitLines(text)
 	styled := false
 	if c.Styled != "" && !th.NoColor {
-		if st, ok := overlayStyled(text, c.Styled); ok {
+		if st, ok := c.overlay.get(text, c.Styled); ok {
 			lines, styled = selfContained(splitLines(st)), true
 		}
 	}

@@ -42,6 +42,8 @@ const (
 	// pagerWheel is how many lines a mouse-wheel notch scrolls.
 	pagerWheel = 3
 	pagerTab   = 8
+	// crProbe is how much of a line is searched for a CR.
+	crProbe = 4 << 10
 )
 
 // pagerMatchStyle highlights search matches: reverse video without colour
@@ -843,7 +845,10 @@ func (p *pager) rawLine(i int) ([]byte, int64, error) {
 		b = b[:len(b)-1]
 	}
 	p.rawInFile = true
-	if more > 0 {
+	// A progress bar has a CR every frame: in a long line, looking at its
+	// start is enough, and looking at all of it costs every frame.
+	hasCR := bytes.IndexByte(b[:min(len(b), crProbe)], '\r') >= 0
+	if more > 0 && hasCR {
 		// A long line with CRs is mostly a progress bar: its final
 		// state is after its last CR, near its end.
 		if end, ok := p.lineEnd(e); ok {
@@ -851,7 +856,7 @@ func (p *pager) rawLine(i int) ([]byte, int64, error) {
 			return end, 0, nil
 		}
 	}
-	if bytes.IndexByte(b, '\r') >= 0 {
+	if hasCR {
 		p.rawInFile = false
 		// The artifact keeps every frame; the line shows its final state
 		// (SPEC §4), as the transcript did.
