@@ -81,9 +81,6 @@ const (
 	// terminalDrain bounds the wait for the terminal's last output at the
 	// end of a run.
 	terminalDrain = 50 * time.Millisecond
-	// terminalSettle is the quiet that ends a run whose output went to
-	// the terminal (a `!` command in the TUI; people wait longer).
-	terminalSettle = 5 * time.Millisecond
 	// terminalEndWait bounds the wait for the end mark of a run whose
 	// output went to the terminal.
 	terminalEndWait = 10 * time.Second
@@ -1369,7 +1366,7 @@ func (r *liveRun) finish() {
 		if r.view != nil && r.out.exitCode != nil && !r.out.reset {
 			r.view.awaitEnd(terminalEndWait)
 		}
-		r.s.drainTerminal(r.view != nil)
+		r.s.drainTerminal()
 		r.s.ttyOut.Store(nil)
 	}
 }
@@ -1385,10 +1382,10 @@ func (s *shellSession) awaitEcho(due int64) {
 }
 
 // drainTerminal lets the terminal's reader take what the terminal still
-// holds (the echo of input typed just before the command ended; with
-// output, the command's last output), for at most terminalDrain; one ioctl
-// when there is nothing.
-func (s *shellSession) drainTerminal(output bool) {
+// holds (the echo of input typed just before the command ended), for at
+// most terminalDrain; one ioctl when there is nothing. A run whose output
+// went to the terminal has already waited for its end mark.
+func (s *shellSession) drainTerminal() {
 	deadline := time.Now().Add(terminalDrain)
 	for {
 		n := 0
@@ -1397,11 +1394,7 @@ func (s *shellSession) drainTerminal(output bool) {
 			n = v
 			return err
 		})
-		// A run whose output went to the terminal may still have some
-		// on its way through the kernel's buffers, which TIOCINQ does
-		// not count: it is over once the reader has been idle a moment.
-		settled := !output || time.Since(time.Unix(0, s.lastOut.Load())) >= terminalSettle
-		if (n <= 0 && settled) || time.Now().After(deadline) {
+		if n <= 0 || time.Now().After(deadline) {
 			return
 		}
 		time.Sleep(time.Millisecond)

@@ -6,14 +6,12 @@ package tui
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"agentsh/internal/bash"
 	"agentsh/internal/render"
 	"agentsh/internal/session"
-	"agentsh/internal/tools"
 )
 
 // resumedNotice is the line under a resumed transcript.
@@ -78,7 +76,7 @@ func resumedToolItem(c session.ToolCall, res *session.ToolResultMessage, cwd str
 		}
 		return it
 	}
-	it.call = describeCall(c.Name, c.Arguments, cwd)
+	it.call = newToolCall(c.Name, c.Arguments, cwd)
 	it.call.Running = false
 	if res == nil {
 		return it
@@ -92,38 +90,6 @@ func resumedToolItem(c session.ToolCall, res *session.ToolResultMessage, cwd str
 		it.call.JobID = d.JobID
 	}
 	return it
-}
-
-// describeCall describes a call for the renderer as model.newToolCall
-// does for a live one: the command, its cwd relative to the session's, and
-// the timeout only when the model gave one.
-func describeCall(name string, args json.RawMessage, cwd string) *render.ToolCall {
-	c := &render.ToolCall{Running: true}
-	if name != tools.BashName {
-		c.Command = name + " " + string(args)
-		return c
-	}
-	p, err := bash.ParseToolParams(args)
-	if err != nil {
-		c.Command = string(args)
-		return c
-	}
-	c.Command = p.Command
-	if p.Timeout != nil {
-		_, c.TimeoutSeconds = bash.ClampTimeout(p.Timeout)
-	}
-	if p.Cwd != "" {
-		rel := p.Cwd
-		if filepath.IsAbs(p.Cwd) {
-			if r, err := filepath.Rel(cwd, p.Cwd); err == nil && !strings.HasPrefix(r, "..") {
-				rel = r
-			}
-		}
-		if filepath.Clean(rel) != "." {
-			c.CwdRel = rel
-		}
-	}
-	return c
 }
 
 // jobNotes reads a saved note of ended jobs (session.JobNotice: per job a
