@@ -20,6 +20,11 @@ const BackgroundKey = "ctrl+b"
 // in the main view, so it always means "let it run".
 const DetachKey = BackgroundKey
 
+// OverlayKillKey kills the program in the terminal overlay while it is on
+// the alternate screen, where esc is the program's (vim's, less's): a
+// chord such programs rarely need (in a terminal it sends SIGQUIT).
+const OverlayKillKey = "ctrl+\\"
+
 // keys is every key the TUI answers, by surface. Update matches keys
 // against it, and every help text (the welcome line, the footers, the
 // status hints, /help) is made from its help entries, so a key is named in
@@ -75,8 +80,11 @@ type attachKeys struct {
 }
 
 // overlayKeys: every other key goes to the program in the PTY overlay.
+// Kill (esc) kills a plain program; a program on the alternate screen (vim,
+// less, top) gets esc, and KillFull kills it (SPEC §3). KillFull kills a
+// plain program too.
 type overlayKeys struct {
-	Kill key.Binding
+	Kill, KillFull key.Binding
 }
 
 // mentionKeys work the `@` file completion while it is open.
@@ -173,8 +181,9 @@ func newKeyMap() keyMap {
 			Attach: bind("a", "attach", "a"),
 			Kill:   bind("k", "kill", "k"),
 		},
-		Attach:  attachKeys{Detach: bind(DetachKey, "detach", DetachKey)},
-		Overlay: overlayKeys{Kill: bind("esc", "force-kill", "esc")},
+		Attach: attachKeys{Detach: bind(DetachKey, "detach", DetachKey)},
+		Overlay: overlayKeys{Kill: bind("esc", "force-kill", "esc"),
+			KillFull: bind(OverlayKillKey, "force-kill", OverlayKillKey)},
 		Confirm: confirmKeys{
 			Yes: bind("y", "quits", "y", "Y"),
 			No:  bind("n", "stays", "n", "N", "esc"),
@@ -270,8 +279,12 @@ func attachEndedFooter() string {
 	return "the job has ended · " + helpLine(entry{Key: "any key", Desc: "returns to the jobs panel"})
 }
 
-// overlayFooterText is the PTY overlay's last line (SPEC §5).
-func overlayFooterText() string {
+// overlayFooterText is the PTY overlay's last line (SPEC §5); fullScreen:
+// the program is on the alternate screen and esc is its key (SPEC §3).
+func overlayFooterText(fullScreen bool) string {
+	if fullScreen {
+		return helpLine(help(keys.Overlay.KillFull), entry{Key: "esc and every other key", Desc: "go to the program"})
+	}
 	return helpLine(help(keys.Overlay.Kill), entry{Key: "input", Desc: "forwarded to PTY"})
 }
 
@@ -312,7 +325,9 @@ func helpSections() []helpSection {
 		{"Jobs panel (" + JobsKey + ")", []entry{help(jk.Up), help(jk.Down), help(jk.Attach), help(jk.Output),
 			help(jk.Kill), help(jk.Close)}},
 		{"Attached job", []entry{help(keys.Attach.Detach), {Key: "any other key", Desc: "goes to the program"}}},
-		{"Terminal overlay", []entry{help(keys.Overlay.Kill), {Key: "any other key", Desc: "goes to the program"}}},
+		{"Terminal overlay", []entry{{Key: name(keys.Overlay.Kill), Desc: "kills a plain program"},
+			{Key: name(keys.Overlay.KillFull), Desc: "kills it, also on the alternate screen (vim, less, top), where esc goes to the program"},
+			{Key: "any other key", Desc: "goes to the program"}}},
 		{"File completion (@ in the editor)", []entry{help(keys.Mention.Accept), help(keys.Mention.Up),
 			help(keys.Mention.Down), help(keys.Mention.Close)}},
 		{"Quit question", []entry{help(keys.Confirm.Yes), help(keys.Confirm.No)}},

@@ -75,6 +75,7 @@ type model struct {
 	bangGen     int
 	bangBg      chan struct{} // the running `!` command's ctrl+b; nil once closed
 	bangRunning bool
+	bangTerm    *bangTerminal // the running `!` command's terminal
 
 	usage     usage // the latest model call's tokens (usage.go)
 	mouse     bool  // mouse capture on (mouse.go)
@@ -191,6 +192,9 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		m.bangFinished(msg)
 		return nil
 	case ptyAttachMsg:
+		if ended(msg.s) {
+			return nil // it ended before the screen was its
+		}
 		msg.s.Resize(ptyInnerSize(m.width, m.height))
 		m.pushUnderScreens(&overlay{s: msg.s, command: msg.command})
 		return m.startTick()
@@ -227,6 +231,9 @@ func (m *model) base(msg tea.Msg) tea.Cmd {
 func (m *model) resize(w, h int) {
 	m.width, m.height = w, h
 	m.host.setWindow(w, h)
+	if m.bangTerm != nil {
+		m.bangTerm.Resize(ptyInnerSize(w, h))
+	}
 	m.editor.SetWidth(max(w-editorFrameW, 1))
 }
 
@@ -479,11 +486,14 @@ func (m *model) startBang(command string, excluded bool) tea.Cmd {
 	bg := make(chan struct{}) // closed by ctrl+b, even before the command starts
 	m.bangBg = bg
 	sess, ctx, p, send := m.session(), m.ctx, m.pump, m.send
+	term := newBangTerminal(sess, command, send, m.width, m.height)
+	m.bangTerm = term
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
 		res, err := sess.ExecuteBash(ctx, command, func(b []byte) { p.chunk(gen, b) },
-			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg, Styled: !m.cfg.NoColor})
+			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg, Styled: !m.cfg.NoColor, Terminal: term.view})
+		term.end()
 		send(bangDoneMsg{gen: gen, res: res, err: err})
 	}()
 	return m.startTick()
@@ -494,7 +504,7 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 		return
 	}
 	it := m.bang
-	m.bang, m.bangRunning, m.bangBg = nil, false, nil
+	m.bang, m.bangRunning, m.bangBg, m.bangTerm = nil, false, nil, nil
 	if msg.err != nil && msg.res.Output == "" && msg.res.ExitCode == nil && !msg.res.Cancelled {
 		// Nothing ran: the component would only show an empty result.
 		m.tr.remove(it)
@@ -703,7 +713,7 @@ func (m *model) statusView() string {
 	case m.flash != "":
 		right = m.st.warning.Render(m.flash)
 	case overlay != nil:
-		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(overlay.command) + " (" + name(keys.Overlay.Kill) + " kills)")
+		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(overlay.command) + " (" + name(overlay.killKey()) + " kills)")
 	case m.agentRunning && m.tr.runningTools() > 0:
 		right = m.st.statusRunning.Render(spinner + " running tool… (" + name(keys.Main.Cancel) + " to abort)")
 	case m.agentRunning:

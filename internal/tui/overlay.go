@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -78,22 +79,29 @@ func (h *terminalHost) AttachPTY(s *pty.Session, command string) {
 			delete(h.sessions, s)
 			h.mu.Unlock()
 		}()
-		h.send(ptyAttachMsg{s: s, command: command})
-		changed := s.Screen().Changed()
-		for {
+		watchTerminal(h.send, s, command)
+	}()
+}
+
+// watchTerminal tells the program that t takes the screen, then about each
+// screen change (at most one redraw per frame) until t ends, and then that
+// it ended. It runs on its own goroutine.
+func watchTerminal(send func(tea.Msg), t terminal, command string) {
+	send(ptyAttachMsg{s: t, command: command})
+	changed := t.Screen().Changed()
+	for {
+		select {
+		case <-t.Done():
+			send(ptyDoneMsg{s: t})
+			return
+		case <-changed:
+			send(ptyChangedMsg{s: t})
 			select {
-			case <-s.Done():
-				h.send(ptyDoneMsg{s: s})
-				return
-			case <-changed:
-				h.send(ptyChangedMsg{s: s})
-				select {
-				case <-s.Done():
-				case <-time.After(frameInterval):
-				}
+			case <-t.Done():
+			case <-time.After(frameInterval):
 			}
 		}
-	}()
+	}
 }
 
 // killAll ends every PTY session still running and refuses new ones; used on
@@ -117,28 +125,78 @@ func (h *terminalHost) killAll() {
 	}
 }
 
+// terminal is a program on a pseudo-terminal that the overlay shows and
+// types into: the model's PTY command (*pty.Session) or the user's `!`
+// command on the session shell's terminal (bangTerminal).
+type terminal interface {
+	// Screen is the emulated terminal; not nil once the program runs.
+	Screen() *pty.Screen
+	// Write types keys (as a terminal sends them) into the program.
+	Write(p []byte) (int, error)
+	// Resize sets the program's terminal size.
+	Resize(cols, rows int)
+	// Kill ends the program (the command is cancelled).
+	Kill()
+	// Done is closed when the command has ended.
+	Done() <-chan struct{}
+}
+
+// ended reports whether t's command has ended.
+func ended(t terminal) bool {
+	select {
+	case <-t.Done():
+		return true
+	default:
+		return false
+	}
+}
+
 type (
 	ptyAttachMsg struct {
-		s       *pty.Session
+		s       terminal
 		command string
 	}
-	ptyChangedMsg struct{ s *pty.Session }
-	ptyDoneMsg    struct{ s *pty.Session }
+	ptyChangedMsg struct{ s terminal }
+	ptyDoneMsg    struct{ s terminal }
 )
 
 // overlay is the PTY console drawn over the transcript.
 type overlay struct {
-	s       *pty.Session
+	s       terminal
 	command string
 	killed  bool
 }
 
+// fullScreen reports whether the program is on the alternate screen: esc
+// is then its key, and only keys.Overlay.KillFull kills it (SPEC §3).
+func (o *overlay) fullScreen() bool {
+	scr := o.s.Screen()
+	return scr != nil && scr.AltScreen()
+}
+
+// killKey is the key that kills the program now.
+func (o *overlay) killKey() key.Binding {
+	if o.fullScreen() {
+		return keys.Overlay.KillFull
+	}
+	return keys.Overlay.Kill
+}
+
+// waiter is a terminal that reports how its program ended.
+type waiter interface{ Wait() pty.Result }
+
 // badge is the status shown in the header.
 func (o *overlay) badge(st *styles) string {
 	text, style := "running", st.badgeRunning
-	select {
-	case <-o.s.Done():
-		r := o.s.Wait()
+	w, reports := o.s.(waiter)
+	switch {
+	case ended(o.s) && !reports:
+		text, style = "ended", st.badgeDone
+		if o.killed {
+			text, style = "killed", st.badgeFailed
+		}
+	case ended(o.s):
+		r := w.Wait()
 		switch {
 		case r.TimedOut:
 			text, style = "timed out", st.badgeFailed
@@ -161,16 +219,17 @@ func (o *overlay) badge(st *styles) string {
 // box renders the overlay box at width × height (outer size) and the
 // cursor position inside it (-1 when hidden).
 func (o *overlay) box(width, height int, st *styles) (string, int, int) {
-	return terminalBox(width, height, "$ "+o.command, o.badge(st), overlayFooterText(), o.s.Screen(), st)
+	return terminalBox(width, height, "$ "+o.command, o.badge(st), overlayFooterText(o.fullScreen()), o.s.Screen(), st)
 }
 
-// update implements layer: the program owns the keyboard, only esc stays
-// ours and kills it; a paste goes to the program too. The overlay leaves
-// the stack when its session ends.
+// update implements layer: the program owns the keyboard; only the kill
+// key stays ours (esc for a plain program; on the alternate screen esc is
+// the program's, and KillFull kills: SPEC §3); a paste goes to the program
+// too. The overlay leaves the stack when its program's command ends.
 func (o *overlay) update(msg tea.Msg) (action, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		if is(keyName(msg.String()), keys.Overlay.Kill) {
+		if k := keyName(msg.String()); is(k, keys.Overlay.KillFull) || (!o.fullScreen() && is(k, keys.Overlay.Kill)) {
 			o.killed = true
 			o.s.Kill()
 			return nil, nil

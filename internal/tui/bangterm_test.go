@@ -1,0 +1,166 @@
+package tui
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/pty"
+	"agentsh/internal/session"
+)
+
+// withTerminalShell puts a session on screen whose shell has a terminal and
+// a job manager, as agentsh's own sessions have: `!` commands then run on
+// the shell's terminal.
+func withTerminalShell(h *harness) *session.AgentSession {
+	h.t.Helper()
+	shell, err := bash.ResolveShell("")
+	if err != nil {
+		h.t.Skipf("no shell: %v", err)
+	}
+	work := h.t.TempDir()
+	sess, err := session.New(work, nil, h.ex, bash.ShellConfig{Path: shell, TerminalStdin: true})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	sess.SetJobs(withJobs(h))
+	h.m.current.Store(sess)
+	return sess
+}
+
+// bang types !command and enter.
+func (h *harness) bang(command string) {
+	h.typeText("!" + command)
+	h.press(tea.KeyEnter, 0)
+}
+
+// lastBang is the newest `!` command the session recorded.
+func lastBang(t *testing.T, sess *session.AgentSession) *session.BashExecutionMessage {
+	t.Helper()
+	msgs := sess.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if b, ok := msgs[i].(*session.BashExecutionMessage); ok {
+			return b
+		}
+	}
+	t.Fatal("no ! command recorded")
+	return nil
+}
+
+// TestBangVim: `!vim f` opens the overlay when vim takes the screen; esc
+// goes to vim (it leaves insert mode, the overlay stays and says which key
+// kills instead: the footer), :wq saves, the overlay closes with the command, and the
+// recorded result is vim's last screen without escape sequences.
+func TestBangVim(t *testing.T) {
+	if _, err := exec.LookPath("vim"); err != nil {
+		t.Skip("vim not installed")
+	}
+	h := newHarness(t, 80, 30)
+	sess := withTerminalShell(h)
+	f := filepath.Join(t.TempDir(), "f.txt")
+	h.bang("vim -u NONE -N " + f)
+	h.waitFor("vim's overlay", func() bool {
+		o := layerOn[*overlay](h)
+		return o != nil && strings.Contains(h.screen(), "~")
+	})
+	if c, r := layerOn[*overlay](h).s.Screen().Size(); c != 78 || r != 30*4/5-overlayChrome {
+		t.Errorf("vim's terminal is %dx%d, want the overlay's inside", c, r)
+	}
+	if s := h.screen(); !strings.Contains(s, name(keys.Overlay.KillFull)+" force-kill") {
+		t.Errorf("the footer does not name the kill chord:\n%s", s)
+	}
+	h.typeText("ihello")
+	h.waitFor("the typed text", func() bool { return strings.Contains(h.screen(), "hello") })
+	h.press(tea.KeyEscape, 0)
+	h.typeText(":wq")
+	h.waitFor("vim's command line", func() bool { return strings.Contains(h.screen(), ":wq") })
+	if layerOn[*overlay](h) == nil {
+		t.Fatal("esc closed vim's overlay")
+	}
+	h.press(tea.KeyEnter, 0)
+	h.waitFor("the command's end", func() bool { return h.bangIdle() && layerOn[*overlay](h) == nil })
+	if b, _ := os.ReadFile(f); string(b) != "hello\n" {
+		t.Errorf("file holds %q, want hello", b)
+	}
+	b := lastBang(t, sess)
+	if b.ExitCode == nil || *b.ExitCode != 0 || b.Cancelled || !strings.Contains(b.Output, "~\n~\n") ||
+		!strings.Contains(b.Output, "written") || strings.Contains(b.Output, "\x1b") {
+		t.Errorf("result is not vim's last screen: %+v %q", b, b.Output)
+	}
+}
+
+// TestBangREPLAndPersistence: `!python3` waits for input: the overlay opens,
+// what is typed runs; then a plain `!cd` and `!pwd` stream into the
+// transcript with no overlay, and the cd persists.
+func TestBangREPLAndPersistence(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	h := newHarness(t, 80, 30)
+	sess := withTerminalShell(h)
+	h.bang("python3 -q")
+	h.waitFor("python's overlay", func() bool { return layerOn[*overlay](h) != nil })
+	if s := h.screen(); !strings.Contains(s, overlayFooterText(false)) {
+		t.Errorf("a plain program's footer:\n%s", s)
+	}
+	h.typeText("print(6*7)")
+	h.press(tea.KeyEnter, 0)
+	h.typeText("exit()")
+	h.press(tea.KeyEnter, 0)
+	h.waitFor("the command's end", func() bool { return h.bangIdle() && layerOn[*overlay](h) == nil })
+	if b := lastBang(t, sess); !strings.Contains(b.Output, ">>> print(6*7)\n42\n") {
+		t.Errorf("python's result %q", b.Output)
+	}
+	if !strings.Contains(h.screen(), "42") {
+		t.Errorf("42 not in the transcript:\n%s", h.screen())
+	}
+
+	dir := t.TempDir()
+	h.bang("cd " + dir + " && seq 1 3")
+	h.waitFor("cd", h.bangIdle)
+	h.bang("pwd")
+	opened := false
+	h.waitFor("pwd", func() bool {
+		opened = opened || layerOn[*overlay](h) != nil
+		return h.bangIdle()
+	})
+	if opened {
+		t.Error("a plain command opened the overlay")
+	}
+	if b := lastBang(t, sess); b.Output != dir+"\n" {
+		t.Errorf("pwd after cd: %q, want %q", b.Output, dir)
+	}
+}
+
+// TestOverlayEscOnAltScreen (SPEC §3): esc kills a plain program, but a
+// program on the alternate screen gets esc, and the kill chord ends it.
+func TestOverlayEscOnAltScreen(t *testing.T) {
+	h := newHarness(t, 80, 30)
+	s := pty.Start(context.Background(), pty.Options{Shell: "/bin/sh",
+		Command: `printf '\033[?1049h'; stty raw -echo; od -An -c`, Cols: 78, Rows: 20})
+	defer s.Close()
+	h.m.host.AttachPTY(s, "fullscreen")
+	h.waitFor("the alternate screen", func() bool { return s.Screen().AltScreen() && layerOn[*overlay](h) != nil })
+	if s := h.screen(); !strings.Contains(s, overlayFooterText(true)) {
+		t.Errorf("footer on the alternate screen:\n%s", s)
+	}
+	h.press(tea.KeyEscape, 0)
+	for range 20 { // od prints a line per 16 bytes
+		h.typeText("x")
+	}
+	h.waitFor("od to show the esc", func() bool { return strings.Contains(h.screen(), "033") })
+	if layerOn[*overlay](h) == nil {
+		t.Fatal("esc killed a full-screen program")
+	}
+	h.press('\\', tea.ModCtrl)
+	h.waitFor("the overlay to close", func() bool { return layerOn[*overlay](h) == nil })
+	if r := s.Wait(); !r.Cancelled {
+		t.Errorf("the kill chord did not kill: %+v", r)
+	}
+}
