@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"agentsh/internal/pty"
 )
 
 // ShellConfig says which shell runs commands and how. Two runs share a cached
@@ -32,6 +34,12 @@ type ShellConfig struct {
 	// instead of /dev/null (SPEC §2.1, setting bash.stdin): a prompt waits
 	// and a run blocked reading it can become a job (RunOptions.Jobs).
 	TerminalStdin bool
+	// Attended marks the shell of the user's `!` commands on a terminal
+	// the user watches (RunOptions.Terminal): it keeps the inherited
+	// pagers, editors and prompts instead of pty.NonInteractiveEnv, which
+	// exists for unattended runs (SPEC §3), so `git log` pages and
+	// `git commit` opens the user's editor.
+	Attended bool
 }
 
 // DefaultScrubEnv is what a model's shells do not inherit unless the
@@ -77,6 +85,15 @@ func (c ShellConfig) inheritedEnv() []string {
 	return out
 }
 
+// env is the shell's environment: the inherited one, hardened unless the
+// shell is Attended, then Env and extra.
+func (c ShellConfig) env(extra map[string]string) []string {
+	if c.Attended {
+		return pty.MergeEnv(c.inheritedEnv(), c.Env, extra)
+	}
+	return pty.BuildEnv(c.inheritedEnv(), c.Env, extra)
+}
+
 // ResolveShell picks the shell binary: the configured path if given, else
 // $SHELL when it is bash, else bash from PATH or the usual places.
 func ResolveShell(configured string) (string, error) {
@@ -116,6 +133,9 @@ func (c ShellConfig) cacheKey(sessionKey string) string {
 	b.WriteString(c.SnapshotPath)
 	if c.TerminalStdin {
 		b.WriteString("\nstdin:terminal")
+	}
+	if c.Attended {
+		b.WriteString("\nattended")
 	}
 	// Scrubbed and unscrubbed shells are never shared: the difference is
 	// the point. Quoting keeps the list unambiguous.

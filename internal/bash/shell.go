@@ -389,7 +389,7 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	g, err := guard.Start(guard.Cmd{
 		Path: cfg.Path,
 		Args: []string{filepath.Base(cfg.Path), "--noprofile", "--norc"}, // messages read "bash: …" as in a terminal
-		Env:  pty.BuildEnv(cfg.inheritedEnv(), cfg.Env, map[string]string{markerVar: string(s.marker[len(markerVar)+1:])}),
+		Env:  cfg.env(map[string]string{markerVar: string(s.marker[len(markerVar)+1:])}),
 		// stdin is the control socket, fd 3 the status socket.
 		Files:   []*os.File{ctlR, nil, nil, stW},
 		Setsid:  true,

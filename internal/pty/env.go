@@ -32,15 +32,18 @@ var dropEnv = map[string]bool{"BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": t
 // BuildEnv merges the inherited environment, the hardening set, the shell
 // config's env and extra entries (later wins), sorted for stable output.
 func BuildEnv(base []string, layers ...map[string]string) []string {
+	return MergeEnv(base, append([]map[string]string{NonInteractiveEnv}, layers...)...)
+}
+
+// MergeEnv is BuildEnv without the hardening set: for a terminal the user
+// watches, where pagers and editors are wanted.
+func MergeEnv(base []string, layers ...map[string]string) []string {
 	m := make(map[string]string, len(base)+len(NonInteractiveEnv))
 	for _, kv := range base {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || dropEnv[k] || strings.HasPrefix(k, "BASH_FUNC_") {
 			continue
 		}
-		m[k] = v
-	}
-	for k, v := range NonInteractiveEnv {
 		m[k] = v
 	}
 	for _, l := range layers {

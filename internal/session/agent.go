@@ -282,6 +282,8 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 		shell, artMax = ts.Shell, ts.ArtifactMaxBytes
 		shell.ScrubEnv = nil // the user's own commands keep the whole environment
 	}
+	// On a terminal the user watches, pagers and editors are the user's.
+	shell.Attended = opts.Terminal != nil
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.mu.Lock()

@@ -164,3 +164,17 @@ func TestOverlayEscOnAltScreen(t *testing.T) {
 		t.Errorf("the kill chord did not kill: %+v", r)
 	}
 }
+
+// TestBangKeepsUserPager: the user's `!` commands run attended, with the
+// user's pager and editor rather than the model's hardened ones.
+func TestBangKeepsUserPager(t *testing.T) {
+	t.Setenv("GIT_PAGER", "my-pager")
+	t.Setenv("EDITOR", "my-editor")
+	h := newHarness(t, 80, 30)
+	sess := withTerminalShell(h)
+	h.bang(`echo "$GIT_PAGER $EDITOR"`)
+	h.waitFor("the command's end", h.bangIdle)
+	if b := lastBang(t, sess); b.Output != "my-pager my-editor\n" {
+		t.Errorf("the ! command saw %q, want the user's pager and editor", b.Output)
+	}
+}
