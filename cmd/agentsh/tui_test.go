@@ -301,7 +301,8 @@ func TestTUIPTYOverlayVim(t *testing.T) {
 	writeFile(t, filepath.Join(s.config, "agentsh", "settings.json"), `{"bash":{"virtualTerminal":"on"}}`)
 	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
 	tt.typeLine("edit the notes")
-	scr := tt.waitText("esc force-kill · input forwarded to PTY")
+	// vim is on the alternate screen: esc is vim's, ctrl+\ kills (SPEC §3).
+	scr := tt.waitText(`ctrl+\ force-kill · esc and every other key go to the program`)
 	if !strings.Contains(scr, "running") || !strings.Contains(scr, "vim -u NONE notes.txt") {
 		t.Errorf("overlay header wrong:\n%s", scr)
 	}
@@ -315,11 +316,17 @@ func TestTUIPTYOverlayVim(t *testing.T) {
 		t.Logf("overlay:\n%s", scr)
 	}
 	time.Sleep(100 * time.Millisecond)
-	tt.keys("Escape")
-	tt.waitScreen("the overlay to close", func(s string) bool { return !strings.Contains(s, "input forwarded to PTY") })
+	tt.keys("Escape") // leaves insert mode; vim keeps running
+	tt.tmux("send-keys", "-l", ":wq")
+	tt.waitText(":wq")
+	tt.keys("Enter")
+	tt.waitScreen("the overlay to close", func(s string) bool { return !strings.Contains(s, "force-kill") })
 	scr = tt.waitText("Done.")
 	if os.Getenv("AGENTSH_E2E_SHOW") != "" {
 		t.Logf("after:\n%s", scr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.work, "notes.txt")); string(b) != "hello from the overlay\n" {
+		t.Errorf("notes.txt holds %q: esc did not reach vim", b)
 	}
 	tt.keys("C-d")
 	tt.waitExit()
@@ -348,9 +355,9 @@ func TestTUIPTYOverlayResizes(t *testing.T) {
 	tt.tmux("resize-window", "-x", "80", "-y", "25")
 	// 80×25: overlay 80×20, PTY 78×16.
 	tt.waitText("cols=78 rows=16")
-	time.Sleep(100 * time.Millisecond)
-	tt.keys("Escape")
-	tt.waitScreen("the overlay to close", func(s string) bool { return !strings.Contains(s, "input forwarded to PTY") })
+	// On the alternate screen the chord kills, not esc.
+	tt.keys(`C-\`)
+	tt.waitScreen("the overlay to close", func(s string) bool { return !strings.Contains(s, "force-kill") })
 	tt.waitText("Done.")
 	tt.keys("C-d")
 	tt.waitExit()
