@@ -362,6 +362,7 @@ func fullScreen(r BashResult, v *TerminalView, notice string) BashResult {
 	if v == nil {
 		return r
 	}
+	v.settle()
 	if out, ok := pty.FullScreenOutput(v.Screen(), notice); ok {
 		r.Output = out
 		r.OutputLines, r.OutputBytes = strings.Count(out, "\n"), len(out)

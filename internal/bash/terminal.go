@@ -34,6 +34,15 @@ type TerminalView struct {
 	endMark []byte
 	endSeen chan struct{}
 	tail    []byte // the last bytes read, for a mark split across reads
+
+	// The screen is fed on a goroutine of its own, in batches of what
+	// arrived meanwhile: the terminal's reader (and so the command's
+	// output) never waits for the emulator, and a flood arrives in
+	// batches big enough for the screen to skip ahead (pty.Screen.Feed).
+	feedMu   sync.Mutex
+	feedIdle *sync.Cond // signalled when the feeder stops
+	pending  []byte
+	feeding  bool
 }
 
 // errNotRunning refuses input once the command has ended.
@@ -149,7 +158,8 @@ func (v *TerminalView) takeover(why pty.Takeover) {
 	}
 }
 
-// feed gives the screen what the terminal printed, from its reader.
+// feed gives the screen what the terminal printed, from its reader: it
+// queues p for the feeder and returns.
 func (v *TerminalView) feed(p []byte) {
 	v.mu.Lock()
 	scr, wake := v.screen, v.wake
@@ -157,12 +167,51 @@ func (v *TerminalView) feed(p []byte) {
 	if scr == nil {
 		return
 	}
-	scr.Feed(p)
-	if !v.took.Load() && scr.AltScreen() {
-		select {
-		case wake <- struct{}{}:
-		default:
+	v.feedMu.Lock()
+	v.pending = append(v.pending, p...)
+	start := !v.feeding
+	v.feeding = true
+	v.feedMu.Unlock()
+	if start {
+		go v.feeder(scr, wake)
+	}
+}
+
+// feeder feeds the queued output to scr until the queue is empty.
+func (v *TerminalView) feeder(scr *pty.Screen, wake chan struct{}) {
+	var batch []byte
+	for {
+		v.feedMu.Lock()
+		if len(v.pending) == 0 {
+			v.feeding = false
+			if v.feedIdle != nil {
+				v.feedIdle.Broadcast()
+			}
+			v.feedMu.Unlock()
+			return
 		}
+		batch, v.pending = v.pending, batch[:0]
+		v.feedMu.Unlock()
+		scr.Feed(batch)
+		if !v.took.Load() && scr.AltScreen() {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// settle waits until the screen has been fed everything queued: the run's
+// result may be its last screen.
+func (v *TerminalView) settle() {
+	v.feedMu.Lock()
+	defer v.feedMu.Unlock()
+	if v.feedIdle == nil {
+		v.feedIdle = sync.NewCond(&v.feedMu)
+	}
+	for v.feeding {
+		v.feedIdle.Wait()
 	}
 }
 
