@@ -156,3 +156,24 @@ func TestTerminalLastOutput(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTerminalFlood: `seq 1 100000` with its output on the terminal
+// and an emulated screen (a user's `!seq 1 100000` in the TUI).
+func BenchmarkTerminalFlood(b *testing.B) {
+	e := NewExecutor()
+	b.Cleanup(e.Close)
+	m := jobs.NewManager()
+	b.Cleanup(m.Close)
+	sh, err := ResolveShell("")
+	if err != nil {
+		b.Skip(err)
+	}
+	for b.Loop() {
+		v := &TerminalView{Cols: 80, Rows: 24}
+		r, err := e.Run(context.Background(), "seq 1 100000", RunOptions{Shell: ShellConfig{Path: sh, TerminalStdin: true},
+			Jobs: m, Terminal: v, SessionKey: "bench"})
+		if err != nil || r.TotalLines != 100000 {
+			b.Fatalf("%v %d lines", err, r.TotalLines)
+		}
+	}
+}
