@@ -1185,7 +1185,7 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 		}
 	}()
 	detach := func(why DetachReason) bool {
-		if r.haveExit || r.readerDone || !det.adopt(r, why) {
+		if r.haveExit || (r.readerDone && r.view == nil) || !det.adopt(r, why) {
 			return false
 		}
 		return true
