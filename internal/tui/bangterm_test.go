@@ -111,6 +111,11 @@ func TestBangREPLAndPersistence(t *testing.T) {
 	}
 	h.typeText("print(6*7)")
 	h.press(tea.KeyEnter, 0)
+	// As in a terminal, keys typed while python runs the line are echoed
+	// by the kernel before readline redraws them: type on at the prompt.
+	h.waitFor("42 and the next prompt", func() bool {
+		return strings.Contains(h.screen(), "42") && strings.Count(h.screen(), ">>>") >= 2
+	})
 	h.typeText("exit()")
 	h.press(tea.KeyEnter, 0)
 	h.waitFor("the command's end", func() bool { return h.bangIdle() && layerOn[*overlay](h) == nil })
