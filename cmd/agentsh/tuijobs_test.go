@@ -128,7 +128,8 @@ func TestTUICtrlBMovesBangToJob(t *testing.T) {
 	tt.waitProcess(tag)
 
 	tt.keys("C-b")
-	scr := tt.waitText("→ job 1")
+	tt.waitText("→ job 1")
+	scr := tt.waitText("1 job · 1 waiting for input")
 	for _, want := range []string{"[The user moved the command to the background: it became job 1.]", " · 1 job"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("after ctrl+b the screen lacks %q:\n%s", want, scr)
@@ -160,15 +161,20 @@ func TestTUICtrlBMovesBangToJob(t *testing.T) {
 	tt.assertNoProcesses()
 }
 
-// A `!` command that waits at a prompt returns by itself as job 1 waiting
-// for input; attached from the jobs panel, it takes the user's answer
-// (issue 12).
-func TestTUIBangWaitingForInputBecomesJob(t *testing.T) {
+// A `!` command that waits at a prompt opens the overlay; ctrl+b there
+// makes it job 1 waiting for input; attached from the jobs panel, it takes
+// the user's answer (issues 12, 13).
+func TestTUIBangPromptBecomesJob(t *testing.T) {
 	s := newSandbox(t)
 	tt := startTUI(t, s)
 	tt.typeLine(`!read -p "Proceed? [y/N] " a; echo "got $a"`)
-	scr := tt.waitText("→ job 1")
-	for _, want := range []string{"\nProceed? [y/N]", "[The command is waiting for input, so it became job 1.]",
+	// The prompt opens the overlay (issue 13); ctrl+b there makes it a job.
+	tt.waitText("│Proceed? [y/N]")
+	tt.waitText("ctrl+b background")
+	tt.keys("C-b")
+	tt.waitText("→ job 1")
+	scr := tt.waitText("1 job · 1 waiting for input")
+	for _, want := range []string{"\nProceed? [y/N]", "[The user moved the command to the background: it became job 1.",
 		"1 job · 1 waiting for input"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, scr)

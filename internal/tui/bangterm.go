@@ -53,6 +53,10 @@ func (t *bangTerminal) Kill() {
 	}
 }
 
+// background implements backgrounder: the model moves the running `!`
+// command to the background (moveToBackground).
+func (t *bangTerminal) background() {}
+
 // Done implements terminal.
 func (t *bangTerminal) Done() <-chan struct{} { return t.done }
 

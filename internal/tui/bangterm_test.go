@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/jobs"
 	"agentsh/internal/pty"
 	"agentsh/internal/session"
 )
@@ -106,7 +108,7 @@ func TestBangREPLAndPersistence(t *testing.T) {
 	sess := withTerminalShell(h)
 	h.bang("python3 -q")
 	h.waitFor("python's overlay", func() bool { return layerOn[*overlay](h) != nil })
-	if s := h.screen(); !strings.Contains(s, overlayFooterText(false)) {
+	if s := h.screen(); !strings.Contains(s, overlayFooterText(false, true)) {
 		t.Errorf("a plain program's footer:\n%s", s)
 	}
 	h.typeText("print(6*7)")
@@ -152,7 +154,7 @@ func TestOverlayEscOnAltScreen(t *testing.T) {
 	defer s.Close()
 	h.m.host.AttachPTY(s, "fullscreen")
 	h.waitFor("the alternate screen", func() bool { return s.Screen().AltScreen() && layerOn[*overlay](h) != nil })
-	if s := h.screen(); !strings.Contains(s, overlayFooterText(true)) {
+	if s := h.screen(); !strings.Contains(s, overlayFooterText(true, false)) {
 		t.Errorf("footer on the alternate screen:\n%s", s)
 	}
 	h.press(tea.KeyEscape, 0)
@@ -181,5 +183,42 @@ func TestBangKeepsUserPager(t *testing.T) {
 	h.waitFor("the command's end", h.bangIdle)
 	if b := lastBang(t, sess); b.Output != "my-pager my-editor\n" {
 		t.Errorf("the ! command saw %q, want the user's pager and editor", b.Output)
+	}
+}
+
+// TestBangPromptToBackground: a `!` command waiting at a prompt opens the
+// overlay (issue 13), whose ctrl+b moves it to the background: the overlay
+// closes, the block says → job 1 and the job still waits for its answer.
+// In vim ctrl+b stays vim's (it pages back).
+func TestBangPromptToBackground(t *testing.T) {
+	h := newHarness(t, 80, 30)
+	sess := withTerminalShell(h)
+	h.bang(`read -p "Proceed? [y/N] " a; echo "got $a"`)
+	h.waitFor("the prompt's overlay", func() bool {
+		return layerOn[*overlay](h) != nil && strings.Contains(h.screen(), "│Proceed? [y/N]")
+	})
+	if s := h.screen(); !strings.Contains(s, overlayFooterText(false, true)) || !strings.Contains(s, "ctrl+b background") {
+		t.Errorf("the footer does not offer ctrl+b:\n%s", s)
+	}
+	h.press('b', tea.ModCtrl)
+	h.waitFor("the job", func() bool { return h.bangIdle() && layerOn[*overlay](h) == nil })
+	if s := h.screen(); !strings.Contains(s, "→ job 1") {
+		t.Errorf("no job badge:\n%s", s)
+	}
+	j, ok := sess.Jobs().Get("1")
+	if !ok {
+		t.Fatal("no job 1")
+	}
+	if err := j.Input("y\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-j.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the job did not end after its answer")
+	}
+	st := j.Final()
+	if out := j.ReadNew().Text; st.Kind != jobs.Exited || st.Code != 0 || !strings.Contains(out, "got y") {
+		t.Errorf("job ended %+v with output %q", st, out)
 	}
 }

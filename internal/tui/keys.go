@@ -84,7 +84,7 @@ type attachKeys struct {
 // less, top) gets esc, and KillFull kills it (SPEC §3). KillFull kills a
 // plain program too.
 type overlayKeys struct {
-	Kill, KillFull key.Binding
+	Kill, KillFull, Background key.Binding
 }
 
 // mentionKeys work the `@` file completion while it is open.
@@ -183,7 +183,8 @@ func newKeyMap() keyMap {
 		},
 		Attach: attachKeys{Detach: bind(DetachKey, "detach", DetachKey)},
 		Overlay: overlayKeys{Kill: bind("esc", "force-kill", "esc"),
-			KillFull: bind(OverlayKillKey, "force-kill", OverlayKillKey)},
+			KillFull:   bind(OverlayKillKey, "force-kill", OverlayKillKey),
+			Background: bind(BackgroundKey, "background", BackgroundKey)},
 		Confirm: confirmKeys{
 			Yes: bind("y", "quits", "y", "Y"),
 			No:  bind("n", "stays", "n", "N", "esc"),
@@ -281,9 +282,15 @@ func attachEndedFooter() string {
 
 // overlayFooterText is the PTY overlay's last line (SPEC §5); fullScreen:
 // the program is on the alternate screen and esc is its key (SPEC §3).
-func overlayFooterText(fullScreen bool) string {
+// canBackground: the program can become a job (a `!` command); ctrl+b
+// then moves a plain program to the background (a full-screen one keeps
+// it: it pages back in vim and less).
+func overlayFooterText(fullScreen, canBackground bool) string {
 	if fullScreen {
 		return helpLine(help(keys.Overlay.KillFull), entry{Key: "esc and every other key", Desc: "go to the program"})
+	}
+	if canBackground {
+		return helpLine(help(keys.Overlay.Kill), help(keys.Overlay.Background), entry{Key: "input", Desc: "forwarded to PTY"})
 	}
 	return helpLine(help(keys.Overlay.Kill), entry{Key: "input", Desc: "forwarded to PTY"})
 }

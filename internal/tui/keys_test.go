@@ -81,8 +81,8 @@ func TestRebindingMovesKeysAndHints(t *testing.T) {
 		t.Fatalf("enter, bound to attach, did not attach:\n%s", h.screen())
 	}
 
-	if !strings.Contains(overlayFooterText(false), "ctrl+x force-kill") {
-		t.Errorf("overlay footer %q", overlayFooterText(false))
+	if !strings.Contains(overlayFooterText(false, false), "ctrl+x force-kill") {
+		t.Errorf("overlay footer %q", overlayFooterText(false, false))
 	}
 }
 

@@ -54,6 +54,9 @@ type (
 	openArtifact struct{ id, title string }
 	// attachJob: show job's live screen over the stack.
 	attachJob struct{ job *jobs.Job }
+	// moveToBackground: the running `!` command or model's bash call
+	// becomes a job (the overlay's ctrl+b on a plain program).
+	moveToBackground struct{}
 )
 
 // noter is a layer with a line for notes (the jobs panel's footer).
@@ -142,6 +145,8 @@ func (m *model) apply(l layer, a action) tea.Cmd {
 		if n, ok := l.(noter); ok {
 			n.say(problem)
 		}
+	case moveToBackground:
+		m.moveToBackground()
 	case attachJob:
 		at := newJobAttach(a.job)
 		at.fit(m.width, m.height)

@@ -53,7 +53,7 @@ func TestOverlayStaysUnderThePager(t *testing.T) {
 	}
 	h.typeText("q")
 	scr := h.screen()
-	if layerOn[*pager](h) != nil || !strings.Contains(scr, "$ cat-under-pager") || !strings.Contains(scr, overlayFooterText(false)) {
+	if layerOn[*pager](h) != nil || !strings.Contains(scr, "$ cat-under-pager") || !strings.Contains(scr, overlayFooterText(false, false)) {
 		t.Fatalf("after q the program's overlay is not shown:\n%s", scr)
 	}
 	h.typeText("abc")

@@ -278,15 +278,7 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.toggleMouse()
 		return nil
 	case is(k, km.Background):
-		if m.bangRunning || m.agentRunning {
-			// The running `!` command or model's bash call returns with
-			// its output so far and goes on as a job (SPEC §9).
-			if m.bangRunning && m.bangBg != nil {
-				close(m.bangBg)
-				m.bangBg = nil
-			}
-			m.session().MoveToBackground()
-			m.flash = "moved to the background · " + km.Jobs.Keys()[0] + " shows the jobs"
+		if m.moveToBackground() {
 			return nil
 		}
 	case is(k, km.SelectPrev):
@@ -760,4 +752,20 @@ func oneLine(s string) string {
 		s = string([]rune(s)[:39]) + "…"
 	}
 	return s
+}
+
+// moveToBackground makes the running `!` command or the model's running
+// bash call a job: it returns with its output so far and goes on (SPEC
+// §9). It reports false when nothing runs.
+func (m *model) moveToBackground() bool {
+	if !m.bangRunning && !m.agentRunning {
+		return false
+	}
+	if m.bangRunning && m.bangBg != nil {
+		close(m.bangBg)
+		m.bangBg = nil
+	}
+	m.session().MoveToBackground()
+	m.flash = "moved to the background · " + keys.Main.Jobs.Keys()[0] + " shows the jobs"
+	return true
 }

@@ -128,6 +128,10 @@ func (h *terminalHost) killAll() {
 // terminal is a program on a pseudo-terminal that the overlay shows and
 // types into: the model's PTY command (*pty.Session) or the user's `!`
 // command on the session shell's terminal (bangTerminal).
+// backgrounder is a terminal whose command can become a job (a `!`
+// command on the session's terminal): the overlay's ctrl+b moves it.
+type backgrounder interface{ background() }
+
 type terminal interface {
 	// Screen is the emulated terminal; not nil once the program runs.
 	Screen() *pty.Screen
@@ -219,7 +223,8 @@ func (o *overlay) badge(st *styles) string {
 // box renders the overlay box at width × height (outer size) and the
 // cursor position inside it (-1 when hidden).
 func (o *overlay) box(width, height int, st *styles) (string, int, int) {
-	return terminalBox(width, height, "$ "+o.command, o.badge(st), overlayFooterText(o.fullScreen()), o.s.Screen(), st)
+	_, bg := o.s.(backgrounder)
+	return terminalBox(width, height, "$ "+o.command, o.badge(st), overlayFooterText(o.fullScreen(), bg), o.s.Screen(), st)
 }
 
 // update implements layer: the program owns the keyboard; only the kill
@@ -233,6 +238,9 @@ func (o *overlay) update(msg tea.Msg) (action, tea.Cmd) {
 			o.killed = true
 			o.s.Kill()
 			return nil, nil
+		}
+		if _, ok := o.s.(backgrounder); ok && !o.fullScreen() && is(keyName(msg.String()), keys.Overlay.Background) {
+			return moveToBackground{}, nil // the command's end closes the overlay
 		}
 		if b := encodeKey(msg.Key()); len(b) > 0 {
 			_, _ = o.s.Write(b)

@@ -402,7 +402,7 @@ func TestPTYOverlay(t *testing.T) {
 		t.Errorf("PTY size %dx%d, want %dx%d", cols, rows, wc, wr)
 	}
 	scr := h.screen()
-	if !strings.Contains(scr, "$ cat") || !strings.Contains(scr, "running") || !strings.Contains(scr, overlayFooterText(false)) {
+	if !strings.Contains(scr, "$ cat") || !strings.Contains(scr, "running") || !strings.Contains(scr, overlayFooterText(false, false)) {
 		t.Fatalf("overlay chrome missing:\n%s", scr)
 	}
 	h.typeText("abc")
