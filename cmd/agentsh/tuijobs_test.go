@@ -128,8 +128,7 @@ func TestTUICtrlBMovesBangToJob(t *testing.T) {
 	tt.waitProcess(tag)
 
 	tt.keys("C-b")
-	tt.waitText("→ job 1")
-	scr := tt.waitText("1 job · 1 waiting for input")
+	scr := tt.waitText("→ job 1")
 	for _, want := range []string{"[The user moved the command to the background: it became job 1.]", " · 1 job"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("after ctrl+b the screen lacks %q:\n%s", want, scr)
