@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/render"
 	"agentsh/internal/session"
@@ -228,5 +229,30 @@ func TestFileToolItems(t *testing.T) {
 	h.press('o', tea.ModCtrl)
 	if s := h.screen(); !strings.Contains(s, "package main") || !strings.Contains(s, "func main() {}") {
 		t.Fatalf("ctrl+o did not expand the read:\n%s", s)
+	}
+}
+
+// TestSelectionMarksTheCommand: the selected block's command line is the
+// one marked, also for a `!!` block, whose rule carries a label.
+func TestSelectionMarksTheCommand(t *testing.T) {
+	st := newStyles(false)
+	for _, excluded := range []bool{false, true} {
+		b := render.NewBang("seq 3", excluded)
+		zero := 0
+		b.Finish("1\n2\n3\n", &zero, false, nil)
+		ls := strings.Split((&bangItem{bang: b}).view(60, st, ""), "\n")
+		got := highlight(ls, st)
+		marked := -1
+		for i := range ls {
+			if got[i] != ls[i] {
+				if marked >= 0 {
+					t.Fatalf("excluded=%v: lines %d and %d both marked", excluded, marked, i)
+				}
+				marked = i
+			}
+		}
+		if marked < 0 || ansi.Strip(got[marked]) != "$ seq 3" {
+			t.Errorf("excluded=%v: marked line %d %q, want the command", excluded, marked, ansi.Strip(got[max(marked, 0)]))
+		}
 	}
 }

@@ -492,13 +492,13 @@ func (t *transcript) layout(width, height int, st *styles, spinner string) {
 // rows.
 func (t *transcript) view() string { return t.text }
 
-// highlight marks the selected block on its header: the first line with
-// text (a bang block opens with a rule).
+// highlight marks the selected block on its header: the first line that is
+// not a rule (a bang block opens with one; a `!!` block's carries a label).
 func highlight(ls []string, st *styles) []string {
 	ls = append([]string(nil), ls...)
 	for i, l := range ls {
 		plain := ansi.Strip(l)
-		if strings.Trim(plain, "─ ") != "" {
+		if strings.Trim(plain, "─ ") != "" && !strings.HasPrefix(plain, "─") {
 			ls[i] = st.selected.Render(plain)
 			break
 		}
