@@ -439,6 +439,18 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	}
 }
 
+// exited reports whether the shell process is gone (`exit 3`, `exec`'d
+// program ended): no epilogue will write its end mark to the terminal, and
+// what it printed is already in the terminal for drainTerminal.
+func (s *shellSession) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // alive reports whether the shell can take another run.
 func (s *shellSession) alive() bool {
 	if s.broken.Load() {
@@ -1363,7 +1375,7 @@ func (r *liveRun) finish() {
 		r.timer.Stop()
 	}
 	if r.s.ptm != nil {
-		if r.view != nil && r.out.exitCode != nil && !r.out.reset {
+		if r.view != nil && r.out.exitCode != nil && !r.out.reset && !r.s.exited() {
 			r.view.awaitEnd(terminalEndWait)
 		}
 		r.s.drainTerminal()

@@ -177,3 +177,42 @@ func BenchmarkTerminalFlood(b *testing.B) {
 		}
 	}
 }
+
+// TestTerminalShellExits: `exit 3` on the terminal ends the run at once
+// with its output and status (no epilogue will write the end mark, so none
+// is waited for), and the next command runs on a fresh shell with the
+// session's folder.
+func TestTerminalShellExits(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	dir := t.TempDir()
+	opts := RunOptions{Shell: ttyShell(t), Jobs: m, SessionKey: "user", State: NewSessionState(t.TempDir()), Capture: CaptureAll}
+	runOn := func(command string) chan BashResult {
+		done := make(chan BashResult, 1)
+		go func() {
+			o := opts
+			o.Terminal = &TerminalView{Cols: 80, Rows: 24}
+			r, err := e.Run(context.Background(), command, o)
+			if err != nil {
+				t.Errorf("run %q: %v", command, err)
+			}
+			done <- r
+		}()
+		return done
+	}
+	waitResult(t, runOn("cd "+dir))
+	done := runOn("echo bye; exit 3")
+	var r BashResult
+	select {
+	case r = <-done:
+	case <-time.After(terminalEndWait * 8 / 10): // a hang guard below the end mark's wait
+		t.Fatal("the run waited for an end mark the dead shell cannot write")
+	}
+	if r.ExitCode == nil || *r.ExitCode != 3 || r.Output != "bye\n" {
+		t.Fatalf("exit 3: %+v", r)
+	}
+	if r := waitResult(t, runOn("pwd")); r.Output != dir+"\n" {
+		t.Errorf("after the shell's exit pwd says %q, want %q", r.Output, dir)
+	}
+}
