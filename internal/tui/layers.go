@@ -142,6 +142,9 @@ func (m *model) apply(l layer, a action) tea.Cmd {
 		if n, ok := l.(noter); ok {
 			n.say(problem)
 		}
+	case resumeSession:
+		m.removeLayer(l)
+		return m.resumeChosen(a.info)
 	case attachJob:
 		at := newJobAttach(a.job)
 		at.fit(m.width, m.height)
