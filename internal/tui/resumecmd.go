@@ -46,7 +46,7 @@ func (r *resumePicker) update(msg tea.Msg) (action, tea.Cmd) {
 		case pickerCancel:
 			return closeLayer{}, nil
 		case pickerChoose:
-			return resumeSession{info: a.info}, nil
+			return resumeSession(a), nil
 		}
 	}
 	return nil, nil // a paste or a click goes nowhere while the list shows

@@ -155,6 +155,10 @@ func TestResumeCommandSwitchesInPlace(t *testing.T) {
 	// session's first ! command starts its shell there.
 	t.Chdir(work)
 	first := h.m.session()
+	reportUsage(h, 15000, 360)
+	if st := h.statusLine(); !strings.Contains(st, "15.4k tokens") {
+		t.Fatalf("no token count before /resume: %q", st)
+	}
 
 	// The session on screen moves its shell away and marks it.
 	h.sendLine("!cd / && export RESUME_MARK=first")
@@ -188,6 +192,9 @@ func TestResumeCommandSwitchesInPlace(t *testing.T) {
 	}
 	if strings.Contains(scr, "RESUME_MARK=first") {
 		t.Errorf("the old transcript is still shown:\n%s", scr)
+	}
+	if st := h.statusLine(); strings.Contains(st, "tokens") {
+		t.Errorf("the status line still counts the old conversation: %q", st)
 	}
 
 	// ! commands and the model's bash calls run in the resumed session's
@@ -305,7 +312,8 @@ func TestResumeRefusals(t *testing.T) {
 	}
 }
 
-// /new hands the session it leaves to LeftSession, which ends its shell.
+// /new hands the session it leaves to LeftSession, which ends its shell,
+// and the old conversation's token count goes.
 func TestNewCommandLeavesTheOldSession(t *testing.T) {
 	h := newHarness(t, 100, 30)
 	r := withResume(h)
@@ -325,9 +333,17 @@ func TestNewCommandLeavesTheOldSession(t *testing.T) {
 	if _, err := os.Stat("/proc/" + m[1]); err != nil {
 		t.Fatalf("the session's shell %s is not running: %v", m[1], err)
 	}
+	h.m.cfg.Provider, h.m.cfg.Model, h.m.cfg.ModelLabel = llm.NewOpenAI(llm.OpenAIConfig{}), "gpt-4o", "openai/gpt-4o"
+	reportUsage(h, 15000, 360)
+	if st := h.statusLine(); !strings.Contains(st, "15.4k tokens") {
+		t.Fatalf("no token count before /new: %q", st)
+	}
 	h.sendLine("/new")
 	if len(r.left) != 1 || r.left[0][0] != old || r.left[0][1] != made {
 		t.Fatalf("LeftSession calls %v, want (old, new)", r.left)
+	}
+	if st := h.statusLine(); strings.Contains(st, "tokens") {
+		t.Errorf("the status line still counts the old conversation after /new: %q", st)
 	}
 	if _, err := os.Stat("/proc/" + m[1]); err == nil {
 		t.Errorf("the left session's shell %s still runs", m[1])
