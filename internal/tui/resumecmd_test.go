@@ -369,3 +369,19 @@ func TestGoldenResumePicker(t *testing.T) {
 		checkScreen(t, "resume_picker_"+strconv.Itoa(sz[0])+"x"+strconv.Itoa(sz[1]), screen, sz[0], sz[1])
 	}
 }
+
+// The picker's footer comes from the key map.
+func TestPickerFooterFollowsTheKeyMap(t *testing.T) {
+	t.Cleanup(func() { keys = newKeyMap() })
+	if got := pickerHelp(); got != "↑↓ select · enter resume · esc cancel" {
+		t.Errorf("footer %q", got)
+	}
+	keys.Picker.Cancel = bind("ctrl+x", "cancel", "ctrl+x")
+	p := newSessionPicker("~/work", pickerList(2))
+	if s := ansi.Strip(p.view(80, 10, newStyles(true))); !strings.HasSuffix(s, "ctrl+x cancel") {
+		t.Errorf("the footer does not follow the map:\n%s", s)
+	}
+	if _, ok := p.update(tea.KeyPressMsg{Code: 'x', Mod: tea.ModCtrl}).(pickerCancel); !ok {
+		t.Error("the rebound key does not cancel")
+	}
+}
