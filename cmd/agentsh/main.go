@@ -29,9 +29,9 @@ Usage:
       (!!cmd keeps it from the model), esc cancels, ctrl+o expands output,
       ctrl+c twice or ctrl+d quits. -c continues the newest session of
       this directory that has a message, -r ID resumes one (its transcript
-      is shown again), -r alone lists them to pick one. On exit it prints
-      the command that resumes the session. A session is saved from its
-      first message on.
+      is shown again), -r alone lists them to pick one (as /resume does
+      in the TUI). On exit it prints the command that resumes the session.
+      A session is saved from its first message on.
   agentsh -p [flags] "PROMPT"...
       Run PROMPT through the agent and print its final answer (piped stdin is
       appended to the prompt after a newline; with stdin piped, -p is implied).

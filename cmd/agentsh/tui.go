@@ -17,7 +17,6 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"agentsh/internal/bash"
-	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
 	"agentsh/internal/session"
 	"agentsh/internal/tui"
@@ -82,26 +81,29 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	defer closeStore()
 	if notice == "" {
 		notice = pickNotice
 	}
 	jm := newJobs(toolSettings)
 	agent.SetJobs(jm)
 	defer jm.Close() // quitting stops every job (their guardians would anyway)
-	newSession, closeNew := tuiSessions(o, cwd, live, executor, toolSettings.Shell, jm)
-	defer closeNew()
-	err = tui.Run(ctx, tui.Config{
+	sessions := newTUISessions(o, cwd, live, executor, toolSettings.Shell, jm, agent, closeStore)
+	defer sessions.closeAll()
+	cfg := tui.Config{
 		Session: agent, Executor: executor, ToolSettings: toolSettings, Jobs: jm,
 		Provider: provider, Model: model, ModelLabel: spec, ModelError: modelErr,
 		NoColor: os.Getenv("NO_COLOR") != "",
 		Notice:  notice, Prompt: strings.Join(o.messages, " "),
-		NewSession: newSession,
+		NewSession: sessions.newSession, LeftSession: sessions.left,
 		SwitchModel: func(spec string) (llm.Provider, string, error) {
 			return llm.FromEnv(spec, os.Getenv)
 		},
-	})
-	printResumeHint(stdout, agent)
+	}
+	if !o.noSession { // --no-session saves nothing and so resumes nothing either
+		cfg.ListSessions, cfg.OpenSession = sessions.list, sessions.open
+	}
+	err = tui.Run(ctx, cfg)
+	printResumeHint(stdout, sessions.final())
 	if err != nil {
 		return fail(err)
 	}
@@ -133,40 +135,4 @@ func pickSession(ctx context.Context, cwd string) (path, notice string, err erro
 		return "", "", err
 	}
 	return info.Path, "", nil
-}
-
-// tuiSessions is the TUI's /new: a fresh session (a new file, none with
-// --no-session) on the same executor, settings and job manager. The
-// sessions it made are closed by closeAll, after the TUI.
-func tuiSessions(o printOptions, cwd string, live *session.LiveSettings, ex *bash.Executor, shell bash.ShellConfig,
-	jm *jobs.Manager) (newSession func() (*session.AgentSession, error), closeAll func()) {
-	var stores []*session.Store // only the TUI's goroutine calls newSession
-	newSession = func() (*session.AgentSession, error) {
-		var store *session.Store
-		if !o.noSession {
-			var err error
-			if store, err = session.Create(cwd); err != nil {
-				return nil, fmt.Errorf("new session: %w", err)
-			}
-		}
-		agent, err := session.New(cwd, store, ex, shell)
-		if err != nil {
-			if store != nil {
-				_ = store.Close()
-			}
-			return nil, fmt.Errorf("new session: %w", err)
-		}
-		agent.FollowSettings(live)
-		agent.SetJobs(jm)
-		if store != nil {
-			stores = append(stores, store)
-		}
-		return agent, nil
-	}
-	closeAll = func() {
-		for _, s := range stores {
-			_ = s.Close()
-		}
-	}
-	return newSession, closeAll
 }

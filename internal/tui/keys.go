@@ -196,7 +196,7 @@ func newKeyMap() keyMap {
 			Down:   bind("↓", "next file", "down", "ctrl+n"),
 		},
 		Picker: pickerKeys{
-			Cancel:   bind("esc", "new session", "esc", "q", "ctrl+c"),
+			Cancel:   bind("esc", "cancel", "esc", "q", "ctrl+c"),
 			Up:       bind("↑", "newer", "up", "k", "ctrl+p"),
 			Down:     bind("↓", "older", "down", "j", "ctrl+n"),
 			PageUp:   bind("pgup", "page up", "pgup"),
@@ -322,6 +322,9 @@ func helpSections() []helpSection {
 			help(km.HistoryPrev), help(km.HistoryNext), {Key: name(km.Mouse) + ", /mouse", Desc: km.Mouse.Help().Desc},
 			help(km.Quit), help(km.QuitEmpty)}},
 		{"Command menu (/)", []entry{help(mk.Up), help(mk.Down), help(mk.Complete), help(mk.Run), help(mk.Close)}},
+		{"Session picker (/resume)", []entry{help(keys.Picker.Up), help(keys.Picker.Down), help(keys.Picker.PageUp),
+			help(keys.Picker.PageDown), help(keys.Picker.First), help(keys.Picker.Last), help(keys.Picker.Choose),
+			help(keys.Picker.Cancel)}},
 		{"Editor", []entry{help(ek.Backspace), help(ek.Delete), help(ek.Left), help(ek.Right), help(ek.Up), help(ek.Down),
 			help(ek.LineStart), help(ek.LineEnd), help(ek.TextStart), help(ek.TextEnd), help(ek.KillBefore),
 			help(ek.KillAfter), help(ek.DeleteWord), help(ek.WordLeft), help(ek.WordRight), help(ek.Tab)}},

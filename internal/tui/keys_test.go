@@ -42,7 +42,7 @@ func TestHelpListsEveryBinding(t *testing.T) {
 			t.Errorf("/help does not name %s (%q)", n, h.Key)
 		}
 	}
-	for _, want := range []string{"Conversation\n  enter ", "  ctrl+t, /jobs ", "Quit question\n  y "} {
+	for _, want := range []string{"Conversation\n  enter ", "  ctrl+t, /jobs ", "Quit question\n  y ", "Session picker (/resume)\n  ↑ ", "  /resume "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/help lacks %q:\n%s", want, text)
 		}

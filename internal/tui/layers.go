@@ -147,6 +147,9 @@ func (m *model) apply(l layer, a action) tea.Cmd {
 		}
 	case moveToBackground:
 		m.moveToBackground()
+	case resumeSession:
+		m.removeLayer(l)
+		return m.resumeChosen(a.info)
 	case attachJob:
 		at := newJobAttach(a.job)
 		at.fit(m.width, m.height)

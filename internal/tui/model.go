@@ -200,8 +200,11 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.startTick()
 	case ptyChangedMsg:
 		return nil // the next View reads the screen
-	case jobKilledMsg, attachChangedMsg, ptyDoneMsg:
+	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg:
 		return m.broadcast(msg) // a layer's own report
+	case sessionOpenedMsg:
+		m.sessionOpened(msg) // resumecmd.go
+		return nil
 	}
 	return nil
 }

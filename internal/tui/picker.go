@@ -2,9 +2,9 @@ package tui
 
 // The session picker: `agentsh -r` without an id lists the sessions of the
 // directory to resume one. It is a component with its own update and view
-// answering with action values, so the TUI can also open it over the
-// transcript (/resume) once a session can be switched in place; PickSession
-// runs it alone, before the TUI starts.
+// answering with action values: the TUI opens it over the transcript as a
+// layer (/resume, resumecmd.go), and PickSession runs it alone, before the
+// TUI starts.
 
 import (
 	"charm.land/bubbles/v2/key"
@@ -20,8 +20,15 @@ import (
 	"agentsh/internal/session"
 )
 
+// currentMark starts the first prompt of the session on screen in
+// /resume's list.
+const currentMark = "(current) "
+
 // pickerHelp is the picker's footer.
-const pickerHelp = "↑↓ select · enter resume · esc cancel"
+func pickerHelp() string {
+	k := keys.Picker
+	return helpLine(entry{Key: name(k.Up) + name(k.Down), Desc: "select"}, help(k.Choose), help(k.Cancel))
+}
 
 // The picker's answers to a key.
 type (
@@ -44,6 +51,9 @@ type sessionPicker struct {
 	err    error
 	sel    int
 	loc    *time.Location // dates are shown in it; time.Local unless a test says otherwise
+	// current is the id of the session on screen (/resume), marked in
+	// the list; "" for -r, before any session is open.
+	current string
 }
 
 // newSessionPicker makes a picker for the sessions of cwd; with list nil it
@@ -125,8 +135,12 @@ func (p *sessionPicker) view(width, height int, st *styles) string {
 			if i == p.sel {
 				mark = "› "
 			}
+			prompt := s.FirstPrompt
+			if s.ID == p.current && p.current != "" {
+				prompt = currentMark + prompt
+			}
 			row := fmt.Sprintf("%s%s  %s  %s", mark, s.Modified.In(p.loc).Format("2006-01-02 15:04"),
-				padLeft(countText(s.Messages), len("999 messages")), s.FirstPrompt)
+				padLeft(countText(s.Messages), len("999 messages")), prompt)
 			if ansi.StringWidth(row) > width {
 				row = ansi.Truncate(row, width, "…")
 			}
@@ -140,7 +154,7 @@ func (p *sessionPicker) view(width, height int, st *styles) string {
 		lines = append(lines, "")
 	}
 	lines = lines[:max(height-1, 0)]
-	add(st.dim.Render(pickerHelp))
+	add(st.dim.Render(pickerHelp()))
 	return strings.Join(lines, "\n")
 }
 

@@ -111,12 +111,17 @@ func jobNotes(text string) ([]string, bool) {
 // resume fills the transcript of a session that already has messages and
 // says so; a new session keeps the welcome alone.
 func (m *model) resume() {
-	msgs := m.cfg.Session.Messages()
-	if len(msgs) == 0 {
-		return
+	if len(m.cfg.Session.Messages()) > 0 {
+		m.redraw(m.cfg.Session)
 	}
-	for _, it := range resumeItems(msgs, m.cfg.Session.Cwd()) {
+}
+
+// redraw adds s's saved conversation to the transcript, followed by the
+// resumed notice.
+func (m *model) redraw(s *session.AgentSession) {
+	msgs := s.Messages()
+	for _, it := range resumeItems(msgs, s.Cwd()) {
 		m.tr.add(it)
 	}
-	m.tr.notice(kindInfo, resumedNotice(m.cfg.Session.ID(), len(msgs)))
+	m.tr.notice(kindInfo, resumedNotice(s.ID(), len(msgs)))
 }

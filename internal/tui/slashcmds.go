@@ -61,15 +61,15 @@ func (m *model) cmdHelp(string) tea.Cmd {
 }
 
 // cmdNew is /new: a fresh session on the same job manager; the transcript
-// starts over. Not while a turn or a ! command runs: they belong to the
-// old session.
+// starts over and the old session is ended. Not while a turn or a !
+// command runs: they belong to the old session.
 func (m *model) cmdNew(string) tea.Cmd {
 	if m.cfg.NewSession == nil {
 		m.tr.notice(kindWarning, "/new is not available here.")
 		return nil
 	}
 	if m.agentRunning || m.bangRunning {
-		m.tr.notice(kindWarning, "Something is still running: "+name(keys.Main.Cancel)+" stops it, then /new starts a fresh session.")
+		m.tr.notice(kindWarning, somethingRuns("/new starts a fresh session"))
 		return nil
 	}
 	sess, err := m.cfg.NewSession()
@@ -77,9 +77,9 @@ func (m *model) cmdNew(string) tea.Cmd {
 		m.tr.notice(kindError, "Cannot start a new session: "+err.Error())
 		return nil
 	}
-	m.current.Store(sess)
-	m.tr = newTranscript()
+	old := m.enter(sess)
 	m.tr.notice(kindInfo, "New session "+sess.ID()+" · the model no longer sees the earlier conversation.")
+	m.leave(old)
 	return nil
 }
 

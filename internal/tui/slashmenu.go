@@ -17,12 +17,12 @@ type slashCommand struct {
 	run  func(m *model, arg string) tea.Cmd
 }
 
-// slashCommands is every command, in the menu's order. /resume is not
-// among them: there is no session picker yet.
+// slashCommands is every command, in the menu's order.
 func slashCommands() []slashCommand {
 	return []slashCommand{
 		{name: "/help", desc: "lists keys and commands", run: (*model).cmdHelp},
 		{name: "/new", desc: "starts a fresh session", run: (*model).cmdNew},
+		{name: "/resume", desc: "resumes a saved session", run: (*model).cmdResume},
 		{name: "/model", args: "[provider/name]", desc: "shows or switches the model", run: (*model).cmdModel},
 		{name: "/jobs", desc: "opens the jobs panel", run: (*model).cmdJobs},
 		{name: "/copy", desc: "copies the last answer (OSC 52)", run: (*model).cmdCopy},

@@ -36,6 +36,20 @@ type Config struct {
 	// NewSession makes the fresh session /new switches to (on the same
 	// job manager); nil: /new is not available.
 	NewSession func() (*session.AgentSession, error)
+	// ListSessions lists the saved sessions of the directory, newest
+	// first, for /resume's picker; OpenSession opens the chosen one (on
+	// the same executor and job manager), with a warning to show, if any
+	// (corrupt lines skipped). Both do I/O: the TUI calls them in
+	// commands, never in Update. Either nil: /resume is not available.
+	ListSessions func() ([]session.Info, error)
+	OpenSession  func(info session.Info) (sess *session.AgentSession, warning string, err error)
+	// LeftSession tells that the TUI is done with left (/new or /resume
+	// replaced it, or a /resume could not go on with the session it
+	// opened) and goes on with current. It is called from Update and must
+	// not block: it ends left's shells and closes its file in the
+	// background, at once rather than at exit. nil: the caller ends every
+	// session at exit.
+	LeftSession func(left, current *session.AgentSession)
 	// SwitchModel builds the provider for a "provider/name" spec, for
 	// /model; it returns the provider and the model name the requests
 	// carry. nil: /model only shows the model.
