@@ -25,6 +25,19 @@ func sessionID(path string) string {
 	return name[strings.LastIndexByte(name, '_')+1:]
 }
 
+// twoSessions makes two saved sessions with -p ("the older task", then "the
+// newer task"; the model answers "answer N") and returns the older's id.
+func twoSessions(t *testing.T, s *sandbox, env []string) string {
+	t.Helper()
+	want(t, s.runIn(nil, env, "-p", "the older task"), "answer 0\n", "", 0)
+	want(t, s.runIn(nil, env, "-p", "the newer task"), "answer 1\n", "", 0)
+	files := s.sessionFiles()
+	if len(files) != 2 {
+		t.Fatalf("session files %q", files)
+	}
+	return sessionID(files[0]) // names start with the creation time
+}
+
 // tempArtifactFolders lists the --no-session artifact folders in dir.
 func tempArtifactFolders(t *testing.T, dir string) []string {
 	t.Helper()
@@ -359,13 +372,7 @@ func TestTUIResumePicker(t *testing.T) {
 	tt.keys("C-d")
 	tt.waitExit()
 
-	want(t, s.runIn(nil, env, "-p", "the older task"), "answer 0\n", "", 0)
-	want(t, s.runIn(nil, env, "-p", "the newer task"), "answer 1\n", "", 0)
-	files := s.sessionFiles()
-	if len(files) != 2 {
-		t.Fatalf("session files %q", files)
-	}
-	older := sessionID(files[0]) // names start with the creation time
+	older := twoSessions(t, s, env)
 	tt = startTUIArgs(t, s, []string{"-r"}, env...)
 	scr := tt.waitText("Resume a session")
 	newer, old := strings.Index(scr, "the newer task"), strings.Index(scr, "the older task")

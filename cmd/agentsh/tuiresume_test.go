@@ -27,13 +27,7 @@ func TestTUIResumeCommandSwitchesSessions(t *testing.T) {
 	})
 	s := newSandbox(t)
 	env := append(srv.env(), "AGENTSH_MODEL=openai/test-model")
-	want(t, s.runIn(nil, env, "-p", "the older task"), "answer 0\n", "", 0)
-	want(t, s.runIn(nil, env, "-p", "the newer task"), "answer 1\n", "", 0)
-	files := s.sessionFiles()
-	if len(files) != 2 {
-		t.Fatalf("session files %q", files)
-	}
-	older := sessionID(files[0]) // names start with the creation time
+	older := twoSessions(t, s, env)
 
 	tt := startTUIKept(t, s, nil, env...)
 	waitGone := func(what, tag string) {
@@ -77,7 +71,7 @@ func TestTUIResumeCommandSwitchesSessions(t *testing.T) {
 	if len(proctest.WithArg(tag)) == 0 {
 		t.Fatal("the background sleep is not running")
 	}
-	files = waitFiles(4) // its end is saved: the session has a file now
+	files := waitFiles(4) // its end is saved: the session has a file now
 	first, second := sessionID(files[2]), sessionID(files[3])
 
 	tt.typeLine("/resume")
