@@ -43,6 +43,7 @@ type TerminalView struct {
 	feedIdle *sync.Cond // signalled when the feeder stops
 	pending  []byte
 	feeding  bool
+	hurry    chan struct{} // ends the feeder's pause in a flood (settle)
 }
 
 // errNotRunning refuses input once the command has ended.
@@ -59,6 +60,7 @@ func (v *TerminalView) bind(s *shellSession) {
 	v.s = s
 	v.screen = pty.NewScreen(cols, rows, ptmWriter{s})
 	v.wake = make(chan struct{}, 1)
+	v.hurry = make(chan struct{}, 1)
 	v.mu.Unlock()
 	s.setWinsize(cols, rows)
 	s.ttyDirty.Store(true) // keys and the emulator's answers may outlive the run
@@ -199,12 +201,36 @@ func (v *TerminalView) feeder(scr *pty.Screen, wake chan struct{}) {
 			default:
 			}
 		}
+		if len(batch) >= floodBatch {
+			// A flood: let the next batch grow big enough for the screen
+			// to skip ahead over what scrolls off, instead of scrolling
+			// line by line (a core and ~20 MB of garbage under `yes`).
+			// The run's end (settle) cuts the pause short.
+			t := time.NewTimer(floodPause)
+			select {
+			case <-t.C:
+			case <-v.hurry:
+			}
+			t.Stop()
+		}
 	}
 }
+
+// A batch of floodBatch bytes or more means a flood; the feeder then waits
+// floodPause before the next one (a frame: takeover and the last screen
+// are never later than that).
+const (
+	floodBatch = 16 << 10
+	floodPause = 16 * time.Millisecond
+)
 
 // settle waits until the screen has been fed everything queued: the run's
 // result may be its last screen.
 func (v *TerminalView) settle() {
+	select {
+	case v.hurry <- struct{}{}:
+	default:
+	}
 	v.feedMu.Lock()
 	defer v.feedMu.Unlock()
 	if v.feedIdle == nil {
