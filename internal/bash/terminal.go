@@ -71,27 +71,40 @@ func (v *TerminalView) expectEnd(nonce string) {
 	v.mu.Lock()
 	v.endMark = []byte("\x1b]6973;" + nonce + "\a")
 	v.endSeen = make(chan struct{})
-	v.tail = nil
+	v.tail = make([]byte, 0, 2*len(v.endMark))
 	v.mu.Unlock()
 }
 
-// scanEnd looks for the end mark in what the terminal's reader got.
+// scanEnd looks for the end mark in what the terminal's reader got,
+// without copying p: the mark is searched in p, and across the previous
+// read's end in the last bytes kept from it.
 func (v *TerminalView) scanEnd(p []byte) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.endMark == nil {
+	mark := v.endMark
+	if mark == nil {
 		return
 	}
-	buf := append(v.tail, p...)
-	if bytes.Contains(buf, v.endMark) {
+	k := len(mark) - 1
+	found := bytes.Contains(p, mark)
+	if !found && len(v.tail) > 0 {
+		joint := append(v.tail, p[:min(len(p), k)]...)
+		found = bytes.Contains(joint, mark)
+	}
+	if found {
 		close(v.endSeen)
 		v.endMark, v.tail = nil, nil
 		return
 	}
-	if k := len(v.endMark) - 1; len(buf) > k {
-		buf = buf[len(buf)-k:]
+	// Keep the last k bytes seen, in the same small buffer.
+	if len(p) >= k {
+		v.tail = append(v.tail[:0], p[len(p)-k:]...)
+		return
 	}
-	v.tail = append(v.tail[:0], buf...)
+	v.tail = append(v.tail, p...)
+	if len(v.tail) > k {
+		v.tail = append(v.tail[:0], v.tail[len(v.tail)-k:]...)
+	}
 }
 
 // awaitEnd waits until the reader passed the end mark, at most d.

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -214,5 +215,60 @@ func TestTerminalShellExits(t *testing.T) {
 	}
 	if r := waitResult(t, runOn("pwd")); r.Output != dir+"\n" {
 		t.Errorf("after the shell's exit pwd says %q, want %q", r.Output, dir)
+	}
+}
+
+// TestScanEndSplits: the end mark is found wherever the terminal's reads
+// split it (in two or three reads, some shorter than the mark), and a
+// stream that only nearly holds it never ends the run.
+func TestScanEndSplits(t *testing.T) {
+	const nonce = "Nonce12345"
+	mark := "\x1b]6973;" + nonce + "\a"
+	text := []byte("abc\x1b]6973;Nonce1234\a" + mark + "after")
+	near := []byte("abc\x1b]6973;Nonce1234\a\x1b]6973;" + nonce + "x\a")
+	seen := func(v *TerminalView) bool {
+		select {
+		case <-v.endSeen:
+			return true
+		default:
+			return false
+		}
+	}
+	for i := 0; i <= len(text); i++ {
+		for j := i; j <= len(text); j++ {
+			v := &TerminalView{}
+			v.expectEnd(nonce)
+			ch := v.endSeen
+			v.scanEnd(text[:i])
+			v.scanEnd(text[i:j])
+			v.scanEnd(text[j:])
+			select {
+			case <-ch:
+			default:
+				t.Fatalf("cuts %d, %d: the mark was not found", i, j)
+			}
+			if j <= len(near) && i <= len(near) {
+				w := &TerminalView{}
+				w.expectEnd(nonce)
+				w.scanEnd(near[:i])
+				w.scanEnd(near[i:j])
+				w.scanEnd(near[j:])
+				if seen(w) {
+					t.Fatalf("cuts %d, %d: a near mark ended the run", i, j)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkScanEnd: the reader's look for the end mark costs no
+// allocation per read.
+func BenchmarkScanEnd(b *testing.B) {
+	v := &TerminalView{}
+	v.expectEnd("Nonce12345")
+	p := bytes.Repeat([]byte("y\n"), 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		v.scanEnd(p)
 	}
 }

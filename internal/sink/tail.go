@@ -24,6 +24,8 @@ type tail struct {
 	raw  bool   // CRs are kept as bytes, for a terminal emulator to draw
 	sgr  bool   // styled text: an overwritten line leaves its SGR sequences
 	lead []byte // styled: the SGR sequences in force where buf starts
+	// scratch is reused by add to fold dropped text into lead.
+	scratch []byte
 }
 
 // write appends p, which may hold CRs.
@@ -98,7 +100,10 @@ func (t *tail) add(p []byte) {
 	}
 	if t.sgr {
 		keep = seqEnd(t.buf, p, keep)
-		t.lead = appendSGRs(nil, appendRange(t.lead, t.buf, p, 0, keep))
+		// Fold the dropped text into lead through a reused buffer: a
+		// fresh one per trim was as much garbage as the output itself.
+		t.scratch = appendRange(append(t.scratch[:0], t.lead...), t.buf, p, 0, keep)
+		t.lead = appendSGRs(t.lead[:0], t.scratch)
 	}
 	if keep >= len(t.buf) {
 		t.buf = append(t.buf[:0], p[keep-len(t.buf):]...)
