@@ -18,6 +18,7 @@ test:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
 	./scripts/bench-process.sh
+	./scripts/bench-bang-rss.sh bin/agentsh yes 10
 
 lint:
 	$(GO) vet ./...
