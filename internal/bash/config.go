@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"agentsh/internal/pty"
+	"agentsh/internal/sandbox"
 )
 
 // ShellConfig says which shell runs commands and how. Two runs share a cached
@@ -40,6 +41,9 @@ type ShellConfig struct {
 	// exists for unattended runs (SPEC §3), so `git log` pages and
 	// `git commit` opens the user's editor.
 	Attended bool
+	// Sandbox confines the shell and everything it starts (issue 14); nil
+	// or Mode off: none. The user's own `!` commands are never confined.
+	Sandbox *sandbox.Policy
 }
 
 // DefaultScrubEnv is what a model's shells do not inherit unless the
@@ -137,6 +141,8 @@ func (c ShellConfig) cacheKey(sessionKey string) string {
 	if c.Attended {
 		b.WriteString("\nattended")
 	}
+	b.WriteString("\nsandbox:")
+	b.WriteString(c.Sandbox.Key())
 	// Scrubbed and unscrubbed shells are never shared: the difference is
 	// the point. Quoting keeps the list unambiguous.
 	b.WriteString("\nscrub:")

@@ -1,0 +1,87 @@
+// Package sandbox confines the model's commands (issue 14): what a shell
+// may write, read and reach. Policy is what the user chose; the enforcement
+// (Landlock and namespaces, applied by the guardian to the shell it starts)
+// lives beside it.
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Mode is the sandbox mode of the model's commands (setting sandbox.mode,
+// flag --sandbox).
+type Mode string
+
+// The modes.
+const (
+	// WorkspaceWrite: read everywhere but DenyRead, write only in the
+	// session's working directory, the temp directory and WritablePaths;
+	// no network unless Network.
+	WorkspaceWrite Mode = "workspace-write"
+	// ReadOnly: read everywhere but DenyRead, write nowhere but what a
+	// shell needs to run (its runtime folder, /dev/null, terminals).
+	ReadOnly Mode = "read-only"
+	// Off: no confinement.
+	Off Mode = "off"
+)
+
+// DefaultMode is sandbox.mode when not set.
+const DefaultMode = WorkspaceWrite
+
+// ParseMode reads a mode as the setting and the flag spell it.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.TrimSpace(s)); m {
+	case WorkspaceWrite, ReadOnly, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown sandbox mode %q (want %s, %s or %s)", s, WorkspaceWrite, ReadOnly, Off)
+}
+
+// Policy is the confinement of one shell: what the user chose, resolved
+// to absolute paths for one working directory. The zero value and nil
+// confine nothing.
+type Policy struct {
+	Mode Mode
+	// Workdir is the session's working directory: writable under
+	// WorkspaceWrite. Writable adds to it (sandbox.writablePaths, the
+	// temp directory); DenyRead takes from what is readable
+	// (sandbox.denyRead).
+	Workdir  string
+	Writable []string
+	DenyRead []string
+	// Network allows network access (sandbox.network "on").
+	Network bool
+}
+
+// Enabled reports whether p confines anything.
+func (p *Policy) Enabled() bool { return p != nil && p.Mode != "" && p.Mode != Off }
+
+// Key is p's identity for the shell cache: two shells are shared only under
+// equal policies, and a confined shell never serves an unconfined run.
+func (p *Policy) Key() string {
+	if !p.Enabled() {
+		return "off"
+	}
+	var b strings.Builder
+	b.WriteString(string(p.Mode))
+	b.WriteString(" net=")
+	b.WriteString(strconv.FormatBool(p.Network))
+	b.WriteString(" dir=")
+	b.WriteString(strconv.Quote(p.Workdir))
+	for _, l := range []struct {
+		name  string
+		paths []string
+	}{{" w=", p.Writable}, {" deny=", p.DenyRead}} {
+		ps := append([]string(nil), l.paths...)
+		sort.Strings(ps)
+		b.WriteString(l.name)
+		for _, s := range ps {
+			b.WriteString(strconv.Quote(filepath.Clean(s)))
+		}
+	}
+	return b.String()
+}
