@@ -329,8 +329,9 @@ func TestTUIPromptArgumentResumeHintAndContinue(t *testing.T) {
 	}
 }
 
-// --no-session in the TUI: a truncated output opens in the pager, and the
-// temporary folder is gone at exit; no resume hint.
+// --no-session in the TUI: a truncated output opens in the pager, also in a
+// session /new made, and the temporary folders are gone at exit; no resume
+// hint.
 func TestTUINoSessionPager(t *testing.T) {
 	s := newSandbox(t)
 	_, tmp, env := privateDirs(t)
@@ -346,6 +347,21 @@ func TestTUINoSessionPager(t *testing.T) {
 	tt.waitText("Message the agent")
 	if left := tempArtifactFolders(t, tmp); len(left) != 1 {
 		t.Errorf("artifact folders while running: %q, want one", left)
+	}
+	// A session /new makes keeps its full outputs too.
+	tt.typeLine("/new")
+	tt.waitText("New session ")
+	tt.typeLine("!seq 1 300000")
+	tt.waitText("(ctrl+g to view)")
+	tt.keys("C-g")
+	scr = tt.waitText("of 300000")
+	if !strings.Contains(scr, "artifact://0") {
+		t.Errorf("after /new the pager header lacks the artifact:\n%s", scr)
+	}
+	tt.keys("q")
+	tt.waitText("Message the agent")
+	if left := tempArtifactFolders(t, tmp); len(left) != 2 {
+		t.Errorf("artifact folders after /new: %q, want two", left)
 	}
 	tt.keys("C-d")
 	if scr, code := tt.waitExitStatus(); code != 0 || strings.Contains(scr, "Resume it with") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"sync"
 
 	"agentsh/internal/bash"
@@ -26,6 +27,7 @@ type tuiSessions struct {
 	atExit func()
 
 	mu      sync.Mutex
+	removes []func()                                 // --no-session: the artifact folders /new made, removed at exit
 	current *session.AgentSession                    // the session on screen, as the TUI last said
 	files   map[*session.AgentSession]*session.Store // the open sessions' files
 	ending  sync.WaitGroup                           // the endings of left sessions
@@ -75,6 +77,16 @@ func (t *tuiSessions) newSession() (*session.AgentSession, error) {
 	agent, err := t.adopt(store)
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
+	}
+	if store == nil {
+		// As the first session: full outputs in a temporary folder, kept
+		// until exit (its jobs may still write there). A failure leaves
+		// the session without artifacts, as a full disk would; the TUI
+		// has no stderr to say it on.
+		remove := tempArtifacts(agent, io.Discard)
+		t.mu.Lock()
+		t.removes = append(t.removes, remove)
+		t.mu.Unlock()
 	}
 	return agent, nil
 }
@@ -132,6 +144,11 @@ func (t *tuiSessions) closeAll() {
 		_ = f.Close()
 		delete(t.files, s)
 	}
+	removes := t.removes
+	t.removes = nil
 	t.mu.Unlock()
+	for _, r := range removes {
+		r()
+	}
 	t.atExit()
 }
