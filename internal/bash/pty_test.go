@@ -242,7 +242,9 @@ func TestToolPTYTakeover(t *testing.T) {
 		}
 		_, _ = s.Write([]byte("q"))
 	}
-	r = te.exec(t, ToolParams{Command: `printf '\e[?1049h\e[HFULL SCREEN\n'; read -rsn1 k; printf '\e[?1049l'; echo after`})
+	// Echo goes off before FULL shows: a key typed before `read -s`
+	// would be echoed onto the screen, as in a terminal.
+	r = te.exec(t, ToolParams{Command: `stty -echo; printf '\e[?1049h\e[HFULL SCREEN\n'; read -rsn1 k; printf '\e[?1049l'; echo after`})
 	if got := ui.commands(); len(got) != 2 {
 		t.Fatalf("the alternate screen did not open the overlay: %q", got)
 	}
