@@ -1375,7 +1375,13 @@ func (r *liveRun) finish() {
 		r.timer.Stop()
 	}
 	if r.s.ptm != nil {
-		if r.view != nil && r.out.exitCode != nil && !r.out.reset && !r.s.exited() {
+		if r.view != nil && r.out.exitCode != nil && !r.out.reset {
+			if r.s.exited() {
+				// A dead shell writes no end mark: agentsh writes it
+				// through the slave it holds, behind whatever the shell
+				// printed before it died (`echo bye; exit 3`).
+				r.view.writeEnd(r.s.pts)
+			}
 			r.view.awaitEnd(terminalEndWait)
 		}
 		r.s.drainTerminal()

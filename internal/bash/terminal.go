@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,6 +105,17 @@ func (v *TerminalView) scanEnd(p []byte) {
 	v.tail = append(v.tail, p...)
 	if len(v.tail) > k {
 		v.tail = append(v.tail[:0], v.tail[len(v.tail)-k:]...)
+	}
+}
+
+// writeEnd writes the run's end mark to the terminal through its slave pts,
+// for a run whose shell died before its epilogue could.
+func (v *TerminalView) writeEnd(pts *os.File) {
+	v.mu.Lock()
+	mark := v.endMark
+	v.mu.Unlock()
+	if mark != nil && pts != nil {
+		_, _ = pts.Write(mark)
 	}
 }
 
