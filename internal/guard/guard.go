@@ -68,6 +68,21 @@ type Cmd struct {
 	// Cleanup paths are removed after the final sweep, also when agentsh
 	// died.
 	Cleanup []string
+	// Sandbox confines the program and every descendant; nil = none.
+	Sandbox *Sandbox
+}
+
+// Sandbox is how a guardian confines its program (internal/sandbox makes
+// one from a policy). Only the guardian's forking thread is restricted: the
+// guardian itself stays free to sweep and remove its cleanup paths.
+type Sandbox struct {
+	// Ruleset is a Landlock ruleset the program is restricted by, after
+	// no_new_privs and dropping every capability it could inherit; nil =
+	// no Landlock.
+	Ruleset *os.File
+	// NewNetwork starts the guardian, and so the program, in a new user
+	// and network namespace whose loopback interface it brings up.
+	NewNetwork bool
 }
 
 // Process is a program running under a guardian.
@@ -159,6 +174,24 @@ func Start(c Cmd) (*Process, error) {
 	for _, p := range c.Cleanup {
 		args = append(args, "-rm", p)
 	}
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	if sb := c.Sandbox; sb != nil {
+		if sb.Ruleset != nil {
+			args = append(args, "-ll", strconv.Itoa(lifelineFd+len(extra)))
+			extra = append(extra, sb.Ruleset)
+		}
+		if sb.NewNetwork {
+			args = append(args, "-lo")
+			uid, gid := os.Getuid(), os.Getgid()
+			sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+			sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+			sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+			sys.GidMappingsEnableSetgroups = false
+			// A guardian that is not root loses every capability at its
+			// own exec; it needs this one to bring loopback up.
+			sys.AmbientCaps = []uintptr{capNetAdmin}
+		}
+	}
 	args = append(append(args, "--", path), c.Args...)
 	env := c.Env
 	if env == nil {
@@ -172,7 +205,7 @@ func Start(c Cmd) (*Process, error) {
 		ExtraFiles: extra,
 		// A group of its own: neither a terminal's ^C to agentsh's group
 		// nor a `kill 0` reaches it.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: sys,
 	}
 	err = g.Start()
 	lifeR.Close()
