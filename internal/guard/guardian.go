@@ -115,10 +115,11 @@ func parseGuardianArgs(args []string) (guardianConfig, bool) {
 // and, once agentsh closes the lifeline (or dies), ends every process of the
 // tree, removes the cleanup paths and exits.
 func guardianMain(args []string) int {
-	// Pins this goroutine to m0, the thread-group leader, for good: the
-	// thread a sandbox confines (forkConfined) must never be the leader,
-	// and threads the runtime starts later are cloned from an unconfined
-	// one (a locked thread hands thread creation to the template thread).
+	// Pins this goroutine to m0, the thread-group leader, for good (init
+	// already runs there; this keeps it so whoever calls): the thread a
+	// sandbox confines (forkConfined) must never be the leader, and
+	// threads the runtime starts later are cloned from an unconfined one
+	// (a locked thread hands thread creation to the template thread).
 	runtime.LockOSThread()
 	cfg, ok := parseGuardianArgs(args)
 	if !ok {

@@ -67,10 +67,14 @@ func probeNamespaces() error {
 // nil when p confines nothing. The caller closes the result after the
 // guardian has started.
 func (p *Policy) Confine(extra ...string) (*Confinement, error) {
+	return p.confine(Detect(), extra)
+}
+
+// confine is Confine on the kernel features f.
+func (p *Policy) confine(f Features, extra []string) (*Confinement, error) {
 	if !p.Enabled() {
 		return nil, nil
 	}
-	f := Detect()
 	c := &Confinement{NewNetwork: !p.Network && f.Namespaces}
 	if f.Landlock == 0 {
 		return c, nil
