@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/jobs"
 	"agentsh/internal/proctest"
 	"agentsh/internal/sandbox"
 )
@@ -319,5 +320,50 @@ func TestSandboxLeavesNothing(t *testing.T) {
 	e.Close()
 	if left := proctest.WithArg(tag); len(left) > 0 {
 		t.Fatalf("%d processes survived the close: %v", len(left), left)
+	}
+}
+
+// TestSandboxToolPaths: the bash tool confines the model's command on each
+// of its paths, the engine, the PTY (`virtualTerminal: on`) and a
+// background job, from the one policy in its settings.
+func TestSandboxToolPaths(t *testing.T) {
+	needSandbox(t, false)
+	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	sh := testShell(t)
+	sh.Sandbox = s.policy
+	te := &toolEnv{tool: &Tool{Executor: newTestExecutor(t), Jobs: m},
+		tc: ToolContext{Cwd: s.work, Settings: ToolSettings{Shell: sh}}}
+	outside := func(path string) string {
+		return fmt.Sprintf(`echo x > %q; echo "rc=$?"`, filepath.Join(s.home, path))
+	}
+	r := te.exec(t, ToolParams{Command: outside("engine")})
+	if !strings.Contains(r.Content, "Permission denied") || !strings.Contains(r.Content, "rc=1") {
+		t.Errorf("engine: %q", r.Content)
+	}
+	pt := *te
+	pt.tc.HasUI = true
+	pt.tc.Settings.VirtualTerminal = "on"
+	t.Setenv("AGENTSH_NO_PTY", "")
+	r = pt.exec(t, ToolParams{Command: outside("pty")})
+	if !strings.Contains(r.Content, "Permission denied") || !strings.Contains(r.Content, "rc=1") {
+		t.Errorf("pty: %q", r.Content)
+	}
+	te.exec(t, ToolParams{Command: outside("job"), Background: true})
+	for _, j := range m.List() {
+		select {
+		case <-j.Done():
+		case <-time.After(hangGuard):
+			t.Fatal("the job did not end (hang guard)")
+		}
+	}
+	for _, p := range []string{"engine", "pty", "job"} {
+		if _, err := os.Stat(filepath.Join(s.home, p)); err == nil {
+			t.Errorf("%s: wrote outside the sandbox", p)
+		}
+	}
+	if len(m.List()) != 1 {
+		t.Errorf("%d jobs started, want 1", len(m.List()))
 	}
 }
