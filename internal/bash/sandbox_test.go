@@ -367,3 +367,21 @@ func TestSandboxToolPaths(t *testing.T) {
 		t.Errorf("%d jobs started, want 1", len(m.List()))
 	}
 }
+
+// TestSandboxStateReachesTheTwin: the session state a confined run leaves
+// (cwd, exports, functions; decision 0005) is captured from the sandbox and
+// applied to the unconfined twin that reruns a refused command outside it.
+func TestSandboxStateReachesTheTwin(t *testing.T) {
+	needSandbox(t, false)
+	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
+	e := newTestExecutor(t)
+	st := NewSessionState(s.work)
+	in := s.opts(t)
+	in.State, in.Capture = st, CaptureAll
+	expect(t, run(t, e, `mkdir -p sub && cd sub && export SBX_TWIN=carried && twinf() { echo twin-fn; }; { echo x > "$HOME/twin"; } 2>/dev/null || echo refused`, in), "refused\n", "0")
+	out := in
+	out.Shell.Sandbox = nil
+	out.Cwd = st.Cwd()
+	expect(t, run(t, e, `pwd; echo "$SBX_TWIN"; twinf; echo x > "$HOME/twin" && echo written`, out),
+		filepath.Join(s.work, "sub")+"\ncarried\ntwin-fn\nwritten\n", "0")
+}
