@@ -646,8 +646,8 @@ func BenchmarkBackgroundNowToJob(b *testing.B) {
 // work outside and inside a workspace-write sandbox side by side, the order
 // alternating per iteration so that load from the neighbours falls on both,
 // and reports both times and their ratio (goal: ≤ 1.1× warm, ≤ 1.05× for a
-// build). The policy denies the usual credential folders of the real HOME,
-// so the ruleset walk costs what it costs a user.
+// build). The policy denies the default folders of the real HOME,
+// so the ruleset walk costs what it costs this user.
 
 func benchSandboxPolicy(b *testing.B, work string) *sandbox.Policy {
 	b.Helper()
@@ -656,7 +656,7 @@ func benchSandboxPolicy(b *testing.B, work string) *sandbox.Policy {
 	}
 	home, _ := os.UserHomeDir()
 	var deny []string
-	for _, d := range []string{".ssh", ".gnupg", ".aws", ".config/gcloud"} {
+	for _, d := range []string{".ssh", ".gnupg", ".aws", ".config/gcloud", ".config/agentsh", ".local/share/agentsh"} {
 		deny = append(deny, filepath.Join(home, d))
 	}
 	return &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work, DenyRead: deny}
