@@ -164,6 +164,12 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.send(b"lo up"); print(a.recv(5).decode())'`, s.opts(t))
 		expect(t, r, "lo up\n", "0")
 	}
+	// In its own user namespace the sandbox cannot read agentsh's
+	// environment (the provider keys) either.
+	r = run(t, e, fmt.Sprintf(`cat /proc/%d/environ >/dev/null && echo readable || echo refused`, os.Getpid()), s.opts(t))
+	if !strings.Contains(r.Output, "Permission denied") || !strings.HasSuffix(r.Output, "refused\n") {
+		t.Errorf("agentsh's environment was readable from the sandbox: %q", r.Output)
+	}
 	// The twin: without the sandbox the same connection works.
 	r = run(t, e, fmt.Sprintf(`exec 5<>/dev/tcp/127.0.0.1/%d && echo connected`, port), RunOptions{Cwd: s.work})
 	expect(t, r, "connected\n", "0")
