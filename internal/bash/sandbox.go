@@ -2,6 +2,7 @@ package bash
 
 import (
 	"agentsh/internal/guard"
+	"agentsh/internal/pty"
 	"agentsh/internal/sandbox"
 )
 
@@ -9,9 +10,5 @@ import (
 // confines nothing. runtime are the shell's own folders, which stay
 // writable. The caller closes the ruleset once the guardian has started.
 func guardSandbox(p *sandbox.Policy, runtime ...string) (*guard.Sandbox, error) {
-	c, err := p.Confine(runtime...)
-	if err != nil || c == nil {
-		return nil, err
-	}
-	return &guard.Sandbox{Ruleset: c.Ruleset, NewNetwork: c.NewNetwork}, nil
+	return pty.GuardSandbox(p, runtime...)
 }

@@ -391,3 +391,59 @@ func TestSandboxStateReachesTheTwin(t *testing.T) {
 	expect(t, run(t, e, `pwd; echo "$SBX_TWIN"; twinf; echo x > "$HOME/twin" && echo written`, out),
 		filepath.Join(s.work, "sub")+"\ncarried\ntwin-fn\nwritten\n", "0")
 }
+
+// TestSandboxNamespacesFailLater: when a shell cannot get its namespaces
+// although the probe said it could (here the user namespace limit is set
+// to 0 after the probe, inside a user namespace of the test's own), the
+// shell still starts, confined by Landlock with TCP refused, and the status
+// line now says the network is only partly blocked.
+func TestSandboxNamespacesFailLater(t *testing.T) {
+	if os.Getenv("AGENTSH_SANDBOX_NSLIMIT") == "1" {
+		nsLimitChild(t)
+		return
+	}
+	needSandbox(t, true)
+	if sandbox.Detect().Landlock < 4 {
+		t.Skip("needs Landlock network rules (ABI 4)")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cmd := exec.Command(unshare, "-Ur", self, "-test.run=^TestSandboxNamespacesFailLater$", "-test.v")
+	cmd.Env = append(os.Environ(), "AGENTSH_SANDBOX_NSLIMIT=1", fmt.Sprintf("SBX_PORT=%d", ln.Addr().(*net.TCPAddr).Port))
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Skipf("in a user namespace: %s", out)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestSandboxNamespacesFailLater") {
+		t.Fatalf("in a user namespace: %v\n%s", err, out)
+	}
+}
+
+func nsLimitChild(t *testing.T) {
+	if !sandbox.Detect().Namespaces {
+		t.Skipf("no nested namespaces: %v", sandbox.Detect().NamespacesErr)
+	}
+	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
+	if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0\n"), 0o644); err != nil {
+		t.Skipf("cannot lower the namespace limit: %v", err)
+	}
+	e := newTestExecutor(t)
+	r := run(t, e, fmt.Sprintf(`exec 5<>/dev/tcp/127.0.0.1/%s && echo connected; echo x > "$HOME/outside"`, os.Getenv("SBX_PORT")), s.opts(t))
+	if strings.Contains(r.Output, "connected") || strings.Count(r.Output, "Permission denied") < 2 {
+		t.Errorf("without namespaces the shell was not confined: %q", r.Output)
+	}
+	if d := sandbox.Detect().Describe(s.policy); !strings.Contains(d, "network: TCP blocked; UDP, MPTCP and unix open") {
+		t.Errorf("the status does not say the network is only partly blocked: %q", d)
+	}
+}

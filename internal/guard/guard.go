@@ -83,6 +83,10 @@ type Sandbox struct {
 	// NewNetwork starts the guardian, and so the program, in a new user
 	// and network namespace whose loopback interface it brings up.
 	NewNetwork bool
+	// Fallback, when the namespaces cannot be made, gives the sandbox to
+	// start with instead (its network confined otherwise); Start closes
+	// its ruleset. nil: Start fails.
+	Fallback func(err error) (*Sandbox, error)
 }
 
 // Process is a program running under a guardian.
@@ -115,6 +119,34 @@ var selfExe = sync.OnceValues(func() (string, error) {
 // Start starts the guardian and, through it, the program; it returns once
 // the program has been exec'd (or failed to be).
 func Start(c Cmd) (*Process, error) {
+	p, err := startGuardian(c)
+	var nsErr *namespaceError
+	if err == nil || !errors.As(err, &nsErr) || c.Sandbox.Fallback == nil {
+		return p, err
+	}
+	sb, ferr := c.Sandbox.Fallback(nsErr.err)
+	if ferr != nil {
+		return nil, fmt.Errorf("%w (and without namespaces: %v)", err, ferr)
+	}
+	if sb != nil && sb.Ruleset != nil {
+		defer sb.Ruleset.Close()
+	}
+	c.Sandbox = sb
+	return startGuardian(c)
+}
+
+// namespaceError is a guardian that could not be started in new
+// namespaces although the probe (sandbox.Detect) said it could: a limit
+// was reached (ENOSPC), or a policy changed since (EPERM).
+type namespaceError struct{ err error }
+
+func (e *namespaceError) Error() string {
+	return "start the sandbox's user and network namespace: " + e.err.Error()
+}
+
+func (e *namespaceError) Unwrap() error { return e.err }
+
+func startGuardian(c Cmd) (*Process, error) {
 	path := c.Path
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
@@ -216,6 +248,10 @@ func Start(c Cmd) (*Process, error) {
 	if err != nil {
 		lifeW.Close()
 		repR.Close()
+		if c.Sandbox != nil && c.Sandbox.NewNetwork &&
+			(errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS) || errors.Is(err, syscall.EACCES)) {
+			return nil, &namespaceError{err}
+		}
 		return nil, err
 	}
 	p := &Process{guardian: g, lifeline: lifeW, marker: c.Marker, grace: c.Grace, cleanup: c.Cleanup,

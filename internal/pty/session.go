@@ -217,15 +217,13 @@ func (s *Session) spawn() error {
 		master.Close()
 		return fmt.Errorf("set up pty: %w", err)
 	}
-	conf, err := s.opts.Sandbox.Confine()
+	sb, err := GuardSandbox(s.opts.Sandbox)
 	if err != nil {
 		master.Close()
 		return fmt.Errorf("start %s: %w", shell, err)
 	}
-	defer conf.Close()
-	var sb *guard.Sandbox
-	if conf != nil {
-		sb = &guard.Sandbox{Ruleset: conf.Ruleset, NewNetwork: conf.NewNetwork}
+	if sb != nil && sb.Ruleset != nil {
+		defer sb.Ruleset.Close()
 	}
 	// A session of its own with the PTY as controlling terminal, below a
 	// guardian that ends every process of the session when it is disposed

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -15,9 +16,25 @@ var detected = sync.OnceValue(func() Features {
 	return f
 })
 
+// nsFailed is why namespaces failed after the probe said they work.
+var nsFailed atomic.Pointer[error]
+
 // Detect reports what the kernel offers; it is probed once per process
-// (the namespace probe starts one short process).
-func Detect() Features { return detected() }
+// (the namespace probe starts one short process), then amended by
+// NamespacesFailed.
+func Detect() Features {
+	f := detected()
+	if e := nsFailed.Load(); e != nil {
+		f.Namespaces, f.NamespacesErr = false, *e
+	}
+	return f
+}
+
+// NamespacesFailed records that a shell could not be given its namespaces
+// although Detect said it could (a limit reached, a policy changed): from
+// now on Detect says they are unusable, so later shells take the fallback
+// at once and the status line says the sandbox is weaker.
+func NamespacesFailed(err error) { nsFailed.Store(&err) }
 
 // probeNamespaces starts a trivial program in a new user and network
 // namespace, as the guardian would be: sysctls (user.max_user_namespaces,
