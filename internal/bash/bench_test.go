@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"agentsh/internal/jobs"
+	"agentsh/internal/sandbox"
 )
 
 const (
@@ -639,4 +640,165 @@ func BenchmarkBackgroundNowToJob(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "ms/job")
+}
+
+// Sandbox benchmarks (issue 14, docs/BENCHMARKS.md §G). Each runs the same
+// work outside and inside a workspace-write sandbox side by side, the order
+// alternating per iteration so that load from the neighbours falls on both,
+// and reports both times and their ratio (goal: ≤ 1.1× warm, ≤ 1.05× for a
+// build). The policy denies the issue's default folders of the real HOME,
+// so the ruleset walk costs what it costs this user.
+
+func benchSandboxPolicy(b *testing.B, work string) *sandbox.Policy {
+	b.Helper()
+	if sandbox.Detect().Landlock == 0 {
+		b.Skip("no Landlock in this kernel")
+	}
+	home, _ := os.UserHomeDir()
+	var deny []string
+	for _, d := range []string{".ssh", ".gnupg", ".aws", ".config/gcloud", ".config/agentsh", ".local/share/agentsh"} {
+		deny = append(deny, filepath.Join(home, d))
+	}
+	return &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work, DenyRead: deny}
+}
+
+// sideBySide times out and in alternately b.N times and reports each
+// side's mean in unit and the ratio inside/outside.
+func sideBySide(b *testing.B, unit string, scale time.Duration, out, in func()) {
+	var tOut, tIn time.Duration
+	n := 0
+	for b.Loop() {
+		first, second, t1, t2 := out, in, &tOut, &tIn
+		if n%2 == 1 {
+			first, second, t1, t2 = in, out, &tIn, &tOut
+		}
+		s := time.Now()
+		first()
+		*t1 += time.Since(s)
+		s = time.Now()
+		second()
+		*t2 += time.Since(s)
+		n++
+	}
+	b.ReportMetric(float64(tOut)/float64(scale)/float64(n), "outside-"+unit)
+	b.ReportMetric(float64(tIn)/float64(scale)/float64(n), "inside-"+unit)
+	b.ReportMetric(float64(tIn)/float64(tOut), "inside/outside")
+}
+
+// BenchmarkSandboxWarmTrue is BenchmarkWarmTrueExecutor inside the sandbox
+// against outside: Landlock checks happen at open(2), so the warm path,
+// whose descriptors are open already, should not notice.
+func BenchmarkSandboxWarmTrue(b *testing.B) {
+	cfg := benchShellConfig(b)
+	work := b.TempDir()
+	inCfg := cfg
+	inCfg.Sandbox = benchSandboxPolicy(b, work)
+	eOut, _, _ := warmExecutorWith(b, RunOptions{Shell: cfg, Cwd: work})
+	eIn, _, _ := warmExecutorWith(b, RunOptions{Shell: inCfg, Cwd: work})
+	ctx := context.Background()
+	sideBySide(b, "us/op", time.Microsecond, func() {
+		r, err := eOut.Run(ctx, "true", RunOptions{Shell: cfg})
+		mustExit0(b, r, err)
+	}, func() {
+		r, err := eIn.Run(ctx, "true", RunOptions{Shell: inCfg})
+		mustExit0(b, r, err)
+	})
+}
+
+// BenchmarkSandboxColdStart is BenchmarkColdStart inside against outside:
+// the ruleset (the deny walk), the user and network namespaces and the
+// confinement of the forking thread are paid once per shell.
+func BenchmarkSandboxColdStart(b *testing.B) {
+	cfg := benchShellConfig(b)
+	work := b.TempDir()
+	inCfg := cfg
+	inCfg.Sandbox = benchSandboxPolicy(b, work)
+	ctx := context.Background()
+	cold := func(c ShellConfig) func() {
+		return func() {
+			e := NewExecutor()
+			r, err := e.Run(ctx, "true", RunOptions{Shell: c, Cwd: work})
+			mustExit0(b, r, err)
+			b.StopTimer()
+			e.Close()
+			b.StartTimer()
+		}
+	}
+	sideBySide(b, "ms/op", time.Millisecond, cold(cfg), cold(inCfg))
+}
+
+// BenchmarkSandboxGoBuild: an incremental `go build` of a small real module
+// (a copy of internal/proc and a main using it) after touching a source
+// file, in the same warm shell, inside against outside. GOCACHE is the
+// user's, writable inside.
+func BenchmarkSandboxGoBuild(b *testing.B) {
+	if _, err := exec.LookPath("go"); err != nil {
+		b.Skip("no go")
+	}
+	cfg := benchShellConfig(b)
+	inCfg := cfg
+	mod := func() string {
+		dir := b.TempDir()
+		src, err := filepath.Abs("../proc")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ents, err := os.ReadDir(src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Mkdir(filepath.Join(dir, "proc"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+				data, err := os.ReadFile(filepath.Join(src, e.Name()))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "proc", e.Name()), data, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		files := map[string]string{
+			"go.mod":  "module sbxbench\n\ngo 1.22\n",
+			"main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"sbxbench/proc\"\n)\n\nfunc main() { fmt.Println(proc.Alive(1)) }\n",
+		}
+		for n, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, n), []byte(body), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return dir
+	}
+	outDir, inDir := mod(), mod()
+	inCfg.Sandbox = benchSandboxPolicy(b, inDir)
+	eOut, _, _ := warmExecutorWith(b, RunOptions{Shell: cfg, Cwd: outDir})
+	eIn, _, _ := warmExecutorWith(b, RunOptions{Shell: inCfg, Cwd: inDir})
+	ctx := context.Background()
+	// Each build recompiles the package and relinks: a new constant
+	// changes the package's export data.
+	build := `echo "const benchN$RANDOM$RANDOM = 1" >> proc/touch.go && go build -o prog . && ./prog >/dev/null`
+	for _, d := range []string{outDir, inDir} {
+		if err := os.WriteFile(filepath.Join(d, "proc", "touch.go"), []byte("package proc\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	timeout := 5 * time.Minute
+	for _, c := range []struct {
+		e   *Executor
+		cfg ShellConfig
+		dir string
+	}{{eOut, cfg, outDir}, {eIn, inCfg, inDir}} {
+		r, err := c.e.Run(ctx, build, RunOptions{Shell: c.cfg, Cwd: c.dir, Timeout: timeout}) // fills the cache
+		mustExit0(b, r, err)
+	}
+	sideBySide(b, "ms/op", time.Millisecond, func() {
+		r, err := eOut.Run(ctx, build, RunOptions{Shell: cfg, Cwd: outDir, Timeout: timeout})
+		mustExit0(b, r, err)
+	}, func() {
+		r, err := eIn.Run(ctx, build, RunOptions{Shell: inCfg, Cwd: inDir, Timeout: timeout})
+		mustExit0(b, r, err)
+	})
 }

@@ -85,6 +85,7 @@ func StartJob(m *jobs.Manager, command, cwd string, limit time.Duration, artPath
 		Env:          pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
 		ArtifactPath: artPath, ArtifactID: artID, Timeout: limit,
 		ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
+		Sandbox:          tc.Settings.Shell.Sandbox,
 	})
 	if err != nil {
 		release()

@@ -386,6 +386,14 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 		}
 	}
 	_ = cwd // the first run cds itself; a missing dir must not fail the start
+	sb, err := guardSandbox(cfg.Sandbox, dir)
+	if err != nil {
+		ctlR.Close()
+		ctlW.Close()
+		stR.Close()
+		stW.Close()
+		return fail(err)
+	}
 	g, err := guard.Start(guard.Cmd{
 		Path: cfg.Path,
 		Args: []string{filepath.Base(cfg.Path), "--noprofile", "--norc"}, // messages read "bash: …" as in a terminal
@@ -396,7 +404,11 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 		Marker:  s.marker,
 		Grace:   grace,
 		Cleanup: []string{dir},
+		Sandbox: sb,
 	})
+	if sb != nil && sb.Ruleset != nil {
+		sb.Ruleset.Close()
+	}
 	ctlR.Close()
 	stW.Close()
 	if err != nil {

@@ -645,6 +645,7 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 		Cols: cols, Rows: rows, Timeout: timeout,
 		ArtifactPath: artPath, ArtifactID: artID, ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
 		OnOutput: onOutput, OnTakeover: onTakeover,
+		Sandbox: tc.Settings.Shell.Sandbox,
 	})
 	if tc.Terminal != nil {
 		go func() {

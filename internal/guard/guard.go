@@ -68,6 +68,25 @@ type Cmd struct {
 	// Cleanup paths are removed after the final sweep, also when agentsh
 	// died.
 	Cleanup []string
+	// Sandbox confines the program and every descendant; nil = none.
+	Sandbox *Sandbox
+}
+
+// Sandbox is how a guardian confines its program (internal/sandbox makes
+// one from a policy). Only the guardian's forking thread is restricted: the
+// guardian itself stays free to sweep and remove its cleanup paths.
+type Sandbox struct {
+	// Ruleset is a Landlock ruleset the program is restricted by, after
+	// no_new_privs and dropping every capability it could inherit; nil =
+	// no Landlock.
+	Ruleset *os.File
+	// NewNetwork starts the guardian, and so the program, in a new user
+	// and network namespace whose loopback interface it brings up.
+	NewNetwork bool
+	// Fallback, when the namespaces cannot be made, gives the sandbox to
+	// start with instead (its network confined otherwise); Start closes
+	// its ruleset. nil: Start fails.
+	Fallback func(err error) (*Sandbox, error)
 }
 
 // Process is a program running under a guardian.
@@ -100,6 +119,34 @@ var selfExe = sync.OnceValues(func() (string, error) {
 // Start starts the guardian and, through it, the program; it returns once
 // the program has been exec'd (or failed to be).
 func Start(c Cmd) (*Process, error) {
+	p, err := startGuardian(c)
+	var nsErr *namespaceError
+	if err == nil || !errors.As(err, &nsErr) || c.Sandbox.Fallback == nil {
+		return p, err
+	}
+	sb, ferr := c.Sandbox.Fallback(nsErr.err)
+	if ferr != nil {
+		return nil, fmt.Errorf("%w (and without namespaces: %v)", err, ferr)
+	}
+	if sb != nil && sb.Ruleset != nil {
+		defer sb.Ruleset.Close()
+	}
+	c.Sandbox = sb
+	return startGuardian(c)
+}
+
+// namespaceError is a guardian that could not be started in new
+// namespaces although the probe (sandbox.Detect) said it could: a limit
+// was reached (ENOSPC), or a policy changed since (EPERM).
+type namespaceError struct{ err error }
+
+func (e *namespaceError) Error() string {
+	return "start the sandbox's user and network namespace: " + e.err.Error()
+}
+
+func (e *namespaceError) Unwrap() error { return e.err }
+
+func startGuardian(c Cmd) (*Process, error) {
 	path := c.Path
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
@@ -159,6 +206,24 @@ func Start(c Cmd) (*Process, error) {
 	for _, p := range c.Cleanup {
 		args = append(args, "-rm", p)
 	}
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	if sb := c.Sandbox; sb != nil {
+		if sb.Ruleset != nil {
+			args = append(args, "-ll", strconv.Itoa(lifelineFd+len(extra)))
+			extra = append(extra, sb.Ruleset)
+		}
+		if sb.NewNetwork {
+			args = append(args, "-lo")
+			uid, gid := os.Getuid(), os.Getgid()
+			sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+			sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+			sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+			sys.GidMappingsEnableSetgroups = false
+			// A guardian that is not root loses every capability at its
+			// own exec; it needs this one to bring loopback up.
+			sys.AmbientCaps = []uintptr{capNetAdmin}
+		}
+	}
 	args = append(append(args, "--", path), c.Args...)
 	env := c.Env
 	if env == nil {
@@ -172,7 +237,7 @@ func Start(c Cmd) (*Process, error) {
 		ExtraFiles: extra,
 		// A group of its own: neither a terminal's ^C to agentsh's group
 		// nor a `kill 0` reaches it.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: sys,
 	}
 	err = g.Start()
 	lifeR.Close()
@@ -183,6 +248,10 @@ func Start(c Cmd) (*Process, error) {
 	if err != nil {
 		lifeW.Close()
 		repR.Close()
+		if c.Sandbox != nil && c.Sandbox.NewNetwork &&
+			(errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS) || errors.Is(err, syscall.EACCES)) {
+			return nil, &namespaceError{err}
+		}
 		return nil, err
 	}
 	p := &Process{guardian: g, lifeline: lifeW, marker: c.Marker, grace: c.Grace, cleanup: c.Cleanup,

@@ -12,6 +12,7 @@ package guard
 import (
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,12 +55,14 @@ type guardianConfig struct {
 	setctty bool
 	marker  []byte
 	cleanup []string
+	ruleset int  // Landlock ruleset descriptor; -1 = none
+	lo      bool // bring loopback up (a network namespace of its own)
 	path    string
 	argv    []string
 }
 
 func parseGuardianArgs(args []string) (guardianConfig, bool) {
-	c := guardianConfig{files: -1}
+	c := guardianConfig{files: -1, ruleset: -1}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch a {
@@ -74,6 +77,9 @@ func parseGuardianArgs(args []string) (guardianConfig, bool) {
 			continue
 		case "-ctty":
 			c.setctty = true
+			continue
+		case "-lo":
+			c.lo = true
 			continue
 		}
 		if i+1 >= len(args) {
@@ -93,6 +99,8 @@ func parseGuardianArgs(args []string) (guardianConfig, bool) {
 			c.marker = []byte(v)
 		case "-rm":
 			c.cleanup = append(c.cleanup, v)
+		case "-ll":
+			c.ruleset, err = strconv.Atoi(v)
 		default:
 			return c, false
 		}
@@ -107,6 +115,12 @@ func parseGuardianArgs(args []string) (guardianConfig, bool) {
 // and, once agentsh closes the lifeline (or dies), ends every process of the
 // tree, removes the cleanup paths and exits.
 func guardianMain(args []string) int {
+	// Pins this goroutine to m0, the thread-group leader, for good (init
+	// already runs there; this keeps it so whoever calls): the thread a
+	// sandbox confines (forkConfined) must never be the leader, and
+	// threads the runtime starts later are cloned from an unconfined one
+	// (a locked thread hands thread creation to the template thread).
+	runtime.LockOSThread()
 	cfg, ok := parseGuardianArgs(args)
 	if !ok {
 		_, _ = os.Stderr.WriteString("agentsh: internal guardian mode, started with bad arguments\n")
@@ -121,6 +135,15 @@ func guardianMain(args []string) int {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		say("X set child subreaper: " + e.Error())
 		return exitStart
+	}
+	if cfg.ruleset >= 0 {
+		syscall.CloseOnExec(cfg.ruleset)
+	}
+	if cfg.lo {
+		if err := loopbackUp(); err != nil {
+			say("X sandbox: bring loopback up: " + err.Error())
+			return exitStart
+		}
 	}
 	self, _ := proc.Stat(os.Getpid()) // only processes started after it can carry the marker
 
@@ -147,7 +170,17 @@ func guardianMain(args []string) int {
 			kept = append(kept, kv)
 		}
 	}
-	child, err := syscall.ForkExec(cfg.path, cfg.argv, &syscall.ProcAttr{Env: kept, Files: files, Sys: sys})
+	attr := &syscall.ProcAttr{Env: kept, Files: files, Sys: sys}
+	var child int
+	var err error
+	if cfg.ruleset >= 0 || cfg.lo {
+		child, err = forkConfined(cfg.ruleset, cfg.path, cfg.argv, attr)
+	} else {
+		child, err = syscall.ForkExec(cfg.path, cfg.argv, attr)
+	}
+	if cfg.ruleset >= 0 {
+		_ = syscall.Close(cfg.ruleset)
+	}
 	if err != nil {
 		say("X fork/exec " + cfg.path + ": " + err.Error())
 		return exitStart

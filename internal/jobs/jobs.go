@@ -17,6 +17,7 @@ import (
 
 	"agentsh/internal/proc"
 	"agentsh/internal/pty"
+	"agentsh/internal/sandbox"
 	"agentsh/internal/sink"
 )
 
@@ -101,6 +102,8 @@ type Spec struct {
 	// ArtifactMaxBytes caps the file (artifacts.maxBytes); <= 0 = the default.
 	ArtifactMaxBytes int
 	Timeout          time.Duration // 0 = none; when it passes the job is killed
+	// Sandbox confines the job's processes (issue 14); nil = none.
+	Sandbox *sandbox.Policy
 }
 
 // Output is a piece of a job's output: the text since the previous read,
@@ -375,6 +378,7 @@ func start(id string, spec Spec) *Job {
 		ArtifactPath: spec.ArtifactPath, ArtifactID: spec.ArtifactID,
 		ArtifactMaxBytes: spec.ArtifactMaxBytes,
 		OnOutput:         j.record,
+		Sandbox:          spec.Sandbox,
 	})
 	j.tty = j.run.TTY()
 	go j.monitor()

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"agentsh/internal/guard"
+	"agentsh/internal/sandbox"
 	"agentsh/internal/sink"
 )
 
@@ -81,6 +82,9 @@ type Options struct {
 	// session) when the program switches to the alternate screen or waits
 	// reading its terminal: the UI shows the screen from then on.
 	OnTakeover func(Takeover)
+	// Sandbox confines the program and everything it starts (issue 14);
+	// nil or Mode off: none.
+	Sandbox *sandbox.Policy
 }
 
 // Result is the outcome of a session. Timeouts and kills are results, not
@@ -213,6 +217,14 @@ func (s *Session) spawn() error {
 		master.Close()
 		return fmt.Errorf("set up pty: %w", err)
 	}
+	sb, err := GuardSandbox(s.opts.Sandbox)
+	if err != nil {
+		master.Close()
+		return fmt.Errorf("start %s: %w", shell, err)
+	}
+	if sb != nil && sb.Ruleset != nil {
+		defer sb.Ruleset.Close()
+	}
 	// A session of its own with the PTY as controlling terminal, below a
 	// guardian that ends every process of the session when it is disposed
 	// of, or when agentsh dies.
@@ -226,6 +238,7 @@ func (s *Session) spawn() error {
 		Setctty: true,
 		Marker:  s.marker,
 		Grace:   s.opts.KillGrace,
+		Sandbox: sb,
 	})
 	if err != nil {
 		master.Close()

@@ -1,7 +1,29 @@
 // Package sandbox confines the model's commands (issue 14): what a shell
 // may write, read and reach. Policy is what the user chose; the enforcement
-// (Landlock and namespaces, applied by the guardian to the shell it starts)
-// lives beside it.
+// is applied by the guardian (internal/guard) to the shell it starts, so the
+// shell and every descendant run confined while the guardian stays free to
+// sweep and clean up. See docs/decisions/0009-sandbox.md.
+//
+// For the surfaces:
+//
+//   - Detect() tells what the kernel offers (Landlock ABI, user and network
+//     namespaces); Detect().Describe(policy) is the one line for the status
+//     line and `agentsh exec --sandbox …` ("sandbox: workspace-write,
+//     network off; sandbox weaker: …"), and Weaknesses lists what is not
+//     enforced. A weaker sandbox is never silently off.
+//   - Policy.Confine(runtimeDir) makes a Confinement for one shell start:
+//     a Landlock ruleset and whether to give the shell a network namespace
+//     of its own. guard.Cmd.Sandbox takes it.
+//
+// What a confined shell may do: read everything but DenyRead (a denied
+// folder's names stay listable in its parent; new entries that appear in a
+// parent of a denied folder after the start are unreadable); write, under
+// WorkspaceWrite, in Workdir, Writable, the temp directories, /dev/shm and
+// the user's cache folder (GOCACHE); under ReadOnly only in the shell's
+// runtime folder; use the null devices and terminals; signal only its own
+// processes. Without Network it runs in a network namespace with only
+// loopback (up): no outside host, not this host's 127.0.0.1, but servers it
+// starts itself work.
 package sandbox
 
 import (

@@ -1,0 +1,97 @@
+package guard
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"agentsh/internal/sandbox"
+)
+
+// TestSandboxConfinesOnlyTheProgram: the program runs with no_new_privs,
+// an empty bounding set when root, no ruleset descriptor and a Landlock
+// domain that refuses a write; the guardian's own threads stay free, so it
+// still removes a cleanup folder the program could not touch, and it sits
+// in its own network namespace when one is asked for.
+func TestSandboxConfinesOnlyTheProgram(t *testing.T) {
+	f := sandbox.Detect()
+	if f.Landlock == 0 {
+		t.Skip("no Landlock in this kernel")
+	}
+	keep := filepath.Join(t.TempDir(), "cleanup")
+	if err := os.MkdirAll(keep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf, err := (&sandbox.Policy{Mode: sandbox.ReadOnly, Workdir: filepath.Dir(keep)}).Confine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conf.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inW.Close()
+	script := `echo x > "$1/f" 2>/dev/null; echo "write=$?"
+grep -E '^(NoNewPrivs|CapBnd|CapEff|CapInh|CapAmb):' /proc/self/status
+for f in /proc/$$/fd/*; do readlink "$f"; done
+echo end; read x`
+	p := start(t, Cmd{Path: bashPath(t), Args: []string{"bash", "-c", script, "bash", keep},
+		Files: []*os.File{inR, outW, outW}, Cleanup: []string{keep},
+		Sandbox: &Sandbox{Ruleset: conf.Ruleset, NewNetwork: conf.NewNetwork}})
+	inR.Close()
+	outW.Close()
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(out.String(), "end\n") {
+		n, err := outR.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("the program's output ended early: %q, %v", out.String(), err)
+		}
+	}
+	got := out.String()
+	for _, want := range []string{"write=1\n", "NoNewPrivs:\t1\n", "CapAmb:\t0000000000000000\n", "CapInh:\t0000000000000000\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the program's state lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "landlock") {
+		t.Errorf("the ruleset descriptor reached the program:\n%s", got)
+	}
+	if os.Geteuid() == 0 && !strings.Contains(got, "CapBnd:\t0000000000000000\n") {
+		t.Errorf("a root program kept a bounding set:\n%s", got)
+	}
+	gpid := p.GuardianPid()
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(gpid) + "/task/*/status")
+	if len(tasks) == 0 {
+		t.Fatal("no guardian threads found")
+	}
+	for _, st := range tasks {
+		b, err := os.ReadFile(st)
+		if err == nil && !strings.Contains(string(b), "NoNewPrivs:\t0\n") {
+			t.Errorf("guardian thread %s is confined:\n%s", st, b)
+		}
+	}
+	if conf.NewNetwork {
+		mine, _ := os.Readlink("/proc/self/ns/net")
+		its, _ := os.Readlink("/proc/" + strconv.Itoa(p.Pid()) + "/ns/net")
+		if mine == its || its == "" {
+			t.Errorf("the program shares agentsh's network namespace (%q, %q)", mine, its)
+		}
+	}
+	_, _ = io.WriteString(inW, "\n")
+	exitOf(t, p)
+	p.Stop()
+	if _, err := os.Stat(keep); !os.IsNotExist(err) {
+		t.Errorf("the guardian could not remove its cleanup folder: %v", err)
+	}
+}

@@ -1,0 +1,133 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+var detected = sync.OnceValue(func() Features {
+	f := Features{Supported: true, Landlock: landlockABI()}
+	f.NamespacesErr = probeNamespaces()
+	f.Namespaces = f.NamespacesErr == nil
+	return f
+})
+
+// nsFailed is why namespaces failed after the probe said they work.
+var nsFailed atomic.Pointer[error]
+
+// Detect reports what the kernel offers; it is probed once per process
+// (the namespace probe starts one short process), then amended by
+// NamespacesFailed.
+func Detect() Features {
+	f := detected()
+	if e := nsFailed.Load(); e != nil {
+		f.Namespaces, f.NamespacesErr = false, *e
+	}
+	return f
+}
+
+// NamespacesFailed records that a shell could not be given its namespaces
+// although Detect said it could (a limit reached, a policy changed): from
+// now on Detect says they are unusable, so later shells take the fallback
+// at once and the status line says the sandbox is weaker.
+func NamespacesFailed(err error) { nsFailed.Store(&err) }
+
+// probeNamespaces starts a trivial program in a new user and network
+// namespace, as the guardian would be: sysctls (user.max_user_namespaces,
+// Debian's unprivileged_userns_clone) and LSM rules (Ubuntu's AppArmor
+// restriction) all show as a failure here.
+func probeNamespaces() error {
+	prog := ""
+	for _, p := range []string{"/bin/true", "/usr/bin/true", "/bin/sh"} {
+		if syscall.Access(p, 1 /* X_OK */) == nil {
+			prog = p
+			break
+		}
+	}
+	if prog == "" {
+		return errors.New("no program to probe with")
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	pid, err := syscall.ForkExec(prog, []string{prog}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{
+		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+	}})
+	if err != nil {
+		return err
+	}
+	var ws syscall.WaitStatus
+	for {
+		_, err = syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !ws.Exited() || ws.ExitStatus() != 0 {
+		return fmt.Errorf("probe exited with %v", ws)
+	}
+	return nil
+}
+
+// Confine prepares p for one shell start: the Landlock ruleset (built
+// again at each start, since rules hold the inodes that exist now) and
+// whether the shell gets a network namespace of its own. extra are further
+// writable paths the shell itself needs (its runtime folder). It returns
+// nil when p confines nothing. The caller closes the result after the
+// guardian has started.
+func (p *Policy) Confine(extra ...string) (*Confinement, error) {
+	return p.confine(Detect(), extra)
+}
+
+// confine is Confine on the kernel features f.
+func (p *Policy) confine(f Features, extra []string) (*Confinement, error) {
+	if !p.Enabled() {
+		return nil, nil
+	}
+	c := &Confinement{NewNetwork: !p.Network && f.Namespaces}
+	if f.Landlock == 0 {
+		return c, nil
+	}
+	writable := append([]string(nil), extra...)
+	if p.Mode == WorkspaceWrite {
+		writable = append(writable, p.Workdir, os.TempDir(), "/tmp", "/dev/shm")
+		writable = append(writable, p.Writable...)
+		writable = append(writable, cacheDirs()...)
+	}
+	rules := plan(resolve(p.DenyRead), resolve(writable), resolve(devices))
+	rs, err := buildRuleset(f.Landlock, rules, !p.Network && !c.NewNetwork)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox ruleset: %w", err)
+	}
+	c.Ruleset = rs
+	return c, nil
+}
+
+// devices are what every shell may open for writing and use ioctls on:
+// the null devices, terminals (a job's `: </dev/pts/N`, `script`, python's
+// pty) and the pty multiplexer.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+
+// cacheDirs are the build caches a workspace may write: an incremental
+// `go build` writes GOCACHE, and other tools keep theirs in the user's
+// cache folder. It is made if missing, as the first build would.
+func cacheDirs() []string {
+	var dirs []string
+	if d := os.Getenv("GOCACHE"); d != "" && d != "off" {
+		dirs = append(dirs, d)
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		if os.MkdirAll(d, 0o700) == nil {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
