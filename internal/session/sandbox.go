@@ -205,3 +205,36 @@ func validateSandbox(tree map[string]any, fail func(key, msg string) error) erro
 	}
 	return nil
 }
+
+// SetSandbox sets the sandbox of the model's commands in this session: the
+// settings as read at start, under the flags (SandboxSettings.With). A
+// session never given one confines nothing.
+func (a *AgentSession) SetSandbox(s SandboxSettings) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.sandbox = s
+}
+
+// Sandbox is what SetSandbox set.
+func (a *AgentSession) Sandbox() SandboxSettings {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sandbox
+}
+
+// SandboxPolicy is the confinement of the model's shells (bash tool, its
+// jobs, the PTY path): the session's sandbox for the directory the session
+// started in, with its artifact folder readable; nil = none.
+func (a *AgentSession) SandboxPolicy() *sandbox.Policy {
+	return a.SandboxPolicyOf(a.Sandbox())
+}
+
+// SandboxPolicyOf is the policy s gives this session's commands (for an RPC
+// client's own mode, set_sandbox).
+func (a *AgentSession) SandboxPolicyOf(s SandboxSettings) *sandbox.Policy {
+	arts := ""
+	if a.artifacts != nil {
+		arts = a.artifacts.Dir()
+	}
+	return s.Policy(a.cwd, arts)
+}
