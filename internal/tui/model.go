@@ -693,6 +693,15 @@ func (m *model) statusView() string {
 		model = m.st.warning.Render(noModelStatus(m.cfg))
 	}
 	left := m.st.status.Render(cwd) + m.st.status.Render(" · ") + model
+	if m.cfg.Sandbox != nil {
+		if text, warn := m.cfg.Sandbox(); text != "" {
+			style := m.st.status
+			if warn {
+				style = m.st.warning
+			}
+			left += m.st.status.Render(" · ") + style.Render(text)
+		}
+	}
 	if u := m.usage.text(m.cfg.Model); u != "" {
 		left += m.st.status.Render(" · " + u)
 	}
