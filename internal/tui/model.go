@@ -692,16 +692,19 @@ func (m *model) statusView() string {
 	if m.cfg.Provider == nil {
 		model = m.st.warning.Render(noModelStatus(m.cfg))
 	}
-	left := m.st.status.Render(cwd) + m.st.status.Render(" · ") + model
+	left := m.st.status.Render(cwd) + m.st.status.Render(" · ")
+	// The sandbox comes before the model, whose text may be long: a cut
+	// line still shows it.
 	if m.cfg.Sandbox != nil {
 		if text, warn := m.cfg.Sandbox(); text != "" {
 			style := m.st.status
 			if warn {
 				style = m.st.warning
 			}
-			left += m.st.status.Render(" · ") + style.Render(text)
+			left += style.Render(text) + m.st.status.Render(" · ")
 		}
 	}
+	left += model
 	if u := m.usage.text(m.cfg.Model); u != "" {
 		left += m.st.status.Render(" · " + u)
 	}
