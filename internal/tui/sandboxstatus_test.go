@@ -17,17 +17,29 @@ func TestStatusSandbox(t *testing.T) {
 		t.Fatalf("no sandbox configured, yet: %q", s)
 	}
 	h.m.cfg.Sandbox = func() (string, bool) { return "sandbox: workspace-write", false }
+	// No model: the cwd gives way to 12 cells, then its long hint is cut;
+	// the sandbox stays.
+	short := "…" + cwd[len(cwd)-11:]
 	s := h.statusLine()
-	if !strings.HasPrefix(s, cwd+" · sandbox: workspace-write · no model") {
+	if !strings.HasPrefix(s, short+" · sandbox: workspace-write · no model") || !strings.HasSuffix(strings.TrimSpace(s), "…") {
 		t.Fatalf("status line %q", s)
-	}
-	// No model: its long hint is cut, the sandbox stays.
-	if !strings.HasSuffix(strings.TrimSpace(s), "…") {
-		t.Errorf("the model's hint was not the part cut: %q", s)
 	}
 	h.m.cfg.Sandbox = func() (string, bool) { return "YOLO", true }
-	if s := h.statusLine(); !strings.HasPrefix(s, cwd+" · YOLO · no model") {
+	if s := h.statusLine(); !strings.HasPrefix(s, short+" · YOLO · no model") {
 		t.Fatalf("status line %q", s)
+	}
+
+	// A little too narrow: the cwd gives way from its start, the words
+	// after it stay whole.
+	full := newHarness(t, 400, 20)
+	full.m.cfg.Sandbox = h.m.cfg.Sandbox
+	whole := strings.TrimRight(full.statusLine(), " ")
+	n := newHarness(t, ansi.StringWidth(whole)-10, 20)
+	n.m.cfg.Sandbox = h.m.cfg.Sandbox
+	ncwd := n.m.session().Cwd()
+	want := "…" + ncwd[11:] + strings.TrimPrefix(whole, full.m.session().Cwd())
+	if got := strings.TrimRight(n.statusLine(), " "); got != want {
+		t.Errorf("narrow status line:\n got  %q\n want %q", got, want)
 	}
 
 	c := newHarnessWith(t, 100, 20, false, true)
