@@ -81,6 +81,7 @@ type AgentSession struct {
 	jobsTold    map[*jobs.Job]bool // ended jobs the model was told about (or that ended before SetJobs)
 	bgNow       chan struct{}      // closed by MoveToBackground; the running calls hold it
 	sandbox     SandboxSettings    // the model's sandbox (SetSandbox); zero = none
+	sbPolicy    *policyOnce        // the policy made of sandbox; nil = not made yet
 }
 
 // New returns a session for cwd. With a store, the id, the messages already
@@ -113,7 +114,12 @@ func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) 
 // that its truncated output still has an artifact:// link (--no-session
 // keeps one in a temporary folder for the life of the process). Call it
 // before the session runs anything; the caller removes the folder.
-func (a *AgentSession) SetArtifactsDir(dir string) { a.artifacts = NewArtifactManager(dir) }
+func (a *AgentSession) SetArtifactsDir(dir string) {
+	a.artifacts = NewArtifactManager(dir)
+	a.mu.Lock()
+	a.sbPolicy = nil // the policy gives the artifacts back to read
+	a.mu.Unlock()
+}
 
 // FollowSettings makes the session read its settings from l on every
 // command instead of using what it was given: bang commands take the shell

@@ -212,7 +212,7 @@ func validateSandbox(tree map[string]any, fail func(key, msg string) error) erro
 func (a *AgentSession) SetSandbox(s SandboxSettings) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.sandbox = s
+	a.sandbox, a.sbPolicy = s, nil
 }
 
 // Sandbox is what SetSandbox set.
@@ -226,8 +226,17 @@ func (a *AgentSession) Sandbox() SandboxSettings {
 // jobs, the PTY path): the session's sandbox for the directory the session
 // started in, with its artifact folder readable; nil = none.
 func (a *AgentSession) SandboxPolicy() *sandbox.Policy {
-	return a.SandboxPolicyOf(a.Sandbox())
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	// Made once per SetSandbox: every model command asks for it.
+	if a.sbPolicy == nil {
+		a.sbPolicy = &policyOnce{p: a.SandboxPolicyOf(a.sandbox)}
+	}
+	return a.sbPolicy.p
 }
+
+// policyOnce is a made policy, nil included.
+type policyOnce struct{ p *sandbox.Policy }
 
 // SandboxPolicyOf is the policy s gives this session's commands (for an RPC
 // client's own mode, set_sandbox).

@@ -225,3 +225,22 @@ func TestNewSessionUnconfined(t *testing.T) {
 		t.Errorf("bang shell keeps the policy given to New: %+v", shell.Sandbox)
 	}
 }
+
+// BenchmarkToolContextSandbox is what each model command pays to get its
+// policy: the settings' paths resolved for the session.
+func BenchmarkToolContextSandbox(b *testing.B) {
+	e := bash.NewExecutor()
+	b.Cleanup(e.Close)
+	a, err := New(b.TempDir(), nil, e, bash.ShellConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.SetArtifactsDir(b.TempDir())
+	a.SetSandbox(SandboxSettings{Mode: sandbox.WorkspaceWrite, WritablePaths: []string{"~/.cache", "build"}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if a.SandboxPolicy() == nil {
+			b.Fatal("no policy")
+		}
+	}
+}
