@@ -23,7 +23,8 @@ import (
 const usage = `agentsh — a terminal coding-agent shell
 
 Usage:
-  agentsh [--model PROVIDER/MODEL] [-c | -r [ID|PATH] | --no-session] ["PROMPT"...]
+  agentsh [--model PROVIDER/MODEL] [-c | -r [ID|PATH] | --no-session]
+          [--sandbox MODE | --yolo] ["PROMPT"...]
       In a terminal: the full-screen TUI, sending PROMPT first if given.
       Enter sends, shift+enter adds a line, !cmd runs cmd in the shell
       (!!cmd keeps it from the model), esc cancels, ctrl+o expands output,
@@ -47,12 +48,20 @@ Usage:
         -r, --resume ID|PATH  resume a given session
         --no-session          keep the session in memory only (full outputs
                               in a temporary folder removed at exit)
+        --sandbox MODE        the model's commands run in MODE: workspace-write
+                              (default: write only in this directory and the
+                              temp directory, no network), read-only or off;
+                              beats settings "sandbox.mode" (also in the TUI
+                              and RPC mode)
+        --yolo                no sandbox and no asking (status line: YOLO)
       Exit status: 0, or 1 on an error or an abort (message on stderr).
-  agentsh exec [--cwd DIR] [--timeout SECONDS] [--head N] [--tail N] [--json] -- COMMAND
-      Run COMMAND exactly as the model's bash tool would and print what the
-      model would receive. COMMAND is one shell string; several words are
-      joined with spaces, as ssh does. Exit status: the command's, or 1
-      without one.
+  agentsh exec [--cwd DIR] [--timeout SECONDS] [--head N] [--tail N] [--json]
+               [--sandbox MODE | --yolo] -- COMMAND
+      Run COMMAND exactly as the model's bash tool would, in its sandbox, and
+      print what the model would receive. COMMAND is one shell string;
+      several words are joined with spaces, as ssh does. A one-line warning
+      on stderr says when the sandbox is off or weaker on this system. Exit
+      status: the command's, or 1 without one; 2 for a usage error.
   agentsh artifact [--session ID|PATH] N
       Print artifact N (the full output behind artifact://N): of the given
       session, else of the session (or agentsh exec) of this directory that
@@ -156,7 +165,22 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&head, "head", "keep only the first N lines")
 	fs.Var(&tail, "tail", "keep only the last N lines")
 	asJSON := fs.Bool("json", false, "print the structured result as JSON")
+	sandboxFlag := fs.String("sandbox", "", "sandbox mode: workspace-write, read-only or off (default: settings sandbox.mode)")
+	yolo := fs.Bool("yolo", false, "no sandbox (as --sandbox off)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	flags := session.SandboxFlags{Yolo: *yolo}
+	if *sandboxFlag != "" {
+		m, err := parseSandboxFlag(*sandboxFlag)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentsh exec: %v\n", err)
+			return 2
+		}
+		flags.Mode = m
+	}
+	if flags.Yolo && flags.Mode != "" {
+		fmt.Fprintf(stderr, "agentsh exec: %v\n", session.ErrYoloAndSandbox)
 		return 2
 	}
 	command := strings.Join(fs.Args(), " ")
@@ -186,6 +210,10 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	arts := session.NewArtifactManager(session.ExecArtifactsDir(wd))
+	// The model's sandbox, as the settings and the flags say.
+	sb := settings.Sandbox.With(flags)
+	warnSandbox(sb, stderr)
+	toolSettings.Shell.Sandbox = sb.Policy(wd, arts.Dir())
 	// The same tools an agent has, so the interceptor blocks exactly what
 	// it would block for a model's call.
 	reg, err := tools.Standard(tools.NewBash(&bash.Tool{}, nil),

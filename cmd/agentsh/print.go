@@ -50,6 +50,11 @@ type printOptions struct {
 	noSession bool   // --no-session
 	help      bool   // -h / --help
 	messages  []string
+
+	sandbox session.SandboxFlags // --sandbox MODE, --yolo
+	// sb is the sandbox of the model's commands: the settings as read at
+	// start under the flags (modeSetup).
+	sb session.SandboxSettings
 }
 
 // parseModeArgs parses the mode flags; flags and messages may be mixed, and
@@ -103,6 +108,14 @@ func parseModeArgs(args []string) (printOptions, error) {
 			}
 		case "--model":
 			o.model, err = value()
+		case "--sandbox":
+			var v string
+			if v, err = value(); err == nil {
+				o.sandbox.Mode, err = parseSandboxFlag(v)
+			}
+		case "--yolo":
+			o.sandbox.Yolo = true
+			err = noValue()
 		case "-r", "--resume":
 			if !hasVal && (i+1 >= len(args) || strings.HasPrefix(args[i+1], "-")) {
 				o.pick = true
@@ -124,6 +137,9 @@ func parseModeArgs(args []string) (printOptions, error) {
 	}
 	if o.cont && (o.resume != "" || o.pick) {
 		return o, errors.New("--continue and --resume cannot be combined")
+	}
+	if o.sandbox.Yolo && o.sandbox.Mode != "" {
+		return o, session.ErrYoloAndSandbox
 	}
 	return o, nil
 }
@@ -285,14 +301,15 @@ func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveS
 		closeStore = tempArtifacts(agent, stderr) // --no-session
 	}
 	agent.FollowSettings(live)
+	agent.SetSandbox(o.sb)
 	return agent, executor, closeStore, notice, nil
 }
 
 // modeSetup is what the TUI, print and RPC mode read before they start: the
 // cwd, the settings files (followed from now on), the bash tool's settings
-// as they are at start (the rc snapshot is left to warmSnapshot) and the
-// model spec ("" = none configured).
-func modeSetup(o printOptions) (cwd string, live *session.LiveSettings, ts bash.ToolSettings, spec string, err error) {
+// as they are at start (the rc snapshot is left to warmSnapshot), the model
+// spec ("" = none configured) and, into o.sb, the sandbox.
+func modeSetup(o *printOptions) (cwd string, live *session.LiveSettings, ts bash.ToolSettings, spec string, err error) {
 	if cwd, err = os.Getwd(); err != nil {
 		return "", nil, ts, "", err
 	}
@@ -300,6 +317,7 @@ func modeSetup(o printOptions) (cwd string, live *session.LiveSettings, ts bash.
 		return "", nil, ts, "", err
 	}
 	settings, _ := live.Current()
+	o.sb = settings.Sandbox.With(o.sandbox)
 	if spec, err = resolveModel(o.model, settings); err != nil {
 		return "", nil, ts, "", err
 	}
@@ -318,7 +336,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(o)
+	cwd, live, toolSettings, spec, err := modeSetup(&o)
 	if err != nil {
 		return fail(err)
 	}
@@ -332,6 +350,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	}
 	defer bash.CloseAll()
 	warmSnapshot(toolSettings)
+	warnSandbox(o.sb, stderr)
 
 	agent, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
 	if err != nil {
@@ -423,7 +442,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(o)
+	cwd, live, toolSettings, spec, err := modeSetup(&o)
 	if err != nil {
 		return fail(err)
 	}
@@ -436,6 +455,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer bash.CloseAll() // stdin EOF: no shell and no process of a run is left
 	warmSnapshot(toolSettings)
+	warnSandbox(o.sb, stderr)
 
 	executor := bash.Default()
 	var (
@@ -481,6 +501,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 			cleanups = append(cleanups, tempArtifacts(agent, stderr))
 		}
 		agent.FollowSettings(live) // settings.json edits apply from the next command
+		agent.SetSandbox(o.sb)
 		agent.SetJobs(jm)
 		if store != nil {
 			stores = append(stores, store)

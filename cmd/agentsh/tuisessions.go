@@ -56,6 +56,7 @@ func (t *tuiSessions) adopt(store *session.Store) (*session.AgentSession, error)
 		return nil, err
 	}
 	agent.FollowSettings(t.live)
+	agent.SetSandbox(t.o.sb)
 	agent.SetJobs(t.jm)
 	if store != nil {
 		t.mu.Lock()

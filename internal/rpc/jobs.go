@@ -243,8 +243,9 @@ func (s *server) startBackground(c *command) {
 	}
 	s.mu.Lock()
 	sess := s.sess
+	policy := s.sbox.bashPolicy(sess)
 	s.mu.Unlock()
-	j, err := sess.StartJob(s.cfg.Jobs, cmd)
+	j, err := sess.StartJobIn(s.cfg.Jobs, cmd, policy)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -22,6 +22,7 @@ import (
 
 	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
+	"agentsh/internal/sandbox"
 	"agentsh/internal/session"
 	"agentsh/internal/tools"
 )
@@ -53,6 +54,7 @@ const (
 	CmdNewSession  = "new_session"
 	CmdBash        = "bash"
 	CmdAbortBash   = "abort_bash"
+	CmdSetSandbox  = "set_sandbox"
 )
 
 // ErrNoModel is the prompt error when Config.Provider is nil.
@@ -73,6 +75,10 @@ type command struct {
 	JobID       json.RawMessage `json:"jobId,omitempty"`
 	WaitSeconds *float64        `json:"waitSeconds,omitempty"`
 	Text        *string         `json:"text,omitempty"`
+	// Mode, Yolo and Bash are set_sandbox's.
+	Mode *string `json:"mode,omitempty"`
+	Yolo *bool   `json:"yolo,omitempty"`
+	Bash *string `json:"bash,omitempty"`
 }
 
 // Response answers one command.
@@ -101,6 +107,7 @@ type State struct {
 	SessionID          string     `json:"sessionId"`
 	MessageCount       int        `json:"messageCount"`
 	QueuedMessageCount int        `json:"queuedMessageCount"`
+	Sandbox            Sandbox    `json:"sandbox"`
 }
 
 // job is a running prompt or bash command.
@@ -121,6 +128,7 @@ type server struct {
 
 	mu     sync.Mutex
 	sess   *session.AgentSession
+	sbox   sandboxChoice // the client's set_sandbox, kept across new_session
 	prompt *job
 	bashes map[*job]struct{}
 	wg     sync.WaitGroup
@@ -145,7 +153,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	}
 	base, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{cfg: cfg, base: base, out: out, outGone: make(chan struct{}), sess: sess, bashes: map[*job]struct{}{}}
+	s := &server{cfg: cfg, base: base, out: out, outGone: make(chan struct{}), sess: sess, bashes: map[*job]struct{}{},
+		sbox: sandboxChoice{model: sess.Sandbox(), bash: sandbox.Off}}
 	s.writeLine(map[string]string{"type": "ready"})
 	if cfg.Jobs != nil {
 		cfg.Jobs.OnChange(s.jobEvent)
@@ -278,6 +287,8 @@ func (s *server) handleLine(line []byte) {
 	case CmdAbortBash:
 		s.abortBash()
 		s.ok(&c, nil)
+	case CmdSetSandbox:
+		s.setSandbox(&c)
 	default:
 		s.writeLine(Response{Type: "response", Command: *c.Type, Error: "Unknown command: " + *c.Type})
 	}
@@ -365,13 +376,14 @@ func (s *server) startBash(c *command) {
 	j := &job{cancel: cancel, done: make(chan struct{})}
 	s.bashes[j] = struct{}{}
 	sess := s.sess
+	policy := s.sbox.bashPolicy(sess)
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		defer close(j.done)
 		defer cancel()
-		run, err := sess.ExecuteBashRun(ctx, cmd, nil, session.BashOptions{})
+		run, err := sess.ExecuteBashRun(ctx, cmd, nil, session.BashOptions{Sandbox: policy})
 		s.mu.Lock()
 		delete(s.bashes, j)
 		s.mu.Unlock()
@@ -406,9 +418,10 @@ type BashData struct {
 
 func (s *server) state() State {
 	s.mu.Lock()
-	sess, streaming := s.sess, s.prompt != nil
+	sess, streaming, sbox := s.sess, s.prompt != nil, s.sbox
 	s.mu.Unlock()
 	st := State{
+		Sandbox:            sbox.state(),
 		IsStreaming:        streaming,
 		IsBashRunning:      sess.IsBashRunning(),
 		SessionID:          sess.ID(),
@@ -454,6 +467,7 @@ func (s *server) newSession(c *command) {
 	}
 	s.mu.Lock()
 	s.sess = sess
+	sess.SetSandbox(s.sbox.model)
 	s.mu.Unlock()
 	s.ok(c, map[string]bool{"cancelled": false})
 }

@@ -75,6 +75,9 @@ type Policy struct {
 	Workdir  string
 	Writable []string
 	DenyRead []string
+	// AllowRead gives back reading beneath DenyRead: the session's own
+	// artifact folder inside agentsh's data folder.
+	AllowRead []string
 	// Network allows network access (sandbox.network "on").
 	Network bool
 }
@@ -97,7 +100,7 @@ func (p *Policy) Key() string {
 	for _, l := range []struct {
 		name  string
 		paths []string
-	}{{" w=", p.Writable}, {" deny=", p.DenyRead}} {
+	}{{" w=", p.Writable}, {" deny=", p.DenyRead}, {" allow=", p.AllowRead}} {
 		ps := append([]string(nil), l.paths...)
 		sort.Strings(ps)
 		b.WriteString(l.name)

@@ -37,3 +37,13 @@ func TestPolicyKey(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyKeyAllowRead: what is given back beneath DenyRead is part of
+// the identity too.
+func TestPolicyKeyAllowRead(t *testing.T) {
+	a := &Policy{Mode: WorkspaceWrite, Workdir: "/w", DenyRead: []string{"/d"}}
+	b := &Policy{Mode: WorkspaceWrite, Workdir: "/w", DenyRead: []string{"/d"}, AllowRead: []string{"/d/s/a"}}
+	if a.Key() == b.Key() {
+		t.Errorf("AllowRead left out of the key: %q", a.Key())
+	}
+}

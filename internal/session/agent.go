@@ -11,6 +11,7 @@ import (
 
 	"agentsh/internal/bash"
 	"agentsh/internal/jobs"
+	"agentsh/internal/sandbox"
 )
 
 // ErrBashRunning refuses a bang command while another one runs; the text is
@@ -48,6 +49,9 @@ type BashOptions struct {
 	// terminal (the TUI's `!` commands): full-screen and interactive
 	// programs work, the shell stays the session's (see bash.TerminalView).
 	Terminal *bash.TerminalView
+	// Sandbox confines the command (an RPC client's choice, set_sandbox);
+	// nil for the user's `!` commands, which are never confined.
+	Sandbox *sandbox.Policy
 	// Styled is for a UI that shows colours: onChunk receives the output
 	// with its SGR sequences kept, the result's Styled is the coloured
 	// output, and the recorded message keeps it; the model's text is plain.
@@ -76,6 +80,8 @@ type AgentSession struct {
 	jobs        *jobs.Manager      // where the model's background commands run; nil = none
 	jobsTold    map[*jobs.Job]bool // ended jobs the model was told about (or that ended before SetJobs)
 	bgNow       chan struct{}      // closed by MoveToBackground; the running calls hold it
+	sandbox     SandboxSettings    // the model's sandbox (SetSandbox); zero = none
+	sbPolicy    *policyOnce        // the policy made of sandbox; nil = not made yet
 }
 
 // New returns a session for cwd. With a store, the id, the messages already
@@ -88,7 +94,7 @@ func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) 
 	if exec == nil {
 		exec = bash.Default()
 	}
-	shell.ScrubEnv = nil
+	shell.ScrubEnv, shell.Sandbox = nil, nil
 	a := &AgentSession{cwd: cwd, store: store, exec: exec, shell: shell, now: time.Now, state: bash.NewSessionState(cwd)}
 	if store != nil {
 		a.id = store.ID()
@@ -108,7 +114,12 @@ func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) 
 // that its truncated output still has an artifact:// link (--no-session
 // keeps one in a temporary folder for the life of the process). Call it
 // before the session runs anything; the caller removes the folder.
-func (a *AgentSession) SetArtifactsDir(dir string) { a.artifacts = NewArtifactManager(dir) }
+func (a *AgentSession) SetArtifactsDir(dir string) {
+	a.artifacts = NewArtifactManager(dir)
+	a.mu.Lock()
+	a.sbPolicy = nil // the policy gives the artifacts back to read
+	a.mu.Unlock()
+}
 
 // FollowSettings makes the session read its settings from l on every
 // command instead of using what it was given: bang commands take the shell
@@ -268,22 +279,34 @@ func (a *AgentSession) ExecuteBash(ctx context.Context, command string, onChunk 
 	return run.BashResult, err
 }
 
-// ExecuteBashRun is ExecuteBash with the session's notes on the result.
-func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChunk func([]byte), opts BashOptions) (BashRun, error) {
-	if strings.TrimSpace(command) == "" {
-		return BashRun{}, errors.New("Command must not be empty") //lint:ignore ST1005 user-facing text
-	}
-	shell, artMax := a.shell, 0
+// bangShell is the shell of a bang command and the artifact cap: the
+// settings' as they are now, agentsh's whole environment, and no sandbox
+// unless opts asks (the user's own commands are never confined).
+func (a *AgentSession) bangShell(opts BashOptions) (shell bash.ShellConfig, artMax int, err error) {
+	shell = a.shell
 	if l := a.live.Load(); l != nil {
 		ts, err := l.ToolSettings()
 		if err != nil {
-			return BashRun{}, err
+			return shell, 0, err
 		}
 		shell, artMax = ts.Shell, ts.ArtifactMaxBytes
 		shell.ScrubEnv = nil // the user's own commands keep the whole environment
 	}
 	// On a terminal the user watches, pagers and editors are the user's.
 	shell.Attended = opts.Terminal != nil
+	shell.Sandbox = opts.Sandbox
+	return shell, artMax, nil
+}
+
+// ExecuteBashRun is ExecuteBash with the session's notes on the result.
+func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChunk func([]byte), opts BashOptions) (BashRun, error) {
+	if strings.TrimSpace(command) == "" {
+		return BashRun{}, errors.New("Command must not be empty") //lint:ignore ST1005 user-facing text
+	}
+	shell, artMax, err := a.bangShell(opts)
+	if err != nil {
+		return BashRun{}, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.mu.Lock()

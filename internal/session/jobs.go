@@ -6,6 +6,7 @@ import (
 
 	"agentsh/internal/bash"
 	"agentsh/internal/jobs"
+	"agentsh/internal/sandbox"
 )
 
 // StartJob runs command as the user's own job of m (SPEC §9): in the
@@ -14,6 +15,12 @@ import (
 // settings as they are now, no timeout, and an artifact for the full output
 // when the session keeps artifacts. Nothing is recorded in the conversation.
 func (a *AgentSession) StartJob(m *jobs.Manager, command string) (*jobs.Job, error) {
+	return a.StartJobIn(m, command, nil)
+}
+
+// StartJobIn is StartJob confined by p (an RPC client's set_sandbox); nil
+// confines nothing.
+func (a *AgentSession) StartJobIn(m *jobs.Manager, command string, p *sandbox.Policy) (*jobs.Job, error) {
 	if strings.TrimSpace(command) == "" {
 		return nil, errors.New("Command must not be empty") //lint:ignore ST1005 user-facing text
 	}
@@ -25,6 +32,7 @@ func (a *AgentSession) StartJob(m *jobs.Manager, command string) (*jobs.Job, err
 		}
 	}
 	ts.Shell.ScrubEnv = nil // the user's own commands keep the whole environment
+	ts.Shell.Sandbox = p
 	cwd := a.Cwd()
 	tc := bash.ToolContext{Cwd: cwd, Settings: ts, State: a.state}
 	var artID, artPath string

@@ -257,6 +257,8 @@ func (a *AgentSession) ToolContext(settings bash.ToolSettings) bash.ToolContext 
 	if l := a.live.Load(); l != nil {
 		settings, settingsErr = l.ToolSettings()
 	}
+	// The sandbox is the session's, read at start: never the files' now.
+	settings.Shell.Sandbox = a.SandboxPolicy()
 	tc := bash.ToolContext{Cwd: a.Cwd(), Settings: settings, SettingsError: settingsErr, State: a.state,
 		BackgroundNow: a.BackgroundNow()}
 	if a.artifacts != nil {

@@ -49,6 +49,11 @@ type Settings struct {
 	Stdin               string               // bash.stdin: "terminal" (default: a foreground command reads a terminal agentsh holds) or "null" (/dev/null)
 	Raw                 map[string]any       // merged tree from the files (nested form, no env overrides), for keys not modelled yet
 	Sources             []string             // files that were loaded, in merge order
+
+	// Sandbox is sandbox.* and yolo (issue 14; internal/session/sandbox.go).
+	// Unlike the keys above, a session reads it once, at start: a
+	// command must not loosen its own sandbox by editing the files.
+	Sandbox SandboxSettings
 }
 
 // maxArtifactMaxBytes bounds artifacts.maxBytes (1 PiB) so the value stays
@@ -166,6 +171,7 @@ func buildSettings(files []settingsFile) (*Settings, error) {
 		s.Sources = append(s.Sources, f.path)
 	}
 	s.applyRaw()
+	s.applySandbox()
 	if v := os.Getenv(ShellPrefixEnv); v != "" {
 		s.ShellPrefix = v
 	}
@@ -759,7 +765,8 @@ func validateSettings(tree map[string]any, fail func(key, msg string) error) err
 			return fail("shell.env."+k, "expected string, got "+jsonKind(env[k]))
 		}
 	}
-	return nil
+
+	return validateSandbox(tree, fail)
 }
 
 func jsonKind(v any) string {

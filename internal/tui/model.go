@@ -692,10 +692,29 @@ func (m *model) statusView() string {
 	if m.cfg.Provider == nil {
 		model = m.st.warning.Render(noModelStatus(m.cfg))
 	}
-	left := m.st.status.Render(cwd) + m.st.status.Render(" · ") + model
-	if u := m.usage.text(m.cfg.Model); u != "" {
-		left += m.st.status.Render(" · " + u)
+	// The sandbox comes before the model, whose text may be long: a cut
+	// line still shows it.
+	rest := ""
+	if m.cfg.Sandbox != nil {
+		if text, warn := m.cfg.Sandbox(); text != "" {
+			style := m.st.status
+			if warn {
+				style = m.st.warning
+			}
+			rest = style.Render(text) + m.st.status.Render(" · ")
+		}
 	}
+	rest += model
+	if u := m.usage.text(m.cfg.Model); u != "" {
+		rest += m.st.status.Render(" · " + u)
+	}
+	// A long cwd gives way from its start ("…/app"), down to minCwd
+	// cells, before the words after it.
+	const minCwd = 12
+	if over, w := ansi.StringWidth(cwd)+3+lipgloss.Width(rest)-m.width, ansi.StringWidth(cwd); over > 0 && w > minCwd {
+		cwd = ansi.TruncateLeft(cwd, min(over, w-minCwd)+1, "…")
+	}
+	left := m.st.status.Render(cwd) + m.st.status.Render(" · ") + rest
 
 	var right string
 	spinner := spinnerFrames[m.spin]

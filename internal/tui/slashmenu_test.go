@@ -55,7 +55,8 @@ func prompts(srv *fakemodel.Server) []string {
 
 func TestSlashMenuOpensFiltersAndRuns(t *testing.T) {
 	h := newHarness(t, 80, 30)
-	if strings.Contains(h.screen(), "/model") {
+	// Above the status line, whose no-model hint names "provider/model".
+	if above, _, _ := strings.Cut(h.screen(), h.statusLine()); strings.Contains(above, "/model") {
 		t.Fatal("the menu shows before / is typed")
 	}
 	h.typeText("/")

@@ -32,6 +32,10 @@ type Config struct {
 	NoColor      bool
 	Notice       string // shown in the transcript at start, e.g. that --continue found nothing
 	Prompt       string // sent once the TUI is up, as if typed and entered (agentsh "prompt")
+	// Sandbox is the sandbox of the model's commands for the status line
+	// ("sandbox: workspace-write", "YOLO"), warn when it is off or weaker
+	// than asked; nil or "": nothing is shown.
+	Sandbox func() (text string, warn bool)
 
 	// NewSession makes the fresh session /new switches to (on the same
 	// job manager); nil: /new is not available.

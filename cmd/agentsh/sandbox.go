@@ -1,0 +1,37 @@
+package main
+
+// The sandbox's surfaces (issue 14): the --sandbox and --yolo flags, the
+// status line's words and the one-line warnings. What the kernel confines
+// is the enforcement's (internal/sandbox); these say the mode as
+// configured and never more.
+
+import (
+	"fmt"
+	"io"
+
+	sbx "agentsh/internal/sandbox"
+	"agentsh/internal/session"
+)
+
+// parseSandboxFlag reads --sandbox's value.
+func parseSandboxFlag(v string) (sbx.Mode, error) {
+	m, err := sbx.ParseMode(v)
+	if err != nil {
+		return "", fmt.Errorf("--sandbox: %w", err)
+	}
+	return m, nil
+}
+
+// sandboxStatus is the status line's sandbox: the words, and whether to
+// show them as a warning (the sandbox is off, opened or cannot be had).
+func sandboxStatus(sb session.SandboxSettings) (text string, warn bool) {
+	return sb.Describe(), sb.Yolo || sb.Effective() == sbx.Off || sb.Network || sbx.Unavailable() != ""
+}
+
+// warnSandbox says on w, in one line, that the sandbox asked for cannot be
+// had on this system; nothing when it can (or the user chose off).
+func warnSandbox(sb session.SandboxSettings, w io.Writer) {
+	if msg := sbx.Warning(sb.Effective()); msg != "" {
+		fmt.Fprintf(w, "agentsh: %s\n", msg)
+	}
+}

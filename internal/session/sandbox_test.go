@@ -1,0 +1,246 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/sandbox"
+)
+
+// TestSandboxSettingsDefaults: nothing configured is workspace-write, no
+// network, the default denyRead, no yolo.
+func TestSandboxSettingsDefaults(t *testing.T) {
+	s := loadOK(t, "", "")
+	want := SandboxSettings{Mode: sandbox.WorkspaceWrite}
+	if !reflect.DeepEqual(s.Sandbox, want) {
+		t.Errorf("defaults: %+v, want %+v", s.Sandbox, want)
+	}
+	if got := s.Sandbox.Describe(); runtime.GOOS == "linux" && got != "sandbox: workspace-write" {
+		t.Errorf("Describe = %q", got)
+	}
+}
+
+// TestSandboxSettingsParse: every key nested or dotted, merged like the
+// others (the project's list replaces the global one; null resets).
+func TestSandboxSettingsParse(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		global, project string
+		want            SandboxSettings
+	}{
+		{`{"sandbox": {"mode": "read-only", "network": "on"}}`, "",
+			SandboxSettings{Mode: sandbox.ReadOnly, Network: true}},
+		{`{"sandbox.mode": "off", "yolo": true}`, "",
+			SandboxSettings{Mode: sandbox.Off, Yolo: true}},
+		{`{"sandbox": {"writablePaths": ["~/.cache", "build"], "denyRead": []}}`, "",
+			SandboxSettings{Mode: sandbox.WorkspaceWrite, WritablePaths: []string{"~/.cache", "build"}, DenyRead: []string{}}},
+		{`{"sandbox.writablePaths": ["/a"], "sandbox.network": "on"}`, `{"sandbox": {"writablePaths": ["/b"], "network": null}}`,
+			SandboxSettings{Mode: sandbox.WorkspaceWrite, WritablePaths: []string{"/b"}}},
+		{`{"yolo": true, "sandbox.mode": "read-only"}`, `{"yolo": false}`,
+			SandboxSettings{Mode: sandbox.ReadOnly}},
+		{`{"sandbox": null}`, "", SandboxSettings{Mode: sandbox.WorkspaceWrite}},
+	}
+	for _, c := range cases {
+		s, _ := loadPair(t, dir, c.global, c.project)
+		if !reflect.DeepEqual(s.Sandbox, c.want) {
+			t.Errorf("%s + %s:\n got  %+v\n want %+v", c.global, c.project, s.Sandbox, c.want)
+		}
+	}
+}
+
+// TestSandboxSettingsRefused: wrong values are located errors naming the
+// key and what it takes.
+func TestSandboxSettingsRefused(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct{ content, want string }{
+		{`{"sandbox": {"mode": "strict"}}`, `:1:22: sandbox.mode: must be "workspace-write", "read-only" or "off", got string "strict"`},
+		{`{"sandbox.mode": 1}`, `:1:18: sandbox.mode: must be "workspace-write", "read-only" or "off", got number 1`},
+		{`{"sandbox.network": true}`, `:1:21: sandbox.network: must be "on" or "off", got boolean true`},
+		{`{"sandbox": "off"}`, `:1:13: sandbox: expected object, got string`},
+		{`{"sandbox.writablePaths": "/tmp"}`, `:1:27: sandbox.writablePaths: expected array of paths, got string`},
+		{`{"sandbox.writablePaths": ["/a", 3]}`, `:1:34: sandbox.writablePaths[1]: expected string, got number`},
+		{`{"sandbox.denyRead": [" "]}`, `:1:23: sandbox.denyRead[0]: must not be empty`},
+		{`{"sandbox.denyRead": ["~root/.ssh"]}`, `:1:23: sandbox.denyRead[0]: only ~ and ~/… are expanded, got string "~root/.ssh"`},
+		{`{"yolo": "yes"}`, `:1:10: yolo: expected boolean, got string "yes"`},
+	}
+	for _, c := range cases {
+		p := writeSettings(t, dir, c.content)
+		_, err := LoadSettingsFrom(p, "")
+		if err == nil {
+			t.Errorf("%q: no error", c.content)
+			continue
+		}
+		if want := "settings: " + p + c.want; err.Error() != want {
+			t.Errorf("%q:\n got  %q\n want %q", c.content, err, want)
+		}
+	}
+}
+
+// TestSandboxFlagsPrecedence: --yolo beats everything, --sandbox MODE beats
+// sandbox.mode and a yolo setting, no flag leaves the settings.
+func TestSandboxFlagsPrecedence(t *testing.T) {
+	cases := []struct {
+		set  SandboxSettings
+		f    SandboxFlags
+		want sandbox.Mode
+		yolo bool
+	}{
+		{SandboxSettings{Mode: sandbox.ReadOnly}, SandboxFlags{}, sandbox.ReadOnly, false},
+		{SandboxSettings{Mode: sandbox.ReadOnly}, SandboxFlags{Mode: sandbox.Off}, sandbox.Off, false},
+		{SandboxSettings{Mode: sandbox.Off}, SandboxFlags{Mode: sandbox.WorkspaceWrite}, sandbox.WorkspaceWrite, false},
+		{SandboxSettings{Mode: sandbox.WorkspaceWrite, Yolo: true}, SandboxFlags{}, sandbox.Off, true},
+		{SandboxSettings{Mode: sandbox.WorkspaceWrite, Yolo: true}, SandboxFlags{Mode: sandbox.ReadOnly}, sandbox.ReadOnly, false},
+		{SandboxSettings{Mode: sandbox.ReadOnly}, SandboxFlags{Yolo: true}, sandbox.Off, true},
+	}
+	for _, c := range cases {
+		got := c.set.With(c.f)
+		if got.Effective() != c.want || got.Yolo != c.yolo {
+			t.Errorf("%+v with %+v: mode %q yolo %v, want %q %v", c.set, c.f, got.Effective(), got.Yolo, c.want, c.yolo)
+		}
+	}
+}
+
+// TestSandboxPolicy: the model's policy resolves the paths: ~ from HOME,
+// relative from the working directory, the temp directory writable, the
+// default denyRead with agentsh's own folders, the artifacts given back.
+func TestSandboxPolicy(t *testing.T) {
+	if sandbox.Unavailable() != "" {
+		t.Skip(sandbox.Unavailable())
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	work := filepath.Join(home, "proj")
+	arts := filepath.Join(home, ".local/share/agentsh/sessions/-proj/a_artifacts")
+
+	s := SandboxSettings{Mode: sandbox.WorkspaceWrite, WritablePaths: []string{"~/.cache", "build", "/opt/x/"}}
+	p := s.Policy(work, arts)
+	want := &sandbox.Policy{
+		Mode: sandbox.WorkspaceWrite, Workdir: work,
+		Writable: []string{home + "/.cache", work + "/build", "/opt/x", tmp},
+		DenyRead: []string{home + "/.ssh", home + "/.gnupg", home + "/.aws", home + "/.config/gcloud",
+			home + "/.config/agentsh", home + "/.local/share/agentsh"},
+		AllowRead: []string{arts},
+	}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("policy:\n got  %+v\n want %+v", p, want)
+	}
+
+	ro := SandboxSettings{Mode: sandbox.ReadOnly, WritablePaths: []string{"/opt/x"}, Network: true, DenyRead: []string{"~"}}.Policy(work, "")
+	if ro.Mode != sandbox.ReadOnly || ro.Writable != nil || !ro.Network || !reflect.DeepEqual(ro.DenyRead, []string{home}) || ro.AllowRead != nil {
+		t.Errorf("read-only policy: %+v", ro)
+	}
+	for _, off := range []SandboxSettings{{Mode: sandbox.Off}, {Mode: sandbox.WorkspaceWrite, Yolo: true}, {}} {
+		if p := off.Policy(work, arts); p != nil {
+			t.Errorf("%+v: policy %+v, want none", off, p)
+		}
+	}
+	os.Unsetenv("HOME")
+	if p := s.Policy(work, ""); len(p.DenyRead) != 2 || p.Writable[0] != work+"/build" {
+		t.Errorf("without HOME the ~ paths are dropped: %+v", p)
+	}
+}
+
+// TestModelShellSandboxedBangNot: the model's bash tool gets the session's
+// policy, for the directory the session started in even after a `cd`,
+// and keeps it when the settings files are edited to loosen it; the
+// user's `!` commands get none, and an RPC client's choice is passed on.
+func TestModelShellSandboxedBangNot(t *testing.T) {
+	if sandbox.Unavailable() != "" {
+		t.Skip(sandbox.Unavailable())
+	}
+	a, _ := newAgent(t)
+	g := writeSettingsAt(t, t.TempDir(), "settings.json", `{"sandbox": {"writablePaths": ["out"]}}`)
+	l, err := WatchSettingsFrom(g, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.FollowSettings(l)
+	s, _ := l.Current()
+	a.SetSandbox(s.Sandbox)
+
+	check := func(when string) {
+		t.Helper()
+		p := a.ToolContext(bash.ToolSettings{}).Settings.Shell.Sandbox
+		if p == nil || p.Mode != sandbox.WorkspaceWrite || p.Workdir != a.StartDir() ||
+			!reflect.DeepEqual(p.AllowRead, []string{a.Artifacts().Dir()}) || p.Writable[0] != filepath.Join(a.StartDir(), "out") {
+			t.Fatalf("%s: the model's policy is %+v, want workspace-write in %s", when, p, a.StartDir())
+		}
+		shell, _, err := a.bangShell(BashOptions{})
+		if err != nil || shell.Sandbox != nil {
+			t.Fatalf("%s: the user's ! shell has sandbox %+v (%v)", when, shell.Sandbox, err)
+		}
+	}
+	check("at start")
+
+	// The user's `!cd` moves the session, not what the model may write.
+	if res := mustBash(t, a, "cd / && pwd", BashOptions{}); res.Output != "/\n" || a.Cwd() != "/" {
+		t.Fatalf("!cd /: %q, cwd %s", res.Output, a.Cwd())
+	}
+	check("after !cd /")
+
+	// A command cannot loosen its own sandbox through the files.
+	if err := os.WriteFile(g, []byte(`{"yolo": true, "sandbox": {"mode": "off"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := l.Current(); !s.Sandbox.Yolo {
+		t.Fatal("the edit was not read")
+	}
+	check("after the settings said yolo")
+
+	ro := a.SandboxPolicyOf(DefaultSandboxSettings().With(SandboxFlags{Mode: sandbox.ReadOnly}))
+	shell, _, err := a.bangShell(BashOptions{Sandbox: ro})
+	if err != nil || shell.Sandbox != ro {
+		t.Fatalf("an RPC client's policy was not passed on: %+v (%v)", shell.Sandbox, err)
+	}
+
+	a.SetSandbox(a.Sandbox().With(SandboxFlags{Yolo: true}))
+	if p := a.ToolContext(bash.ToolSettings{}).Settings.Shell.Sandbox; p != nil {
+		t.Fatalf("yolo: the model's policy is %+v", p)
+	}
+}
+
+// TestNewSessionUnconfined: a session never given a sandbox confines
+// nothing, and a shell config handed to New loses any policy (it is the
+// bang commands').
+func TestNewSessionUnconfined(t *testing.T) {
+	isolateData(t)
+	e := bash.NewExecutor()
+	t.Cleanup(e.Close)
+	a, err := New(t.TempDir(), nil, e, bash.ShellConfig{Sandbox: &sandbox.Policy{Mode: sandbox.ReadOnly}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := a.ToolContext(bash.ToolSettings{}).Settings.Shell.Sandbox; p != nil {
+		t.Errorf("model policy %+v without SetSandbox", p)
+	}
+	if shell, _, _ := a.bangShell(BashOptions{}); shell.Sandbox != nil {
+		t.Errorf("bang shell keeps the policy given to New: %+v", shell.Sandbox)
+	}
+}
+
+// BenchmarkToolContextSandbox is what each model command pays to get its
+// policy: the settings' paths resolved for the session.
+func BenchmarkToolContextSandbox(b *testing.B) {
+	e := bash.NewExecutor()
+	b.Cleanup(e.Close)
+	a, err := New(b.TempDir(), nil, e, bash.ShellConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.SetArtifactsDir(b.TempDir())
+	a.SetSandbox(SandboxSettings{Mode: sandbox.WorkspaceWrite, WritablePaths: []string{"~/.cache", "build"}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if a.SandboxPolicy() == nil {
+			b.Fatal("no policy")
+		}
+	}
+}
