@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"agentsh/internal/bash"
 	"agentsh/internal/sandbox"
@@ -75,10 +76,10 @@ const (
 	userDeclinedText = "Refused: the user declined to run this command (bash.patterns rule %s): %s"
 	// sandboxNoOneNote, sandboxDeclinedNote and sandboxRerunNote end the
 	// result of a command the sandbox stopped.
-	sandboxNoOneNote    = "\n\n[agentsh: the sandbox refused %s; no one can approve running it outside the sandbox here]"
-	sandboxDeclinedNote = "\n\n[agentsh: the sandbox refused %s; the user declined to run the command outside the sandbox]"
-	sandboxRerunNote    = "\n\n[agentsh: the sandbox refused %s; the user approved, and this is the result of running the command again outside the sandbox]"
-	sandboxSaveNote     = "\n[agentsh: the rule was not saved: %v]"
+	sandboxNoOneNote    = "[agentsh: the sandbox refused %s; no one can approve running it outside the sandbox here]"
+	sandboxDeclinedNote = "[agentsh: the sandbox refused %s; the user declined to run the command outside the sandbox]"
+	sandboxRerunNote    = "[agentsh: the sandbox refused %s; the user approved, and this is the result of running the command again outside the sandbox]"
+	sandboxSaveNote     = " [agentsh: the rule was not saved: %v]"
 )
 
 // gate is the bash tool's BashGate for a; settingsPath is the project
@@ -127,13 +128,13 @@ func (a Approvals) gate(settingsPath func() string) tools.BashGate {
 			return res, err
 		}
 		if a.Approver == nil {
-			te.Message += fmt.Sprintf(sandboxNoOneNote, d.Reason())
+			te.Message = withNote(te.Message, fmt.Sprintf(sandboxNoOneNote, d.Reason()))
 			return res, err
 		}
 		prefix := bash.CommandPrefix(p.Command)
 		ans := a.Approver.Approve(ctx, ApprovalQuestion{Kind: SandboxDenial, Command: p.Command, Reason: d.Reason(), Prefix: prefix})
 		if ans == Decline || ctx.Err() != nil {
-			te.Message += fmt.Sprintf(sandboxDeclinedNote, d.Reason())
+			te.Message = withNote(te.Message, fmt.Sprintf(sandboxDeclinedNote, d.Reason()))
 			return res, err
 		}
 		note := fmt.Sprintf(sandboxRerunNote, d.Reason())
@@ -146,10 +147,18 @@ func (a Approvals) gate(settingsPath func() string) tools.BashGate {
 		res, err = run(tc)
 		switch {
 		case errors.As(err, &te):
-			te.Message += note
+			te.Message = withNote(te.Message, note)
 		case err == nil && res != nil:
-			res.Text += note
+			res.Text = withNote(res.Text, note)
 		}
 		return res, err
 	}
+}
+
+// withNote ends a result's text with agentsh's note, one blank line apart.
+func withNote(text, note string) string {
+	if text = strings.TrimRight(text, "\n"); text == "" {
+		return note
+	}
+	return text + "\n\n" + note
 }
