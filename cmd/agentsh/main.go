@@ -47,6 +47,9 @@ Usage:
         -r, --resume ID|PATH  resume a given session
         --no-session          keep the session in memory only (full outputs
                               in a temporary folder removed at exit)
+        --allow-ask           run the commands of bash.patterns "ask" rules
+                              without asking (else refused: no one to ask;
+                              also in --mode rpc)
       Exit status: 0, or 1 on an error or an abort (message on stderr).
   agentsh exec [--cwd DIR] [--timeout SECONDS] [--head N] [--tail N] [--json] -- COMMAND
       Run COMMAND exactly as the model's bash tool would and print what the
