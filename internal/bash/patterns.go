@@ -100,15 +100,18 @@ type PatternMatch struct {
 // `command`, `exec`, `doas`) or given to `bash -c`/`sh -c` as a literal.
 // A deny rule matching any simple command denies the whole command; else
 // an ask rule matching any asks; allow needs every simple command matched
-// by an allow rule (`cd`, `pushd`, `popd` without redirections count as
-// matched), so `git push && rm -rf ~` is not allowed by {"allow": "git push"}.
+// by an allow rule (cd, pushd, popd, echo, printf, true, false, pwd, test,
+// [ and : without redirections count as matched: they change nothing), so
+// `git push && echo done` is allowed by {"allow": "git push"} but
+// `git push && rm -rf ~` is not, nor `sudo git push`: deny and ask rules
+// see through a wrapper, allow rules do not.
 // Among rules of the deciding action the first in the list wins. A command
 // that does not parse is checked as one simple command of its words.
 func CheckPatterns(command string, rules []PatternRule) PatternMatch {
 	if len(rules) == 0 {
 		return PatternMatch{}
 	}
-	segs := patternSegments(command, 0)
+	segs, _ := patternSegments(command, 0, false)
 	if len(segs) == 0 {
 		return PatternMatch{}
 	}
@@ -146,7 +149,7 @@ func CheckPatterns(command string, rules []PatternRule) PatternMatch {
 type patSegment struct {
 	text    string   // its source, from the name to the last argument
 	words   []string // its words: literal values, else their source text
-	neutral bool     // a cd, pushd or popd without redirections
+	neutral bool     // one of neutralCommands without redirections
 }
 
 func (s patSegment) matches(r PatternRule) bool {
@@ -165,29 +168,41 @@ func (s patSegment) matches(r PatternRule) bool {
 	return true
 }
 
+// neutralCommands change nothing outside the shell when they have no
+// redirections (their arguments' $(...) are simple commands of their own):
+// allow rules need not cover them.
+var neutralCommands = map[string]bool{"cd": true, "pushd": true, "popd": true, "echo": true, "printf": true,
+	"true": true, "false": true, "pwd": true, "test": true, "[": true, ":": true}
+
 // maxPatternDepth bounds `bash -c` nesting.
 const maxPatternDepth = 4
 
-// patternSegments lists command's simple commands (see CheckPatterns).
-func patternSegments(command string, depth int) []patSegment {
+// patternSegments lists command's simple commands (see CheckPatterns);
+// top leaves out those inside $(...) and <(...). control reports an if,
+// while, until, for, case or function in command.
+func patternSegments(command string, depth int, top bool) (segs []patSegment, control bool) {
 	f, err := parseBashSource(command)
 	if err != nil {
 		t := trimShellSpace(command)
 		if t == "" {
-			return nil
+			return nil, false
 		}
-		return []patSegment{{text: t, words: strings.Fields(t)}}
+		return []patSegment{{text: t, words: strings.Fields(t)}}, false
 	}
-	var segs []patSegment
 	syntax.Walk(f, func(n syntax.Node) bool {
-		call, ok := n.(*syntax.CallExpr)
-		if !ok || len(call.Args) == 0 {
-			return true
+		switch n := n.(type) {
+		case *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause, *syntax.FuncDecl:
+			control = true
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return !top
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				segs = append(segs, callSegments(command, n, depth)...)
+			}
 		}
-		segs = append(segs, callSegments(command, call, depth)...)
 		return true // words may hold $(...) with commands of their own
 	})
-	return segs
+	return segs, control
 }
 
 // callSegments is call's segment, plus the segment of the command a
@@ -205,10 +220,7 @@ func callSegments(src string, call *syntax.CallExpr, depth int) []patSegment {
 	}
 	end := int(call.End().Offset())
 	seg := patSegment{text: src[offs[0]:end], words: words}
-	switch words[0] {
-	case "cd", "pushd", "popd":
-		seg.neutral = true
-	}
+	seg.neutral = neutralCommands[words[0]]
 	segs := []patSegment{seg}
 	// The redirections of the statement make a cd more than a cd.
 	if seg.neutral && hasRedirect(src, call) {
@@ -219,7 +231,8 @@ func callSegments(src string, call *syntax.CallExpr, depth int) []patSegment {
 	}
 	if depth < maxPatternDepth {
 		if s, ok := shellDashC(words); ok {
-			segs = append(segs, patternSegments(s, depth+1)...)
+			inner, _ := patternSegments(s, depth+1, false)
+			segs = append(segs, inner...)
 		}
 	}
 	return segs
@@ -298,10 +311,17 @@ func shellDashC(words []string) (string, bool) {
 // first simple command's name (past a wrapper such as sudo) and, when the
 // next word looks like a subcommand (a plain word, not an option or a path),
 // that too: `git push origin main` gives "git push", `touch /etc/x` gives
-// "touch". A leading cd, pushd or popd is skipped. "" when command has no
+// "touch". Leading neutral commands (cd, echo… without redirections) are
+// skipped, and commands in $(...) do not count. A command with control flow
+// (if, while, until, for, case, a function) has no prefix: what it runs
+// depends on more than its first words. "" when command has no
 // literal command name.
 func CommandPrefix(command string) string {
-	for _, seg := range patternSegments(command, maxPatternDepth) {
+	segs, control := patternSegments(command, maxPatternDepth, true)
+	if control {
+		return ""
+	}
+	for _, seg := range segs {
 		if seg.neutral {
 			continue
 		}

@@ -25,6 +25,10 @@ func TestCheckPatterns(t *testing.T) {
 		// allow needs every simple command
 		{"git push && rm -f x", "", "", ""},
 		{"git push | tee log", "", "", ""},
+		{"git push && echo done; pwd", PatternAllow, `{"allow": "git push"}`, "git push"},
+		{"git push && echo done > log", "", "", ""},
+		{"git push && echo $(curl x)", PatternAsk, `{"ask": "/CURL/i"}`, "echo $(curl x)"},
+		{"git push && echo $(date)", "", "", ""},
 		{"cd x > /tmp/f; git push", "", "", ""},
 		// deny and ask look at every stage, list member, nesting
 		{"echo hi | rm -rf /tmp/x", PatternDeny, `{"deny": "/^rm -rf /"}`, "rm -rf /tmp/x"},
@@ -67,6 +71,10 @@ func TestCommandPrefix(t *testing.T) {
 		"$EDITOR x":                  "",
 		"go test ./...":              "go test",
 		"echo hi > /etc/motd":        "echo hi",
+		"echo start; make all":       "make all",
+		"echo $(date); make":         "make",
+		"if true; then make; fi":     "",
+		"f() { make; }; f":           "",
 		"/usr/bin/touch /etc/x":      "/usr/bin/touch",
 	} {
 		if got := CommandPrefix(cmd); got != want {
