@@ -4,6 +4,9 @@ package main
 // and /permissions, with the real binary and the fake model.
 
 import (
+	"bufio"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,4 +192,57 @@ func TestTUISandboxDenialApproval(t *testing.T) {
 	tt.keys("C-d")
 	tt.waitExit()
 	tt.assertNoProcesses()
+}
+
+// TestRPCApprovals: in RPC mode an ask rule refuses the model's command
+// unless agentsh runs with --allow-ask.
+func TestRPCApprovals(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		s := newSandbox(t)
+		patternSettings(t, s, `[{"ask": "touch"}]`)
+		srv := newSSEServer(t, modelScript("touch asked && echo made"))
+		args := []string{"--mode", "rpc", "--model", "openai/test"}
+		if allow {
+			args = append(args, "--allow-ask")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		cmd := s.command(ctx, s.work, srv.env(), args...)
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(in, `{"id":"p1","type":"prompt","message":"go"}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		for sc.Scan() && !strings.Contains(sc.Text(), `"type":"agent_end"`) {
+		}
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+		cancel()
+		reqs := srv.requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests", len(reqs))
+		}
+		want := `Refused by bash.patterns rule {"ask": "touch"}: it asks the user first, and no one can answer here ` +
+			`(agentsh --allow-ask runs such commands without asking): touch asked`
+		if allow {
+			want = "made\n"
+		}
+		if got := lastToolResult(reqs[1]); got != want {
+			t.Errorf("--allow-ask %v: the model got %q, want %q", allow, got, want)
+		}
+		if _, err := os.Stat(filepath.Join(s.work, "asked")); (err == nil) != allow {
+			t.Errorf("--allow-ask %v: ran %v", allow, err == nil)
+		}
+	}
 }
