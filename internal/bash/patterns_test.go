@@ -90,3 +90,18 @@ func TestValidPattern(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckPatterns is the cost rules add to each model command: a
+// list of five commands against ten rules.
+func BenchmarkCheckPatterns(b *testing.B) {
+	var rules []PatternRule
+	for _, p := range []string{"git push --force", "/^rm -rf /", "npm publish", "/curl .*\\| *sh/", "docker run"} {
+		rules = append(rules, PatternRule{PatternDeny, p}, PatternRule{PatternAsk, p + " x"})
+	}
+	cmd := `cd sub && go test ./... 2>&1 | tail -n 20; git status --short && echo "$(date)" > log`
+	for b.Loop() {
+		if m := CheckPatterns(cmd, rules); m.Action != "" {
+			b.Fatal(m)
+		}
+	}
+}

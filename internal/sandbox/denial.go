@@ -40,11 +40,23 @@ func (d Denial) Reason() string {
 }
 
 // Landlock refuses with EACCES and the scopes with EPERM (design note of
-// issue 14, §6); these are the words programs print for them.
-var deniedLine = regexp.MustCompile(`(?i)permission denied|operation not permitted`)
+// issue 14, §6); these are the words programs print for them, lower-case.
+var deniedWords = []string{"permission denied", "operation not permitted"}
 
-var networkLine = regexp.MustCompile(`(?i)network is unreachable|couldn't connect to server|connection refused|` +
-	`could not resolve host|temporary failure in name resolution|name or service not known|no such host|getaddrinfo`)
+// networkWords tell a refused connection or an unresolved host.
+var networkWords = []string{"network is unreachable", "couldn't connect to server", "connection refused",
+	"could not resolve host", "temporary failure in name resolution", "name or service not known", "no such host",
+	"getaddrinfo"}
+
+// hasAny reports whether s (lower-case) contains one of words.
+func hasAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // Where programs put the path in a denial line: quoted ('…', ‘…’, "…",
 // `…'), after open/create/stat and before ": permission denied".
@@ -74,7 +86,8 @@ func DetectDenial(output, cwd string, p *Policy) (Denial, bool) {
 		if line == "" {
 			continue
 		}
-		if deniedLine.MatchString(line) {
+		lower := strings.ToLower(line)
+		if hasAny(lower, deniedWords) {
 			for _, path := range linePaths(line) {
 				if d, ok := pathDenial(resolve(path, cwd, home), p, home); ok {
 					d.Line = line
@@ -82,7 +95,7 @@ func DetectDenial(output, cwd string, p *Policy) (Denial, bool) {
 				}
 			}
 		}
-		if network == nil && !p.Network && networkLine.MatchString(line) {
+		if network == nil && !p.Network && hasAny(lower, networkWords) {
 			network = &Denial{Kind: DeniedNetwork, Line: line}
 		}
 	}

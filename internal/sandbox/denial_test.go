@@ -98,3 +98,17 @@ func TestDetectDenialRealOutput(t *testing.T) {
 		t.Errorf("reason %q, want %q", d.Reason(), want)
 	}
 }
+
+// BenchmarkDetectDenial is the cost of looking at a failed sandboxed
+// command's output: 200 lines, one of them a denial.
+func BenchmarkDetectDenial(b *testing.B) {
+	work := b.TempDir()
+	p := &Policy{Mode: WorkspaceWrite, Workdir: work}
+	out := strings.Repeat("building something long enough to be a line of output\n", 199) +
+		"touch: cannot touch '" + filepath.Join(b.TempDir(), "x") + "': Permission denied\n"
+	for b.Loop() {
+		if _, ok := DetectDenial(out, work, p); !ok {
+			b.Fatal("no denial")
+		}
+	}
+}

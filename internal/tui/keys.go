@@ -223,7 +223,7 @@ func newKeyMap() keyMap {
 		Approval: approvalKeys{
 			Once:   bind("y", "runs it (once)", "y", "Y"),
 			Always: bind("a", "always: saves an allow rule for the command's prefix in the project", "a", "A"),
-			No:     bind("n", "refuses", "n", "N", "esc"),
+			No:     bind("n", "refuses", "n", "N", "esc", "ctrl+c"),
 		},
 		Permissions: permissionsKeys{
 			Close:  bind("esc", "close", "esc", "q", "ctrl+c"),
