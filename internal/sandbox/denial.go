@@ -89,7 +89,7 @@ func DetectDenial(output, cwd string, p *Policy) (Denial, bool) {
 		lower := strings.ToLower(line)
 		if hasAny(lower, deniedWords) {
 			for _, path := range linePaths(line) {
-				if d, ok := pathDenial(resolve(path, cwd, home), p, home); ok {
+				if d, ok := pathDenial(resolveAgainst(path, cwd, home), p, home); ok {
 					d.Line = line
 					return d, true
 				}
@@ -118,7 +118,8 @@ func linePaths(line string) []string {
 	return out
 }
 
-func resolve(path, cwd, home string) string {
+// resolveAgainst makes path absolute: ~ is home, a relative path is in cwd.
+func resolveAgainst(path, cwd, home string) string {
 	switch {
 	case path == "~" && home != "":
 		path = home
@@ -134,7 +135,7 @@ func resolve(path, cwd, home string) string {
 func pathDenial(path string, p *Policy, home string) (Denial, bool) {
 	real := realPath(path)
 	for _, d := range p.DenyRead {
-		if within(real, realPath(resolve(d, "/", home))) {
+		if within(real, realPath(resolveAgainst(d, "/", home))) {
 			if canAccess(path, unix.R_OK) {
 				return Denial{Kind: DeniedRead, Path: path}, true
 			}
@@ -144,7 +145,7 @@ func pathDenial(path string, p *Policy, home string) (Denial, bool) {
 	if p.Mode != ReadOnly {
 		roots := append([]string{p.Workdir}, p.Writable...)
 		for _, r := range roots {
-			if r != "" && within(real, realPath(resolve(r, "/", home))) {
+			if r != "" && within(real, realPath(resolveAgainst(r, "/", home))) {
 				return Denial{}, false
 			}
 		}
