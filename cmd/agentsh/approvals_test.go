@@ -126,14 +126,27 @@ func TestTUIApprovals(t *testing.T) {
 	tt.assertNoProcesses()
 }
 
+// outsideDir is a folder outside every path the sandbox lets the model
+// write (the working directory, the temp directories, the caches): in
+// /var/tmp, removed after the test.
+func outsideDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "agentsh-approvals-")
+	if err != nil {
+		t.Skipf("no folder outside the sandbox's writable paths: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // sandboxProbe skips the test unless `agentsh exec --sandbox
-// workspace-write` refuses a write outside the working directory and the
-// temp directory (tmp): the enforcement and the flag of issue 14's other
-// parts. Once they are in, the test runs by itself.
-func sandboxProbe(t *testing.T, s *sandbox, tmp, outside string) {
+// workspace-write` refuses a write in outside: the enforcement and the
+// flag of issue 14's other parts. Once they are in, the test runs by
+// itself.
+func sandboxProbe(t *testing.T, s *sandbox, outside string) {
 	t.Helper()
 	probe := filepath.Join(outside, "probe")
-	r := s.runEnv(s.work, []string{"TMPDIR=" + tmp}, "exec", "--sandbox", "workspace-write", "--", "touch "+shellQuote(probe))
+	r := s.runEnv(s.work, nil, "exec", "--sandbox", "workspace-write", "--", "touch "+shellQuote(probe))
 	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "Permission denied") {
 		os.Remove(probe)
 		t.Skipf("the sandbox does not refuse a write outside the project here (agentsh exec --sandbox: %v)", r)
@@ -146,13 +159,8 @@ func sandboxProbe(t *testing.T, s *sandbox, tmp, outside string) {
 // outside without asking; /permissions lists the saved choice.
 func TestTUISandboxDenialApproval(t *testing.T) {
 	s := newSandbox(t)
-	tmp, outside := filepath.Join(s.root, "tmp"), filepath.Join(s.root, "outside")
-	for _, d := range []string{tmp, outside} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sandboxProbe(t, s, tmp, outside)
+	outside := outsideDir(t)
+	sandboxProbe(t, s, outside)
 	first, second := filepath.Join(outside, "first"), filepath.Join(outside, "second")
 	srv := newSSEServer(t, func(n int, w sseWriter) {
 		switch n {
@@ -165,7 +173,7 @@ func TestTUISandboxDenialApproval(t *testing.T) {
 		}
 	})
 	tt := startTUIArgs(t, s, []string{"--sandbox", "workspace-write"},
-		append(srv.env(), "AGENTSH_MODEL=openai/test-model", "TMPDIR="+tmp)...)
+		append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
 	tt.waitText("openai/test-model")
 	tt.typeLine("write outside")
 	tt.waitText("The sandbox refused writing " + first)
@@ -189,6 +197,7 @@ func TestTUISandboxDenialApproval(t *testing.T) {
 	tt.typeLine("/permissions")
 	tt.waitText("> allow  touch")
 	tt.keys("Escape")
+	tt.waitScreen("the conversation back", func(s string) bool { return !strings.Contains(s, "Permissions ·") })
 	tt.keys("C-d")
 	tt.waitExit()
 	tt.assertNoProcesses()
