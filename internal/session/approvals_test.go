@@ -34,18 +34,30 @@ func (a *answering) Approve(_ context.Context, q ApprovalQuestion) ApprovalAnswe
 	return ans
 }
 
-// approvalTools is a registry over a fresh session with settings (a
-// sandbox policy for its working directory and rules) and approvals.
+// approvalTools is a registry over a fresh session with rules and
+// approvals, whose bash tool runs the model's commands under a sandbox
+// policy for the session's working directory.
 func approvalTools(t *testing.T, rules []bash.PatternRule, ap Approvals) (*tools.Registry, *AgentSession) {
 	t.Helper()
 	a, _ := newAgent(t)
-	ts := bash.ToolSettings{Patterns: rules, Shell: bash.ShellConfig{
-		Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: a.Cwd()}}}
-	reg, err := NewTools(ToolsConfig{Current: func() *AgentSession { return a }, Executor: a.exec, Settings: ts, Approvals: ap})
+	return gatedTools(t, a, rules, ap), a
+}
+
+// gatedTools is the bash tool as NewTools wires it, with the policy set on
+// each call's context whatever the session's own sandbox is.
+func gatedTools(t *testing.T, a *AgentSession, rules []bash.PatternRule, ap Approvals) *tools.Registry {
+	t.Helper()
+	policy := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: a.Cwd()}
+	bt := tools.NewGatedBash(&bash.Tool{Executor: a.exec}, func() bash.ToolContext {
+		tc := a.ToolContext(bash.ToolSettings{Patterns: rules})
+		tc.Settings.Shell.Sandbox = policy
+		return tc
+	}, ap.gate(func() string { return ProjectSettingsPath(a.StartDir()) }))
+	reg, err := tools.NewRegistry(bt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return reg, a
+	return reg
 }
 
 // TestApprovalsPatterns: deny refuses with the rule's text, ask refuses
@@ -213,13 +225,7 @@ func TestApprovalsAlwaysSavesPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := bash.ToolSettings{Patterns: s.BashPatterns, Shell: bash.ShellConfig{
-		Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: a.Cwd()}}}
-	next, err := NewTools(ToolsConfig{Current: func() *AgentSession { return a }, Executor: a.exec, Settings: ts,
-		Approvals: Approvals{Approver: user}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	next := gatedTools(t, a, s.BashPatterns, Approvals{Approver: user})
 	if r := call(t, next, tools.BashName, map[string]any{"command": cmd}); r.IsError || r.Content != "again shell=other\n" {
 		t.Errorf("next call %+v, want it outside the sandbox", r)
 	}
