@@ -54,6 +54,9 @@ Usage:
                               beats settings "sandbox.mode" (also in the TUI
                               and RPC mode)
         --yolo                no sandbox and no asking (status line: YOLO)
+        --allow-ask           run the commands of bash.patterns "ask" rules
+                              without asking (else refused: no one to ask;
+                              also in --mode rpc)
       Exit status: 0, or 1 on an error or an abort (message on stderr).
   agentsh exec [--cwd DIR] [--timeout SECONDS] [--head N] [--tail N] [--json]
                [--sandbox MODE | --yolo] -- COMMAND

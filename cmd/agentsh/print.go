@@ -48,6 +48,7 @@ type printOptions struct {
 	resume    string // --resume / -r
 	pick      bool   // -r without an id: the session picker (TUI only)
 	noSession bool   // --no-session
+	allowAsk  bool   // --allow-ask: bash.patterns ask rules run without asking where no one can answer
 	help      bool   // -h / --help
 	messages  []string
 
@@ -101,6 +102,9 @@ func parseModeArgs(args []string) (printOptions, error) {
 			err = noValue()
 		case "-h", "--help":
 			o.help = true
+		case "--allow-ask":
+			o.allowAsk = true
+			err = noValue()
 		case "--mode":
 			o.mode, err = value()
 			if err == nil && o.mode != modeText && o.mode != modeJSON && o.mode != modeRPC {
@@ -365,7 +369,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	agent.SetJobs(jm)
 	// Print mode has no UI: never a PTY.
 	reg, err := session.NewTools(session.ToolsConfig{Current: func() *session.AgentSession { return agent },
-		Executor: executor, Jobs: jm, Settings: toolSettings})
+		Executor: executor, Jobs: jm, Settings: toolSettings, Approvals: session.Approvals{AllowAsk: o.allowAsk}})
 	if err != nil {
 		return fail(err)
 	}
@@ -516,7 +520,8 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	}
 	// new_session swaps the session: every call asks for the current one.
 	// RPC has no UI: never a PTY.
-	reg, err := session.NewTools(session.ToolsConfig{Current: currentAgent, Executor: executor, Jobs: jm, Settings: toolSettings})
+	reg, err := session.NewTools(session.ToolsConfig{Current: currentAgent, Executor: executor, Jobs: jm, Settings: toolSettings,
+		Approvals: session.Approvals{AllowAsk: o.allowAsk}})
 	if err != nil {
 		return fail(err)
 	}

@@ -137,6 +137,7 @@ type ToolSettings struct {
 	ArtifactMaxBytes   int               // artifacts.maxBytes; <= 0 = sink.DefaultArtifactMaxBytes
 	MaxJobs            int               // bash.maxJobs, for the mode's job manager; <= 0 = jobs.DefaultMaxJobs
 	AutoBackground     time.Duration     // bash.autoBackgroundSeconds: a foreground call becomes a job after this long; 0 = never
+	Patterns           []PatternRule     // bash.patterns: allow, ask and deny rules (CheckPatterns), applied by the session's approvals
 }
 
 // ToolContext is what the surrounding agent knows at the time of a call.

@@ -47,6 +47,7 @@ type Settings struct {
 	MaxJobs             int                  // bash.maxJobs: jobs running at once in a session (default jobs.DefaultMaxJobs)
 	AutoBackgroundSecs  float64              // bash.autoBackgroundSeconds: a foreground command becomes a job after this long (default DefaultAutoBackgroundSeconds; 0 = never)
 	Stdin               string               // bash.stdin: "terminal" (default: a foreground command reads a terminal agentsh holds) or "null" (/dev/null)
+	BashPatterns        []bash.PatternRule   // bash.patterns: allow, ask and deny rules (settings_patterns.go)
 	Raw                 map[string]any       // merged tree from the files (nested form, no env overrides), for keys not modelled yet
 	Sources             []string             // files that were loaded, in merge order
 
@@ -197,6 +198,7 @@ func (s *Settings) ToolSettings() (bash.ToolSettings, error) {
 		InterceptorRules:   rules,
 		ArtifactMaxBytes:   s.ArtifactMaxBytes,
 		MaxJobs:            s.MaxJobs,
+		Patterns:           s.BashPatterns,
 		AutoBackground:     time.Duration(s.AutoBackgroundSecs * float64(time.Second)),
 		Shell: bash.ShellConfig{
 			Path:          shellPath,
@@ -414,6 +416,7 @@ func (s *Settings) applyRaw() {
 	if v, ok := s.Lookup("bash.stdin"); ok && v != nil {
 		s.Stdin = v.(string)
 	}
+	s.applyBashPatterns()
 	if v, ok := s.Lookup("bashInterceptor.enabled"); ok && v != nil {
 		s.InterceptorEnabled = v.(bool)
 	}
@@ -671,6 +674,10 @@ func validateSettings(tree map[string]any, fail func(key, msg string) error) err
 			return fail("bash.autoBackgroundSeconds", fmt.Sprintf("must be a number of seconds from 0 (never) to %d, got %s",
 				maxAutoBackgroundSeconds, jsonValue(v)))
 		}
+	}
+
+	if err := validateBashPatterns(bashObj, fail); err != nil {
+		return err
 	}
 
 	bi, err := object(tree, "bashInterceptor", "bashInterceptor")

@@ -26,6 +26,9 @@ type ToolsConfig struct {
 	// Terminal is the UI's PTY host: with it a call may run in a
 	// pseudo-terminal shown to the user; nil = headless (print, json, RPC).
 	Terminal bash.TerminalUI
+	// Approvals decide on the model's commands that bash.patterns rules or
+	// the sandbox stop (approvals.go).
+	Approvals Approvals
 }
 
 // NewTools builds the registry every mode gives the model: bash, the file
@@ -36,13 +39,13 @@ func NewTools(c ToolsConfig) (*tools.Registry, error) {
 		return nil, errors.New("tools: no session")
 	}
 	cur, settings, term := c.Current, c.Settings, c.Terminal
-	bt := tools.NewBash(&bash.Tool{Executor: c.Executor, Jobs: c.Jobs}, func() bash.ToolContext {
+	bt := tools.NewGatedBash(&bash.Tool{Executor: c.Executor, Jobs: c.Jobs}, func() bash.ToolContext {
 		tc := cur().ToolContext(settings)
 		if term != nil {
 			tc.HasUI, tc.Terminal = true, term
 		}
 		return tc
-	})
+	}, c.Approvals.gate(func() string { return ProjectSettingsPath(cur().StartDir()) }))
 	return tools.Standard(bt, tools.Env{
 		Cwd: func() string { return cur().Cwd() },
 		ResolveArtifact: func(url string) (string, error) {

@@ -49,6 +49,7 @@ var bashJobsSchema = json.RawMessage(strings.Replace(string(bashSchema), `},"req
 type bashTool struct {
 	tool *bash.Tool
 	ctx  func() bash.ToolContext
+	gate BashGate
 
 	mu  sync.Mutex
 	reg *Registry
@@ -63,6 +64,20 @@ func NewBash(tool *bash.Tool, ctx func() bash.ToolContext) Tool {
 		tool = &bash.Tool{}
 	}
 	return &bashTool{tool: tool, ctx: ctx}
+}
+
+// BashGate stands between the model and each bash call (issue 14's
+// approvals): it may refuse the call, or run it (with run, on a context it
+// may change, such as without the sandbox) once or twice, and it returns
+// what the model gets.
+type BashGate func(ctx context.Context, p bash.ToolParams, tc bash.ToolContext,
+	run func(bash.ToolContext) (*bash.ToolResult, error)) (*bash.ToolResult, error)
+
+// NewGatedBash is NewBash with every call going through gate (nil: none).
+func NewGatedBash(tool *bash.Tool, ctx func() bash.ToolContext, gate BashGate) Tool {
+	t := NewBash(tool, ctx).(*bashTool)
+	t.gate = gate
+	return t
 }
 
 func (b *bashTool) Name() string        { return BashName }
@@ -95,7 +110,13 @@ func (b *bashTool) Execute(ctx context.Context, args json.RawMessage, onUpdate f
 	if reg != nil {
 		tc.ToolNames = reg.Names()
 	}
-	res, err := b.tool.Execute(ctx, p, tc, onUpdate)
+	run := func(tc bash.ToolContext) (*bash.ToolResult, error) { return b.tool.Execute(ctx, p, tc, onUpdate) }
+	var res *bash.ToolResult
+	if b.gate != nil {
+		res, err = b.gate(ctx, p, tc, run)
+	} else {
+		res, err = run(tc)
+	}
 	return fromFinal(bash.Finalize(res, err))
 }
 

@@ -44,6 +44,10 @@ type keyMap struct {
 	Menu    menuKeys
 	Picker  pickerKeys
 	Mention mentionKeys
+	// Approval answers a question of the model's bash call;
+	// Permissions works /permissions (approval.go).
+	Approval    approvalKeys
+	Permissions permissionsKeys
 }
 
 // mainKeys are the transcript's and the editor's when no layer is open.
@@ -100,6 +104,17 @@ type pickerKeys struct {
 // menuKeys choose in the slash menu (slashmenu.go).
 type menuKeys struct {
 	Up, Down, Complete, Run, Close key.Binding
+}
+
+// approvalKeys answer a question of the model's bash call: an ask rule
+// (Once or No) or a sandbox denial (Once, Always, No).
+type approvalKeys struct {
+	Once, Always, No key.Binding
+}
+
+// permissionsKeys work /permissions.
+type permissionsKeys struct {
+	Close, Up, Down, Remove key.Binding
 }
 
 // confirmKeys answer the quit question.
@@ -204,6 +219,17 @@ func newKeyMap() keyMap {
 			First:    bind("g", "newest", "home", "g"),
 			Last:     bind("G", "oldest", "end", "G"),
 			Choose:   bind("enter", "resume", "enter"),
+		},
+		Approval: approvalKeys{
+			Once:   bind("y", "runs it (once)", "y", "Y"),
+			Always: bind("a", "always: saves an allow rule for the command's prefix in the project", "a", "A"),
+			No:     bind("n", "refuses", "n", "N", "esc", "ctrl+c"),
+		},
+		Permissions: permissionsKeys{
+			Close:  bind("esc", "close", "esc", "q", "ctrl+c"),
+			Up:     bind("↑", "previous rule", "up", "k", "ctrl+p"),
+			Down:   bind("↓", "next rule", "down", "j", "ctrl+n"),
+			Remove: bind("d", "removes the rule", "d", "delete", "x"),
 		},
 		Menu: menuKeys{
 			Up:       bind("↑", "previous command", "up", "ctrl+p", "shift+tab"),
@@ -341,6 +367,10 @@ func helpSections() []helpSection {
 		{"File completion (@ in the editor)", []entry{help(keys.Mention.Accept), help(keys.Mention.Up),
 			help(keys.Mention.Down), help(keys.Mention.Close)}},
 		{"Quit question", []entry{help(keys.Confirm.Yes), help(keys.Confirm.No)}},
+		{"Approval question (a command the rules or the sandbox stopped)", []entry{help(keys.Approval.Once),
+			help(keys.Approval.Always), help(keys.Approval.No)}},
+		{"Permissions (/permissions)", []entry{help(keys.Permissions.Up), help(keys.Permissions.Down),
+			help(keys.Permissions.Remove), help(keys.Permissions.Close)}},
 	}
 }
 

@@ -105,8 +105,10 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 	m.pump = newPump(send)
 	m.host = newTerminalHost(send)
 	m.current.Store(cfg.Session)
+	approvals := cfg.Approvals
+	approvals.Approver = approver{send: send}
 	reg, err := session.NewTools(session.ToolsConfig{Current: m.session, Executor: cfg.Executor, Jobs: cfg.Jobs,
-		Settings: cfg.ToolSettings, Terminal: m.host})
+		Settings: cfg.ToolSettings, Terminal: m.host, Approvals: approvals})
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +202,9 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.startTick()
 	case ptyChangedMsg:
 		return nil // the next View reads the screen
-	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg:
+	case approvalAskMsg:
+		return m.askApproval(msg) // approval.go
+	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg, approvalGoneMsg, permissionsLoadedMsg:
 		return m.broadcast(msg) // a layer's own report
 	case sessionOpenedMsg:
 		m.sessionOpened(msg) // resumecmd.go

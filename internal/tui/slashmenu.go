@@ -25,6 +25,7 @@ func slashCommands() []slashCommand {
 		{name: "/resume", desc: "resumes a saved session", run: (*model).cmdResume},
 		{name: "/model", args: "[provider/name]", desc: "shows or switches the model", run: (*model).cmdModel},
 		{name: "/jobs", desc: "opens the jobs panel", run: (*model).cmdJobs},
+		{name: "/permissions", desc: "lists saved approval rules", run: (*model).cmdPermissions},
 		{name: "/copy", desc: "copies the last answer (OSC 52)", run: (*model).cmdCopy},
 		{name: mouseCommand, desc: "turns mouse capture on or off", run: (*model).cmdMouse},
 		{name: "/exit", desc: "quits", run: (*model).cmdExit},

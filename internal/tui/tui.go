@@ -58,6 +58,9 @@ type Config struct {
 	// /model; it returns the provider and the model name the requests
 	// carry. nil: /model only shows the model.
 	SwitchModel func(spec string) (llm.Provider, string, error)
+	// Approvals decide on the model's commands that bash.patterns rules
+	// or the sandbox stop; the TUI is their Approver (approval.go).
+	Approvals session.Approvals
 
 	// Input and Output default to the process's terminal; tests set them.
 	Input  io.Reader

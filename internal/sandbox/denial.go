@@ -1,0 +1,194 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// DenialKind is what the sandbox refused.
+type DenialKind string
+
+// The kinds of denial.
+const (
+	DeniedWrite   DenialKind = "write"
+	DeniedRead    DenialKind = "read"
+	DeniedNetwork DenialKind = "network"
+)
+
+// Denial is a failure of a confined command that the sandbox caused (see
+// DetectDenial).
+type Denial struct {
+	Kind DenialKind
+	Path string // the refused path (write, read); "" for the network
+	Line string // the output line that told
+}
+
+// Reason says what the sandbox refused, for the approval question and the
+// note the model reads.
+func (d Denial) Reason() string {
+	switch d.Kind {
+	case DeniedWrite:
+		return "writing " + d.Path + " (outside the sandbox's writable paths)"
+	case DeniedRead:
+		return "reading " + d.Path + " (sandbox.denyRead)"
+	}
+	return "the network (off in the sandbox): " + d.Line
+}
+
+// Landlock refuses with EACCES and the scopes with EPERM (design note of
+// issue 14, §6); these are the words programs print for them, lower-case.
+var deniedWords = []string{"permission denied", "operation not permitted"}
+
+// networkWords tell a refused connection or an unresolved host.
+var networkWords = []string{"network is unreachable", "couldn't connect to server", "connection refused",
+	"could not resolve host", "temporary failure in name resolution", "name or service not known", "no such host",
+	"getaddrinfo"}
+
+// hasAny reports whether s (lower-case) contains one of words.
+func hasAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Where programs put the path in a denial line: quoted ('…', ‘…’, "…",
+// `…'), after open/create/stat and before ": permission denied".
+var (
+	quotedPath = regexp.MustCompile("['‘\"`]([^'’\"`\n]+)['’\"]")
+	callPath   = regexp.MustCompile(`(?i)\b(?:open|create|creat|mkdir|stat|lstat|unlink|rename|remove|chmod|write|opendir|access)\s+([^\s:'"]+)`)
+	colonPath  = regexp.MustCompile(`(?i)(?:^|\s)([^\s:'"]*/[^\s:'"]*):\s*(?:permission denied|operation not permitted)`)
+)
+
+// DetectDenial tells whether the output of a command that failed under p
+// shows that the sandbox refused it (the design note's §6). A line saying
+// "Permission denied" or "Operation not permitted" counts when it names a
+// path that (a) lies under p.DenyRead, or outside the writable set (the
+// working directory and p.Writable; nothing under ReadOnly), and (b) this
+// process, unconfined, could read (denyRead) or write, or create in its
+// parent: a real permission error is not the sandbox's. With p.Network
+// off, a line of a refused connection or an unresolved host counts too.
+// Relative paths resolve against cwd, the command's final directory.
+func DetectDenial(output, cwd string, p *Policy) (Denial, bool) {
+	if !p.Enabled() {
+		return Denial{}, false
+	}
+	home, _ := os.UserHomeDir()
+	var network *Denial
+	for _, line := range strings.Split(output, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		lower := strings.ToLower(line)
+		if hasAny(lower, deniedWords) {
+			for _, path := range linePaths(line) {
+				if d, ok := pathDenial(resolveAgainst(path, cwd, home), p, home); ok {
+					d.Line = line
+					return d, true
+				}
+			}
+		}
+		if network == nil && !p.Network && hasAny(lower, networkWords) {
+			network = &Denial{Kind: DeniedNetwork, Line: line}
+		}
+	}
+	if network != nil {
+		return *network, true
+	}
+	return Denial{}, false
+}
+
+// linePaths are the candidate paths of a denial line, best first.
+func linePaths(line string) []string {
+	var out []string
+	for _, re := range []*regexp.Regexp{quotedPath, callPath, colonPath} {
+		for _, m := range re.FindAllStringSubmatch(line, -1) {
+			if p := strings.TrimSpace(m[1]); p != "" && !strings.HasPrefix(p, "-") {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// resolveAgainst makes path absolute: ~ is home, a relative path is in cwd.
+func resolveAgainst(path, cwd, home string) string {
+	switch {
+	case path == "~" && home != "":
+		path = home
+	case strings.HasPrefix(path, "~/") && home != "":
+		path = filepath.Join(home, path[2:])
+	case !filepath.IsAbs(path):
+		path = filepath.Join(cwd, path)
+	}
+	return filepath.Clean(path)
+}
+
+// pathDenial decides on one path (see DetectDenial).
+func pathDenial(path string, p *Policy, home string) (Denial, bool) {
+	real := realPath(path)
+	for _, d := range p.DenyRead {
+		if within(real, realPath(resolveAgainst(d, "/", home))) {
+			if canAccess(path, unix.R_OK) {
+				return Denial{Kind: DeniedRead, Path: path}, true
+			}
+			return Denial{}, false
+		}
+	}
+	if p.Mode != ReadOnly {
+		roots := append([]string{p.Workdir}, p.Writable...)
+		for _, r := range roots {
+			if r != "" && within(real, realPath(resolveAgainst(r, "/", home))) {
+				return Denial{}, false
+			}
+		}
+	}
+	if canAccess(path, unix.W_OK) {
+		return Denial{Kind: DeniedWrite, Path: path}, true
+	}
+	return Denial{}, false
+}
+
+// canAccess reports whether this process may access path with mode (by its
+// effective ids), or, when path does not exist, may create it in its
+// parent.
+func canAccess(path string, mode uint32) bool {
+	err := unix.Faccessat(unix.AT_FDCWD, path, mode, unix.AT_EACCESS)
+	if err == nil {
+		return true
+	}
+	if err != unix.ENOENT {
+		return false
+	}
+	return unix.Faccessat(unix.AT_FDCWD, filepath.Dir(path), unix.W_OK|unix.X_OK, unix.AT_EACCESS) == nil
+}
+
+// realPath is path with the symlinks of its deepest existing ancestor
+// resolved, as the kernel sees it.
+func realPath(path string) string {
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if p == filepath.Dir(p) {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+// within reports whether path is root or lies below it.
+func within(path, root string) bool {
+	if root == "/" {
+		return true
+	}
+	return path == root || strings.HasPrefix(path, root+"/")
+}

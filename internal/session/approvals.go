@@ -1,0 +1,164 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/sandbox"
+	"agentsh/internal/tools"
+)
+
+// ApprovalKind is what an approval question is about.
+type ApprovalKind int
+
+// The questions.
+const (
+	// AskRule: a bash.patterns ask rule matched; the answers are Once
+	// (run it) and Decline.
+	AskRule ApprovalKind = iota
+	// SandboxDenial: the command failed because of the sandbox; Once runs
+	// it again outside, Always also saves {"allow": Prefix} in the
+	// project's settings, Decline keeps the failure.
+	SandboxDenial
+)
+
+// ApprovalQuestion is what the user is asked about a model's command.
+type ApprovalQuestion struct {
+	Kind    ApprovalKind
+	Command string
+	Rule    bash.PatternRule // AskRule: the rule that asks
+	Reason  string           // SandboxDenial: what the sandbox refused (sandbox.Denial.Reason)
+	Prefix  string           // SandboxDenial: what Always allows; "" = Always is not offered
+}
+
+// ApprovalAnswer is the user's answer.
+type ApprovalAnswer int
+
+// The answers.
+const (
+	Decline ApprovalAnswer = iota
+	Once
+	Always
+)
+
+// Approver asks the user (the TUI). Approve blocks until the user answers
+// or ctx ends (then: Decline). It is called from the tool's goroutine.
+type Approver interface {
+	Approve(ctx context.Context, q ApprovalQuestion) ApprovalAnswer
+}
+
+// Approvals is how a mode treats the model's commands that rules or the
+// sandbox stop (issue 14).
+type Approvals struct {
+	// Approver asks the user; nil in print, json and RPC modes, where an
+	// ask rule refuses the command (unless AllowAsk) and a sandbox denial
+	// stays a failure.
+	Approver Approver
+	// AllowAsk runs the commands of ask rules without asking when there is
+	// no Approver (flag --allow-ask).
+	AllowAsk bool
+	// Yolo never asks and never sandboxes (--yolo): ask rules run, shells
+	// get no sandbox. Deny rules still refuse.
+	Yolo bool
+}
+
+// The texts the model reads (README "Approvals").
+const (
+	// denyText: "Refused by bash.patterns rule {"deny": "git push"}: git push origin main"
+	denyText = "Refused by bash.patterns rule %s: %s"
+	// askRefusedText: no one to ask.
+	askRefusedText = "Refused by bash.patterns rule %s: it asks the user first, and no one can answer here " +
+		"(agentsh --allow-ask runs such commands without asking): %s"
+	// userDeclinedText: the user said no to an ask rule.
+	userDeclinedText = "Refused: the user declined to run this command (bash.patterns rule %s): %s"
+	// sandboxNoOneNote, sandboxDeclinedNote and sandboxRerunNote end the
+	// result of a command the sandbox stopped.
+	sandboxNoOneNote    = "[agentsh: the sandbox refused %s; no one can approve running it outside the sandbox here]"
+	sandboxDeclinedNote = "[agentsh: the sandbox refused %s; the user declined to run the command outside the sandbox]"
+	sandboxRerunNote    = "[agentsh: the sandbox refused %s; the user approved, and this is the result of running the command again outside the sandbox]"
+	sandboxSaveNote     = " [agentsh: the rule was not saved: %v]"
+)
+
+// gate is the bash tool's BashGate for a; settingsPath is the project
+// settings file "always" writes to.
+func (a Approvals) gate(settingsPath func() string) tools.BashGate {
+	return func(ctx context.Context, p bash.ToolParams, tc bash.ToolContext,
+		run func(bash.ToolContext) (*bash.ToolResult, error)) (*bash.ToolResult, error) {
+		if tc.SettingsError != nil {
+			return run(tc) // refused by the tool with the settings' error
+		}
+		if a.Yolo {
+			tc.Settings.Shell.Sandbox = nil
+		}
+		m := bash.CheckPatterns(p.Command, tc.Settings.Patterns)
+		switch m.Action {
+		case bash.PatternDeny:
+			return nil, &bash.ToolError{Message: fmt.Sprintf(denyText, m.Rule, m.Command)}
+		case bash.PatternAsk:
+			switch {
+			case a.Yolo, a.Approver == nil && a.AllowAsk:
+			case a.Approver == nil:
+				return nil, &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command)}
+			default:
+				if a.Approver.Approve(ctx, ApprovalQuestion{Kind: AskRule, Command: p.Command, Rule: m.Rule}) == Decline {
+					return nil, &bash.ToolError{Message: fmt.Sprintf(userDeclinedText, m.Rule, m.Command)}
+				}
+			}
+		case bash.PatternAllow:
+			tc.Settings.Shell.Sandbox = nil
+		}
+		res, err := run(tc)
+		policy := tc.Settings.Shell.Sandbox
+		if p.Background || !policy.Enabled() || ctx.Err() != nil {
+			return res, err
+		}
+		var te *bash.ToolError
+		if !errors.As(err, &te) || te.Details.ExitCode == nil || *te.Details.ExitCode == 0 {
+			return res, err
+		}
+		cwd := tc.Cwd
+		if tc.State != nil && tc.State.Cwd() != "" {
+			cwd = tc.State.Cwd()
+		}
+		d, ok := sandbox.DetectDenial(te.Message, cwd, policy)
+		if !ok {
+			return res, err
+		}
+		if a.Approver == nil {
+			te.Message = withNote(te.Message, fmt.Sprintf(sandboxNoOneNote, d.Reason()))
+			return res, err
+		}
+		prefix := bash.CommandPrefix(p.Command)
+		ans := a.Approver.Approve(ctx, ApprovalQuestion{Kind: SandboxDenial, Command: p.Command, Reason: d.Reason(), Prefix: prefix})
+		if ans == Decline || ctx.Err() != nil {
+			te.Message = withNote(te.Message, fmt.Sprintf(sandboxDeclinedNote, d.Reason()))
+			return res, err
+		}
+		note := fmt.Sprintf(sandboxRerunNote, d.Reason())
+		if ans == Always && prefix != "" {
+			if serr := SavePatternRule(settingsPath(), bash.PatternRule{Action: bash.PatternAllow, Pattern: prefix}); serr != nil {
+				note += fmt.Sprintf(sandboxSaveNote, serr)
+			}
+		}
+		tc.Settings.Shell.Sandbox = nil
+		res, err = run(tc)
+		switch {
+		case errors.As(err, &te):
+			te.Message = withNote(te.Message, note)
+		case err == nil && res != nil:
+			res.Text = withNote(res.Text, note)
+		}
+		return res, err
+	}
+}
+
+// withNote ends a result's text with agentsh's note, one blank line apart.
+func withNote(text, note string) string {
+	if text = strings.TrimRight(text, "\n"); text == "" {
+		return note
+	}
+	return text + "\n\n" + note
+}

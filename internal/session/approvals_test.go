@@ -1,0 +1,253 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"agentsh/internal/bash"
+	"agentsh/internal/sandbox"
+	"agentsh/internal/tools"
+)
+
+// answering is an Approver that answers from a script and records the
+// questions: the user of these tests.
+type answering struct {
+	mu      sync.Mutex
+	answers []ApprovalAnswer
+	asked   []ApprovalQuestion
+}
+
+func (a *answering) Approve(_ context.Context, q ApprovalQuestion) ApprovalAnswer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, q)
+	if len(a.answers) == 0 {
+		return Decline
+	}
+	ans := a.answers[0]
+	a.answers = a.answers[1:]
+	return ans
+}
+
+// approvalTools is a registry over a fresh session with rules and
+// approvals, whose bash tool runs the model's commands under a sandbox
+// policy for the session's working directory.
+func approvalTools(t *testing.T, rules []bash.PatternRule, ap Approvals) (*tools.Registry, *AgentSession) {
+	t.Helper()
+	a, _ := newAgent(t)
+	return gatedTools(t, a, rules, ap), a
+}
+
+// gatedTools is the bash tool as NewTools wires it, with the policy set on
+// each call's context whatever the session's own sandbox is.
+func gatedTools(t *testing.T, a *AgentSession, rules []bash.PatternRule, ap Approvals) *tools.Registry {
+	t.Helper()
+	policy := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: a.Cwd()}
+	bt := tools.NewGatedBash(&bash.Tool{Executor: a.exec}, func() bash.ToolContext {
+		tc := a.ToolContext(bash.ToolSettings{Patterns: rules})
+		tc.Settings.Shell.Sandbox = policy
+		return tc
+	}, ap.gate(func() string { return ProjectSettingsPath(a.StartDir()) }))
+	reg, err := tools.NewRegistry(bt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// TestApprovalsPatterns: deny refuses with the rule's text, ask refuses
+// without anyone to ask, runs with --allow-ask or an approving user, and
+// is refused when the user declines; the command never ran when refused.
+func TestApprovalsPatterns(t *testing.T) {
+	rules := []bash.PatternRule{{Action: bash.PatternDeny, Pattern: "rm -rf"}, {Action: bash.PatternAsk, Pattern: "touch"}}
+	for _, c := range []struct {
+		name    string
+		ap      Approvals
+		answers []ApprovalAnswer
+		want    string
+		ran     bool
+	}{
+		{"no one to ask", Approvals{}, nil, `Refused by bash.patterns rule {"ask": "touch"}: it asks the user first, and no one can answer here (agentsh --allow-ask runs such commands without asking): touch made`, false},
+		{"allow-ask", Approvals{AllowAsk: true}, nil, "ok\n", true},
+		{"yolo", Approvals{Yolo: true}, nil, "ok\n", true},
+		{"user says yes", Approvals{}, []ApprovalAnswer{Once}, "ok\n", true},
+		{"user says no", Approvals{}, []ApprovalAnswer{Decline}, `Refused: the user declined to run this command (bash.patterns rule {"ask": "touch"}): touch made`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var user *answering
+			if c.answers != nil {
+				user = &answering{answers: c.answers}
+				c.ap.Approver = user
+			}
+			reg, a := approvalTools(t, rules, c.ap)
+			r := call(t, reg, tools.BashName, map[string]any{"command": "echo ok && touch made"})
+			if r.Content != c.want {
+				t.Errorf("result %q, want %q", r.Content, c.want)
+			}
+			if r.IsError == c.ran {
+				t.Errorf("IsError %v", r.IsError)
+			}
+			if _, err := os.Stat(filepath.Join(a.Cwd(), "made")); (err == nil) != c.ran {
+				t.Errorf("the command ran: %v, want %v", err == nil, c.ran)
+			}
+			if user != nil && (len(user.asked) != 1 || user.asked[0].Kind != AskRule || user.asked[0].Rule != rules[1]) {
+				t.Errorf("asked %+v", user.asked)
+			}
+			r = call(t, reg, tools.BashName, map[string]any{"command": "ls | rm -rf sub"})
+			if want := `Refused by bash.patterns rule {"deny": "rm -rf"}: rm -rf sub`; !r.IsError || r.Content != want {
+				t.Errorf("deny: %+v, want %q", r, want)
+			}
+		})
+	}
+}
+
+// denialCommand fails the first time like a sandboxed write (bash: a
+// script it may not execute, outside the project, that this process could
+// write: what the sandbox's EACCES looks like) after changing the session
+// state; run again it succeeds and shows the state and which shell ran it.
+func denialCommand(t *testing.T) (cmd, script string) {
+	t.Helper()
+	dir := t.TempDir()
+	script = filepath.Join(dir, "blocked.sh")
+	if err := os.WriteFile(script, []byte("true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd = fmt.Sprintf(`if [ -e first ]; then echo "again X=$APPROVAL_X shell=$([ "$(cat first)" = $$ ] && echo same || echo other)"; `+
+		`else echo $$ > first; export APPROVAL_X=kept; echo tried; %s; fi`, script)
+	return cmd, script
+}
+
+// TestApprovalsSandboxDenial: a failure the sandbox caused asks once; Once
+// runs it again in another shell (the unconfined twin) with the session
+// state carried over and gives the model the re-run's result; Decline
+// gives the original failure with a note; without an Approver the note
+// says no one can approve; Always saves {"allow": prefix} in the project
+// settings, after which the command matches an allow rule.
+func TestApprovalsSandboxDenial(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		answer []ApprovalAnswer
+	}{{"once", []ApprovalAnswer{Once}}, {"always", []ApprovalAnswer{Always}}, {"no", []ApprovalAnswer{Decline}}, {"headless", nil}} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd, script := denialCommand(t)
+			var ap Approvals
+			user := &answering{answers: c.answer}
+			if c.answer != nil {
+				ap.Approver = user
+			}
+			reg, a := approvalTools(t, nil, ap)
+			r := call(t, reg, tools.BashName, map[string]any{"command": cmd})
+			reason := "writing " + script + " (outside the sandbox's writable paths)"
+			failed := func(note string) bool {
+				return r.IsError && strings.HasPrefix(r.Content, "tried\n") &&
+					strings.Contains(r.Content, script+": Permission denied\n") &&
+					strings.HasSuffix(r.Content, "Command exited with code 126\n\n"+note)
+			}
+			switch c.name {
+			case "once", "always":
+				want := "again X=kept shell=other\n\n[agentsh: the sandbox refused " + reason +
+					"; the user approved, and this is the result of running the command again outside the sandbox]"
+				if r.IsError || r.Content != want {
+					t.Errorf("result %+v, want %q", r, want)
+				}
+			case "no":
+				want := "[agentsh: the sandbox refused " + reason + "; the user declined to run the command outside the sandbox]"
+				if !failed(want) {
+					t.Errorf("result %q, want the failure and %q", r.Content, want)
+				}
+			case "headless":
+				want := "[agentsh: the sandbox refused " + reason + "; no one can approve running it outside the sandbox here]"
+				if !failed(want) {
+					t.Errorf("result %q, want the failure and %q", r.Content, want)
+				}
+			}
+			if c.answer != nil {
+				if len(user.asked) != 1 || user.asked[0].Kind != SandboxDenial || user.asked[0].Reason != reason ||
+					user.asked[0].Prefix != "" || user.asked[0].Command != cmd {
+					t.Errorf("asked %+v", user.asked)
+				}
+			}
+			rules, err := ProjectPatternRules(ProjectSettingsPath(a.StartDir()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rules) != 0 {
+				t.Errorf("rules saved for a command without a prefix: %v", rules)
+			}
+		})
+	}
+}
+
+// TestApprovalsAlwaysSavesPrefix: Always on `./tool sub …` saves
+// {"allow": "./tool sub"} in the project settings; with the saved rule the
+// next such command runs outside the sandbox (the unconfined twin shell)
+// without asking.
+func TestApprovalsAlwaysSavesPrefix(t *testing.T) {
+	_, script := denialCommand(t)
+	user := &answering{answers: []ApprovalAnswer{Always}}
+	reg, a := approvalTools(t, nil, Approvals{Approver: user})
+	// $2 is the pid of the shell that runs the command: which shell ran it.
+	tool := "if [ -e first ]; then echo \"again shell=$([ \"$(cat first)\" = \"$2\" ] && echo same || echo other)\"; " +
+		"else echo \"$2\" > first; echo tried; " + script + "; fi\n"
+	if err := os.WriteFile(filepath.Join(a.Cwd(), "approvaltool"), []byte(tool), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := "./approvaltool run $$"
+	r := call(t, reg, tools.BashName, map[string]any{"command": cmd})
+	if r.IsError || !strings.HasPrefix(r.Content, "again shell=other\n\n[agentsh: the sandbox refused writing "+script) {
+		t.Fatalf("result %+v", r)
+	}
+	if len(user.asked) != 1 || user.asked[0].Prefix != "./approvaltool run" {
+		t.Fatalf("asked %+v", user.asked)
+	}
+	path := ProjectSettingsPath(a.StartDir())
+	rules, err := ProjectPatternRules(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bash.PatternRule{Action: bash.PatternAllow, Pattern: "./approvaltool run"}
+	if len(rules) != 1 || rules[0] != want {
+		t.Fatalf("saved %v, want %v", rules, want)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), `"allow": "./approvaltool run"`) {
+		t.Errorf("settings file:\n%s", data)
+	}
+
+	// The settings as the file now has them: the next call runs outside
+	// without a question.
+	s, err := LoadSettingsFrom("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := gatedTools(t, a, s.BashPatterns, Approvals{Approver: user})
+	if r := call(t, next, tools.BashName, map[string]any{"command": cmd}); r.IsError || r.Content != "again shell=other\n" {
+		t.Errorf("next call %+v, want it outside the sandbox", r)
+	}
+	if len(user.asked) != 1 {
+		t.Errorf("asked again: %+v", user.asked)
+	}
+
+	// Saving twice keeps one rule; removing it checks it is still the
+	// listed one, and empties the list.
+	if err := SavePatternRule(path, want); err != nil {
+		t.Fatal(err)
+	}
+	if rules, _ := ProjectPatternRules(path); len(rules) != 1 {
+		t.Errorf("rules after a second save: %v", rules)
+	}
+	if err := RemovePatternRule(path, 0, bash.PatternRule{Action: bash.PatternDeny, Pattern: "x"}); err == nil {
+		t.Error("removed a rule that is not the one listed")
+	}
+	if err := RemovePatternRule(path, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	if rules, _ := ProjectPatternRules(path); len(rules) != 0 {
+		t.Errorf("rules after removal: %v", rules)
+	}
+}
