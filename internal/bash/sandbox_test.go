@@ -447,3 +447,32 @@ func nsLimitChild(t *testing.T) {
 		t.Errorf("the status does not say the network is only partly blocked: %q", d)
 	}
 }
+
+// TestSandboxAllowRead: a folder AllowRead names beneath a denied one (the
+// session's artifacts in agentsh's data folder) is readable, its denied
+// siblings are not.
+func TestSandboxAllowRead(t *testing.T) {
+	needSandbox(t, false)
+	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
+	data := filepath.Join(s.home, ".local/share/agentsh")
+	arts := filepath.Join(data, "sessions", "s1")
+	for p, body := range map[string]string{filepath.Join(arts, "3.bash.log"): "full output\n",
+		filepath.Join(data, "sessions", "s2", "0.bash.log"): "another session\n"} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.policy.DenyRead = append(s.policy.DenyRead, data)
+	s.policy.AllowRead = []string{arts}
+	e := newTestExecutor(t)
+	o := s.opts(t)
+	expect(t, run(t, e, `cat "`+filepath.Join(arts, "3.bash.log")+`"`, o), "full output\n", "0")
+	r := run(t, e, `cat "`+filepath.Join(data, "sessions", "s2", "0.bash.log")+`"`, o)
+	denied(t, r, "cat another session's artifact", "", "")
+	if strings.Contains(r.Output, "another session") {
+		t.Errorf("a denied sibling was read: %q", r.Output)
+	}
+}

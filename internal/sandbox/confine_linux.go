@@ -103,6 +103,11 @@ func (p *Policy) confine(f Features, extra []string) (*Confinement, error) {
 		writable = append(writable, cacheDirs()...)
 	}
 	rules := plan(resolve(p.DenyRead), resolve(writable), resolve(devices))
+	// Rules add up: reading beneath a denied folder is given back where
+	// AllowRead says (the session's own artifacts in agentsh's data).
+	for _, a := range resolve(p.AllowRead) {
+		rules = append(rules, rule{a, fsRead})
+	}
 	rs, err := buildRuleset(f.Landlock, rules, !p.Network && !c.NewNetwork)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox ruleset: %w", err)
