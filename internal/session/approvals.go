@@ -83,13 +83,16 @@ const (
 )
 
 // gate is the bash tool's BashGate for a; settingsPath is the project
-// settings file "always" writes to.
-func (a Approvals) gate(settingsPath func() string) tools.BashGate {
+// settings file "always" writes to; yolo reports the session's yolo (the
+// settings, --yolo, or an RPC client's set_sandbox), read on each call.
+func (a Approvals) gate(settingsPath func() string, yolo func() bool) tools.BashGate {
 	return func(ctx context.Context, p bash.ToolParams, tc bash.ToolContext,
 		run func(bash.ToolContext) (*bash.ToolResult, error)) (*bash.ToolResult, error) {
 		if tc.SettingsError != nil {
 			return run(tc) // refused by the tool with the settings' error
 		}
+		a := a
+		a.Yolo = a.Yolo || (yolo != nil && yolo())
 		if a.Yolo {
 			tc.Settings.Shell.Sandbox = nil
 		}

@@ -52,7 +52,7 @@ func gatedTools(t *testing.T, a *AgentSession, rules []bash.PatternRule, ap Appr
 		tc := a.ToolContext(bash.ToolSettings{Patterns: rules})
 		tc.Settings.Shell.Sandbox = policy
 		return tc
-	}, ap.gate(func() string { return ProjectSettingsPath(a.StartDir()) }))
+	}, ap.gate(func() string { return ProjectSettingsPath(a.StartDir()) }, nil))
 	reg, err := tools.NewRegistry(bt)
 	if err != nil {
 		t.Fatal(err)
@@ -249,5 +249,24 @@ func TestApprovalsAlwaysSavesPrefix(t *testing.T) {
 	}
 	if rules, _ := ProjectPatternRules(path); len(rules) != 0 {
 		t.Errorf("rules after removal: %v", rules)
+	}
+}
+
+// TestApprovalsFollowSessionYolo: the session's yolo (the settings,
+// --yolo, an RPC client's set_sandbox) is read on each call: an ask rule
+// with no one to ask is refused, and runs once the session turns yolo.
+func TestApprovalsFollowSessionYolo(t *testing.T) {
+	a, _ := newAgent(t)
+	reg, err := NewTools(ToolsConfig{Current: func() *AgentSession { return a }, Executor: a.exec,
+		Settings: bash.ToolSettings{Patterns: []bash.PatternRule{{Action: bash.PatternAsk, Pattern: "echo"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := call(t, reg, tools.BashName, map[string]any{"command": "echo hi"}); !r.IsError || !strings.Contains(r.Content, "no one can answer here") {
+		t.Fatalf("without yolo: %+v", r)
+	}
+	a.SetSandbox(SandboxSettings{Yolo: true})
+	if r := call(t, reg, tools.BashName, map[string]any{"command": "echo hi"}); r.IsError || !strings.Contains(r.Content, "hi") {
+		t.Fatalf("under the session's yolo: %+v", r)
 	}
 }

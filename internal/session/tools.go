@@ -45,7 +45,8 @@ func NewTools(c ToolsConfig) (*tools.Registry, error) {
 			tc.HasUI, tc.Terminal = true, term
 		}
 		return tc
-	}, c.Approvals.gate(func() string { return ProjectSettingsPath(cur().StartDir()) }))
+	}, c.Approvals.gate(func() string { return ProjectSettingsPath(cur().StartDir()) },
+		func() bool { return cur().Sandbox().Yolo }))
 	return tools.Standard(bt, tools.Env{
 		Cwd: func() string { return cur().Cwd() },
 		ResolveArtifact: func(url string) (string, error) {
