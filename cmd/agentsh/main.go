@@ -215,7 +215,7 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	arts := session.NewArtifactManager(session.ExecArtifactsDir(wd))
 	// The model's sandbox, as the settings and the flags say.
 	sb := settings.Sandbox.With(flags)
-	warnSandbox(sb, stderr)
+	warnSandbox(sb, stderr, flags.Mode != "")
 	toolSettings.Shell.Sandbox = sb.Policy(wd, arts.Dir())
 	// The same tools an agent has, so the interceptor blocks exactly what
 	// it would block for a model's call.

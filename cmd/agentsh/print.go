@@ -354,7 +354,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	}
 	defer bash.CloseAll()
 	warmSnapshot(toolSettings)
-	warnSandbox(o.sb, stderr)
+	warnSandbox(o.sb, stderr, false)
 
 	agent, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
 	if err != nil {
@@ -459,7 +459,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer bash.CloseAll() // stdin EOF: no shell and no process of a run is left
 	warmSnapshot(toolSettings)
-	warnSandbox(o.sb, stderr)
+	warnSandbox(o.sb, stderr, false)
 
 	executor := bash.Default()
 	var (

@@ -29,9 +29,17 @@ func sandboxStatus(sb session.SandboxSettings) (text string, warn bool) {
 }
 
 // warnSandbox says on w, in one line, that the sandbox asked for cannot be
-// had on this system; nothing when it can (or the user chose off).
-func warnSandbox(sb session.SandboxSettings, w io.Writer) {
-	if msg := sbx.Warning(sb.Effective()); msg != "" {
+// had on this system: off (not Linux) always; weaker (what the kernel
+// cannot enforce, e.g. unix sockets before Landlock ABI 9) only when
+// detail is set, for `agentsh exec --sandbox MODE`, which exists to try
+// the sandbox: every other start would repeat the same line, which the
+// status line shows instead.
+func warnSandbox(sb session.SandboxSettings, w io.Writer, detail bool) {
+	msg := sbx.Warning(sb.Effective(), sb.Network)
+	if !detail && sbx.Unavailable() == "" {
+		msg = ""
+	}
+	if msg != "" {
 		fmt.Fprintf(w, "agentsh: %s\n", msg)
 	}
 }

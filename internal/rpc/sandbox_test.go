@@ -58,7 +58,7 @@ func TestSetSandbox(t *testing.T) {
 	}
 	model := func() *sandbox.Policy { return current().ToolContext(bash.ToolSettings{}).Settings.Shell.Sandbox }
 
-	want := Sandbox{Mode: sandbox.WorkspaceWrite, Bash: sandbox.Off, Status: "sandbox: workspace-write"}
+	want := Sandbox{Mode: sandbox.WorkspaceWrite, Bash: sandbox.Off, Status: sandbox.Describe(sandbox.WorkspaceWrite, false, false)}
 	if got := state("s1"); got != want {
 		t.Fatalf("start: %+v, want %+v", got, want)
 	}
@@ -70,7 +70,7 @@ func TestSetSandbox(t *testing.T) {
 	if r["success"] != true {
 		t.Fatalf("set_sandbox: %v", r)
 	}
-	want = Sandbox{Mode: sandbox.ReadOnly, Bash: sandbox.WorkspaceWrite, Status: "sandbox: read-only"}
+	want = Sandbox{Mode: sandbox.ReadOnly, Bash: sandbox.WorkspaceWrite, Status: sandbox.Describe(sandbox.ReadOnly, false, false)}
 	if got := state("s2"); got != want {
 		t.Fatalf("after set_sandbox: %+v, want %+v", got, want)
 	}

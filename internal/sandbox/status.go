@@ -2,12 +2,13 @@ package sandbox
 
 import "strings"
 
-// Describe is the sandbox's state in a few words, for the status line and
-// `agentsh exec`: "YOLO" when the user turned the sandbox and the asking
-// off, else "sandbox: MODE" with what the user opened ("network on"), or
-// "sandbox: off" with the reason when this system cannot confine at all.
-// It says the mode as configured and never claims more: what the kernel
-// lacks of it is the enforcement's to add (weakness).
+// Describe is the sandbox's state in a few words, for the status line:
+// "YOLO" when the user turned the sandbox and the asking off, "sandbox:
+// off", else "sandbox: MODE" with what the user opened ("network on"), as
+// "sandbox weaker: MODE" when the kernel cannot enforce all of it
+// (Features.Weaknesses, which Warning spells out), or "sandbox: off" with
+// the reason where this system cannot confine at all. It never claims
+// more than the kernel gives.
 func Describe(mode Mode, network, yolo bool) string {
 	switch {
 	case yolo:
@@ -18,7 +19,11 @@ func Describe(mode Mode, network, yolo bool) string {
 		return "sandbox: off (" + Unavailable() + ")"
 	}
 	var b strings.Builder
-	b.WriteString("sandbox: ")
+	if len(Detect().Weaknesses(&Policy{Mode: mode, Network: network})) > 0 {
+		b.WriteString("sandbox weaker: ")
+	} else {
+		b.WriteString("sandbox: ")
+	}
 	b.WriteString(string(mode))
 	if network {
 		b.WriteString(", network on")
@@ -27,11 +32,18 @@ func Describe(mode Mode, network, yolo bool) string {
 }
 
 // Warning is the one line `agentsh exec` prints on stderr when the mode
-// asked for cannot be had on this system; "" when nothing is lost that the
-// configuration alone can tell.
-func Warning(mode Mode) string {
-	if mode == Off || mode == "" || Unavailable() == "" {
+// asked for cannot be had in full on this system: off, or weaker with what
+// is missing; "" when the kernel enforces all of it (or the user chose
+// off).
+func Warning(mode Mode, network bool) string {
+	switch {
+	case mode == Off || mode == "":
 		return ""
+	case Unavailable() != "":
+		return "sandbox off: " + Unavailable() + "; the command runs unconfined"
 	}
-	return "sandbox off: " + Unavailable() + "; the command runs unconfined"
+	if w := Detect().Weaknesses(&Policy{Mode: mode, Network: network}); len(w) > 0 {
+		return "sandbox weaker: " + strings.Join(w, ", ")
+	}
+	return ""
 }

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"testing"
 
 	"agentsh/internal/bash"
@@ -19,7 +18,7 @@ func TestSandboxSettingsDefaults(t *testing.T) {
 	if !reflect.DeepEqual(s.Sandbox, want) {
 		t.Errorf("defaults: %+v, want %+v", s.Sandbox, want)
 	}
-	if got := s.Sandbox.Describe(); runtime.GOOS == "linux" && got != "sandbox: workspace-write" {
+	if got := s.Sandbox.Describe(); got != sandbox.Describe(sandbox.WorkspaceWrite, false, false) {
 		t.Errorf("Describe = %q", got)
 	}
 }
