@@ -8,6 +8,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	sbx "agentsh/internal/sandbox"
 	"agentsh/internal/session"
@@ -25,7 +26,9 @@ func parseSandboxFlag(v string) (sbx.Mode, error) {
 // sandboxStatus is the status line's sandbox: the words, and whether to
 // show them as a warning (the sandbox is off, opened or cannot be had).
 func sandboxStatus(sb session.SandboxSettings) (text string, warn bool) {
-	return sb.Describe(), sb.Yolo || sb.Effective() == sbx.Off || sb.Network || sbx.Unavailable() != ""
+	text = sb.Describe()
+	return text, sb.Yolo || sb.Effective() == sbx.Off || sb.Network || sbx.Unavailable() != "" ||
+		strings.HasPrefix(text, "sandbox weaker")
 }
 
 // warnSandbox says on w, in one line, that the sandbox asked for cannot be
