@@ -476,3 +476,50 @@ func TestSandboxAllowRead(t *testing.T) {
 		t.Errorf("a denied sibling was read: %q", r.Output)
 	}
 }
+
+// TestSandboxOwnTemp: when the temp directory holds a denied folder (here
+// a HOME in it, as in CI), the shell gets a temp folder of its own: mktemp
+// and new folders work there, the denied folder stays unreadable, the
+// folder is not carried to an unconfined twin, and it is gone with the
+// shell.
+func TestSandboxOwnTemp(t *testing.T) {
+	needSandbox(t, false)
+	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
+	denied := filepath.Join(t.TempDir(), "secret")
+	if err := os.MkdirAll(denied, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(denied, "key"), []byte("SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.policy.DenyRead = append(s.policy.DenyRead, denied)
+	if !s.policy.NeedsOwnTemp() {
+		t.Fatal("a denied folder in the temp directory needs no temp folder of its own")
+	}
+	e := newTestExecutor(t)
+	st := NewSessionState(s.work)
+	in := s.opts(t)
+	in.State, in.Capture = st, CaptureAll
+	r := run(t, e, `d=$(mktemp -d) && echo made > "$d/f" && cat "$d/f" && echo "$TMPDIR"`, in)
+	lines := strings.Split(strings.TrimSpace(r.Output), "\n")
+	if r.ExitCode == nil || *r.ExitCode != 0 || len(lines) != 2 || lines[0] != "made" {
+		t.Fatalf("mktemp in the sandbox: %q (exit %v)", r.Output, code(r))
+	}
+	own := lines[1]
+	if !strings.HasPrefix(own, os.TempDir()) || own == os.TempDir() {
+		t.Errorf("TMPDIR %q is not a folder of its own in %s", own, os.TempDir())
+	}
+	denied2 := run(t, e, `cat "`+filepath.Join(denied, "key")+`"`, in)
+	if strings.Contains(denied2.Output, "SECRET") {
+		t.Errorf("the denied folder was read: %q", denied2.Output)
+	}
+	out := in
+	out.Shell.Sandbox = nil
+	if r := run(t, e, `echo "${TMPDIR:-unset}"`, out); strings.TrimSpace(r.Output) == own {
+		t.Errorf("the sandbox's own temp folder reached the unconfined twin: %q", r.Output)
+	}
+	e.Close()
+	if _, err := os.Stat(own); !os.IsNotExist(err) {
+		t.Errorf("the sandbox's temp folder outlived its shell: %v", err)
+	}
+}

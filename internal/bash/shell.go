@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -176,7 +177,11 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, readBufferSize); ret
 // shellSession is one long-lived bash process. It runs one command at a time;
 // the executor's pool guarantees exclusive use.
 type shellSession struct {
-	cfg    ShellConfig
+	cfg ShellConfig
+	// ownEnv is what this shell got at start beyond its config (a
+	// sandbox's own TMPDIR): like shell.env, the session state neither
+	// records it nor carries it to other shells.
+	ownEnv map[string]string
 	key    string
 	guard  *guard.Process // the shell's guardian: ends every process of the session
 	pid    int            // bash's
@@ -386,7 +391,18 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 		}
 	}
 	_ = cwd // the first run cds itself; a missing dir must not fail the start
-	sb, err := guardSandbox(cfg.Sandbox, dir)
+	// A sandbox whose temp directory holds a denied folder cannot make
+	// new entries there: the shell gets a temp folder of its own.
+	env := map[string]string{markerVar: string(s.marker[len(markerVar)+1:])}
+	writable, cleanup := []string{dir}, []string{dir}
+	if cfg.Sandbox.NeedsOwnTemp() {
+		if tmp, err := os.MkdirTemp("", "agentsh-sandbox-tmp-"); err == nil {
+			env["TMPDIR"] = tmp
+			s.ownEnv = map[string]string{"TMPDIR": tmp}
+			writable, cleanup = append(writable, tmp), append(cleanup, tmp)
+		}
+	}
+	sb, err := guardSandbox(cfg.Sandbox, writable...)
 	if err != nil {
 		ctlR.Close()
 		ctlW.Close()
@@ -397,13 +413,13 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	g, err := guard.Start(guard.Cmd{
 		Path: cfg.Path,
 		Args: []string{filepath.Base(cfg.Path), "--noprofile", "--norc"}, // messages read "bash: …" as in a terminal
-		Env:  cfg.env(map[string]string{markerVar: string(s.marker[len(markerVar)+1:])}),
+		Env:  cfg.env(env),
 		// stdin is the control socket, fd 3 the status socket.
 		Files:   []*os.File{ctlR, nil, nil, stW},
 		Setsid:  true,
 		Marker:  s.marker,
 		Grace:   grace,
-		Cleanup: []string{dir},
+		Cleanup: cleanup,
 		Sandbox: sb,
 	})
 	if sb != nil && sb.Ruleset != nil {
@@ -824,6 +840,14 @@ func setPipeSize(f *os.File, size int) {
 // NormalizeCommand removed (an endless producer must not run to the timeout).
 func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOutcome {
 	cwd, command, timeout, stopLines := spec.cwd, spec.command, spec.timeout, spec.stopLines
+	if len(s.ownEnv) > 0 {
+		env := maps.Clone(spec.cfgEnv)
+		if env == nil {
+			env = map[string]string{}
+		}
+		maps.Copy(env, s.ownEnv)
+		spec.cfgEnv = env
+	}
 	if strings.IndexByte(cwd, 0) >= 0 {
 		return runOutcome{err: errors.New("working directory contains a NUL byte")}
 	}

@@ -136,3 +136,23 @@ func cacheDirs() []string {
 	}
 	return dirs
 }
+
+// NeedsOwnTemp reports whether the temp directory holds a folder p denies
+// (a HOME or agentsh's data folder under /tmp, as in CI): Landlock then
+// splits the temp directory, so its existing entries stay writable but no
+// new one can be made in it (`mktemp`, `go build`'s work folder). Such a
+// shell gets a temp folder of its own (TMPDIR), made before it starts.
+func (p *Policy) NeedsOwnTemp() bool {
+	if !p.Enabled() || p.Mode != WorkspaceWrite {
+		return false
+	}
+	temps := resolve([]string{os.TempDir(), "/tmp"})
+	for _, d := range resolve(p.DenyRead) {
+		for _, t := range temps {
+			if d != t && under(d, t) {
+				return true
+			}
+		}
+	}
+	return false
+}

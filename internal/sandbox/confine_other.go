@@ -10,3 +10,6 @@ func (p *Policy) Confine(extra ...string) (*Confinement, error) { return nil, ni
 
 // NamespacesFailed has nothing to record outside Linux.
 func NamespacesFailed(err error) {}
+
+// NeedsOwnTemp is false where nothing is confined.
+func (p *Policy) NeedsOwnTemp() bool { return false }
