@@ -29,11 +29,8 @@ func TestPrintModeHTTPServerJob(t *testing.T) {
 	}
 	s := newSandbox(t)
 	writeFile(t, filepath.Join(s.work, "hello.txt"), "hello from the job\n")
-	// With the network off, each of the model's shells and jobs has a
-	// network namespace of its own, so a server a job started is not
-	// reachable from the next call (issue 14, open): this flow needs
-	// "network": "on" until the session's shells share one.
-	writeFile(t, filepath.Join(s.work, ".agentsh", "settings.json"), `{"sandbox": {"network": "on"}}`)
+	// In the default sandbox (network off) the job and the next call share
+	// one network namespace: the server is reachable, the host is not.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -521,5 +522,43 @@ func TestSandboxOwnTemp(t *testing.T) {
 	e.Close()
 	if _, err := os.Stat(own); !os.IsNotExist(err) {
 		t.Errorf("the sandbox's temp folder outlived its shell: %v", err)
+	}
+}
+
+// TestSandboxSharedNetwork: with the network off, the model's shells share
+// one network namespace: a server a shell left running in the background
+// is reachable from another shell (the next call, a fresh shell), while a
+// listener of the host stays out of reach.
+func TestSandboxSharedNetwork(t *testing.T) {
+	needSandbox(t, true)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
+	e := newTestExecutor(t)
+	a, b := s.opts(t), s.opts(t)
+	a.SessionKey, b.SessionKey = "sbx-a", "sbx-b"
+	serve := `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); c,_=s.accept(); c.send(b"hello across shells\n"); c.close()' > port.txt 2>/dev/null &
+for i in $(seq 100); do [ -s port.txt ] && break; sleep 0.05; done; cat port.txt`
+	r := run(t, e, serve, a)
+	port := strings.TrimSpace(r.Output)
+	if r.ExitCode == nil || *r.ExitCode != 0 || port == "" {
+		t.Fatalf("the server did not start: %q", r.Output)
+	}
+	expect(t, run(t, e, `exec 3<>/dev/tcp/127.0.0.1/`+port+` && cat <&3`, b), "hello across shells\n", "0")
+	// The shell that joined is confined like the one that made the
+	// namespaces: no capability, nothing of the joining in its environment.
+	expect(t, run(t, e, `grep -E '^Cap(Eff|Prm):' /proc/self/status | tr -s '\t ' ' '; env | grep -c AGENTSH_GUARD_`, b),
+		"CapPrm: 0000000000000000\nCapEff: 0000000000000000\n0\n", "1")
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	hostPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	r = run(t, e, `exec 3<>/dev/tcp/127.0.0.1/`+hostPort+` && echo reached`, b)
+	if strings.Contains(r.Output, "reached") {
+		t.Errorf("the host's listener was reached from the shared namespace: %q", r.Output)
 	}
 }

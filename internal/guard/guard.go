@@ -87,7 +87,61 @@ type Sandbox struct {
 	// start with instead (its network confined otherwise); Start closes
 	// its ruleset. nil: Start fails.
 	Fallback func(err error) (*Sandbox, error)
+	// Share, with NewNetwork, is the namespaces the programs of one
+	// sandbox share (a session's shells and jobs: a server one started is
+	// reachable from the next): the first start makes them, later ones
+	// join them. nil, or a build without cgo: each start makes its own.
+	Share *NetShare
 }
+
+// NetShare holds a user and network namespace for the guardians that
+// join it (Sandbox.Share); they live while it is open.
+type NetShare struct {
+	mu        sync.Mutex
+	user, net *os.File
+}
+
+// Close lets the namespaces go once no program is left in them.
+func (s *NetShare) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forgetLocked()
+}
+
+func (s *NetShare) forgetLocked() {
+	if s.user != nil {
+		s.user.Close()
+		s.net.Close()
+		s.user, s.net = nil, nil
+	}
+}
+
+// keepLocked holds the namespaces guardian pid was started in.
+func (s *NetShare) keepLocked(pid int) {
+	u, err := os.Open("/proc/" + strconv.Itoa(pid) + "/ns/user")
+	if err != nil {
+		return
+	}
+	n, err := os.Open("/proc/" + strconv.Itoa(pid) + "/ns/net")
+	if err != nil {
+		u.Close()
+		return
+	}
+	s.user, s.net = u, n
+}
+
+// joinEnv tells a guardian to join the namespaces at two of its
+// descriptors ("user,net"); joinErrEnv says why it could not.
+const (
+	joinEnv    = "AGENTSH_GUARD_JOIN"
+	joinErrEnv = "AGENTSH_GUARD_JOIN_ERR"
+	joinedEnv  = "AGENTSH_GUARD_JOINED" // set by the constructor once joined
+)
+
+// joinError is a guardian that could not join a NetShare's namespaces.
+type joinError struct{ msg string }
+
+func (e *joinError) Error() string { return "sandbox: " + e.msg }
 
 // Process is a program running under a guardian.
 type Process struct {
@@ -119,7 +173,19 @@ var selfExe = sync.OnceValues(func() (string, error) {
 // Start starts the guardian and, through it, the program; it returns once
 // the program has been exec'd (or failed to be).
 func Start(c Cmd) (*Process, error) {
+	if sb := c.Sandbox; sb != nil && sb.NewNetwork && sb.Share != nil && canJoin {
+		// One start at a time per share: the first makes the namespaces
+		// the others join.
+		sb.Share.mu.Lock()
+		defer sb.Share.mu.Unlock()
+	}
 	p, err := startGuardian(c)
+	var je *joinError
+	if errors.As(err, &je) {
+		// The share's namespaces are gone or refused: make new ones.
+		c.Sandbox.Share.forgetLocked()
+		p, err = startGuardian(c)
+	}
 	var nsErr *namespaceError
 	if err == nil || !errors.As(err, &nsErr) || c.Sandbox.Fallback == nil {
 		return p, err
@@ -212,7 +278,14 @@ func startGuardian(c Cmd) (*Process, error) {
 			args = append(args, "-ll", strconv.Itoa(lifelineFd+len(extra)))
 			extra = append(extra, sb.Ruleset)
 		}
-		if sb.NewNetwork {
+		if sh := sb.Share; sb.NewNetwork && sh != nil && canJoin && sh.user != nil {
+			env := c.Env
+			if env == nil {
+				env = os.Environ()
+			}
+			c.Env = append(env[:len(env):len(env)], joinEnv+"="+strconv.Itoa(lifelineFd+len(extra))+","+strconv.Itoa(lifelineFd+len(extra)+1))
+			extra = append(extra, sh.user, sh.net)
+		} else if sb.NewNetwork {
 			args = append(args, "-lo")
 			uid, gid := os.Getuid(), os.Getgid()
 			sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
@@ -281,11 +354,17 @@ func startGuardian(c Cmd) (*Process, error) {
 			if st, ok := proc.Stat(pid); ok {
 				p.start = st.Start
 			}
+			if sb := c.Sandbox; sb != nil && sb.NewNetwork && sb.Share != nil && canJoin && sb.Share.user == nil {
+				sb.Share.keepLocked(g.Process.Pid)
+			}
 			return p, nil
 		}
 	}
 	lifeW.Close()
 	<-p.gone
+	if msg, ok := strings.CutPrefix(line, "J "); ok {
+		return nil, &joinError{msg}
+	}
 	if msg, ok := strings.CutPrefix(line, "X "); ok {
 		return nil, errors.New(msg)
 	}

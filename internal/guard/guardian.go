@@ -139,6 +139,11 @@ func guardianMain(args []string) int {
 	if cfg.ruleset >= 0 {
 		syscall.CloseOnExec(cfg.ruleset)
 	}
+	if msg := os.Getenv(joinErrEnv); msg != "" {
+		say("J " + msg)
+		return exitStart
+	}
+	joined := os.Getenv(joinedEnv) != ""
 	if cfg.lo {
 		if err := loopbackUp(); err != nil {
 			say("X sandbox: bring loopback up: " + err.Error())
@@ -166,14 +171,14 @@ func guardianMain(args []string) int {
 	env := os.Environ()
 	kept := env[:0]
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, envVar+"=") {
+		if !strings.HasPrefix(kv, envVar+"=") && !strings.HasPrefix(kv, joinedEnv+"=") {
 			kept = append(kept, kv)
 		}
 	}
 	attr := &syscall.ProcAttr{Env: kept, Files: files, Sys: sys}
 	var child int
 	var err error
-	if cfg.ruleset >= 0 || cfg.lo {
+	if cfg.ruleset >= 0 || cfg.lo || joined {
 		child, err = forkConfined(cfg.ruleset, cfg.path, cfg.argv, attr)
 	} else {
 		child, err = syscall.ForkExec(cfg.path, cfg.argv, attr)

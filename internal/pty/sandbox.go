@@ -1,6 +1,8 @@
 package pty
 
 import (
+	"sync"
+
 	"agentsh/internal/guard"
 	"agentsh/internal/sandbox"
 )
@@ -19,10 +21,22 @@ func GuardSandbox(p *sandbox.Policy, extra ...string) (*guard.Sandbox, error) {
 	}
 	sb := &guard.Sandbox{Ruleset: c.Ruleset, NewNetwork: c.NewNetwork}
 	if c.NewNetwork {
+		sb.Share = netShare(p)
 		sb.Fallback = func(err error) (*guard.Sandbox, error) {
 			sandbox.NamespacesFailed(err)
 			return GuardSandbox(p, extra...)
 		}
 	}
 	return sb, nil
+}
+
+// netShares are the network namespaces of this process's sandboxes, one
+// per policy: every shell, job and PTY program the model runs under one
+// policy shares it, so a server a job started is reachable from the next
+// call, while the host stays out of reach. They live as long as agentsh.
+var netShares sync.Map // Policy.Key() → *guard.NetShare
+
+func netShare(p *sandbox.Policy) *guard.NetShare {
+	sh, _ := netShares.LoadOrStore(p.Key(), &guard.NetShare{})
+	return sh.(*guard.NetShare)
 }
