@@ -131,12 +131,9 @@ func (s *NetShare) keepLocked(pid int) {
 }
 
 // joinEnv tells a guardian to join the namespaces at two of its
-// descriptors ("user,net"); joinErrEnv says why it could not.
-const (
-	joinEnv    = "AGENTSH_GUARD_JOIN"
-	joinErrEnv = "AGENTSH_GUARD_JOIN_ERR"
-	joinedEnv  = "AGENTSH_GUARD_JOINED" // set by the constructor once joined
-)
+// descriptors ("user,net"); a guardian that runs with it set has joined
+// (the constructor ends it otherwise).
+const joinEnv = "AGENTSH_GUARD_JOIN"
 
 // joinError is a guardian that could not join a NetShare's namespaces.
 type joinError struct{ msg string }

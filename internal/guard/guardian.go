@@ -139,11 +139,7 @@ func guardianMain(args []string) int {
 	if cfg.ruleset >= 0 {
 		syscall.CloseOnExec(cfg.ruleset)
 	}
-	if msg := os.Getenv(joinErrEnv); msg != "" {
-		say("J " + msg)
-		return exitStart
-	}
-	joined := os.Getenv(joinedEnv) != ""
+	joined := os.Getenv(joinEnv) != "" // setns_cgo.go joined, or ended the guardian
 	if cfg.lo {
 		if err := loopbackUp(); err != nil {
 			say("X sandbox: bring loopback up: " + err.Error())
@@ -171,7 +167,7 @@ func guardianMain(args []string) int {
 	env := os.Environ()
 	kept := env[:0]
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, envVar+"=") && !strings.HasPrefix(kv, joinedEnv+"=") {
+		if !strings.HasPrefix(kv, envVar+"=") && !strings.HasPrefix(kv, joinEnv+"=") {
 			kept = append(kept, kv)
 		}
 	}

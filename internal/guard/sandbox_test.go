@@ -95,3 +95,63 @@ echo end; read x`
 		t.Errorf("the guardian could not remove its cleanup folder: %v", err)
 	}
 }
+
+// TestNetShare: guardians with one NetShare run their programs in one
+// network namespace, not agentsh's, with no capability there, also the
+// ones that joined it; a share whose namespaces cannot be joined is
+// replaced by new ones, and the start still succeeds.
+func TestNetShare(t *testing.T) {
+	if !canJoin {
+		t.Skip("built without cgo: no shared namespaces")
+	}
+	if f := sandbox.Detect(); !f.Namespaces {
+		t.Skipf("no user and network namespaces: %v", f.NamespacesErr)
+	}
+	netOf := func(sh *NetShare) string {
+		t.Helper()
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer outR.Close()
+		p := start(t, Cmd{Path: bashPath(t), Args: []string{"bash", "-c", "readlink /proc/self/ns/net; grep ^CapEff: /proc/self/status"},
+			Files: []*os.File{nil, outW, outW}, Sandbox: &Sandbox{NewNetwork: true, Share: sh}})
+		outW.Close()
+		b, _ := io.ReadAll(outR)
+		if code, ok := exitOf(t, p); !ok || code != 0 {
+			t.Fatalf("the program failed (%d): %q", code, b)
+		}
+		ns, caps, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		if caps != "CapEff:\t0000000000000000" {
+			t.Errorf("the program in %s kept capabilities: %q", ns, caps)
+		}
+		return ns
+	}
+	own, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := &NetShare{}
+	defer sh.Close()
+	first, second := netOf(sh), netOf(sh)
+	if first == own || first != second {
+		t.Errorf("namespaces: agentsh %s, first program %s, second %s; want the programs in one of their own", own, first, second)
+	}
+
+	// A network namespace where a user namespace is expected: setns
+	// refuses it (EINVAL).
+	bad := &NetShare{}
+	defer bad.Close()
+	u, err := os.Open("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := os.Open("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.user, bad.net = u, n
+	if got := netOf(bad); got == own || got == first {
+		t.Errorf("after a failed join the program is in %s (agentsh %s, the other share %s)", got, own, first)
+	}
+}

@@ -5,8 +5,8 @@ package guard
 // Joining a user namespace (setns) needs a single-threaded process, which
 // a Go program is only before its runtime starts: a guardian told to join
 // a sandbox's namespaces (joinEnv) does so from this constructor, as runc's
-// nsexec does. On failure it leaves joinErrEnv set for the guardian to
-// report, and the caller makes new namespaces instead.
+// nsexec does. On failure it reports a "J" line and exits, and the caller
+// makes new namespaces instead.
 
 /*
 #define _GNU_SOURCE
@@ -17,35 +17,40 @@ package guard
 #include <string.h>
 #include <unistd.h>
 
+// Go reads its environment from the process's initial stack, which setenv
+// does not change: a failure is reported on the guardian's report pipe
+// (fd 4, as a "J" line agentsh reads as its first), and the guardian ends.
 __attribute__((constructor)) static void agentsh_guard_join(void) {
 	const char *v = getenv("AGENTSH_GUARD_JOIN");
 	if (v == NULL) {
 		return;
 	}
 	int u = -1, n = -1;
-	const char *what = "parse";
-	int err = EINVAL;
-	if (sscanf(v, "%d,%d", &u, &n) == 2) {
-		what = "user";
-		err = 0;
-		if (setns(u, CLONE_NEWUSER) != 0) {
-			err = errno;
-		} else {
-			what = "network";
-			if (setns(n, CLONE_NEWNET) != 0) {
-				err = errno;
-			}
-		}
+	const char *what = "user";
+	int err = 0;
+	if (sscanf(v, "%d,%d", &u, &n) != 2) {
+		what = "descriptors of the";
+		err = EINVAL;
+	} else if (setns(u, CLONE_NEWUSER) != 0) {
+		err = errno;
+	} else if (setns(n, CLONE_NEWNET) != 0) {
+		what = "network";
+		err = errno;
+	}
+	if (u >= 0) {
 		close(u);
+	}
+	if (n >= 0) {
 		close(n);
 	}
-	unsetenv("AGENTSH_GUARD_JOIN");
-	if (err == 0) {
-		setenv("AGENTSH_GUARD_JOINED", "1", 1);
-	} else {
-		char buf[128];
-		snprintf(buf, sizeof buf, "join the %s namespace: %s", what, strerror(err));
-		setenv("AGENTSH_GUARD_JOIN_ERR", buf, 1);
+	if (err != 0) {
+		char buf[160];
+		int len = snprintf(buf, sizeof buf, "J join the sandbox's %s namespace: %s\n", what, strerror(err));
+		if (len > 0) {
+			ssize_t w = write(4, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
+			(void)w;
+		}
+		_exit(3);
 	}
 }
 */
