@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,6 +34,24 @@ const (
 // or is killed: a detached descendant holding the slave open must never keep
 // the call from completing.
 const DrainTimeout = 300 * time.Millisecond
+
+// drainCap bounds the whole drain while output keeps coming: a detached
+// descendant that never stops writing must not hold the call for longer.
+const drainCap = 10 * DrainTimeout
+
+// drainMore extends the drain's deadline when output arrived within the
+// last DrainTimeout and the drain is younger than drainCap.
+func (s *Session) drainMore() bool {
+	from := s.drainFrom.Load()
+	if from == 0 {
+		return false
+	}
+	now := time.Now()
+	if now.Sub(time.Unix(0, from)) >= drainCap || now.Sub(time.Unix(0, s.tk.lastOut.Load())) >= DrainTimeout {
+		return false
+	}
+	return s.master.SetReadDeadline(now.Add(DrainTimeout)) == nil
+}
 
 // DefaultKillGrace is how long SIGTERM gets before SIGKILL.
 const DefaultKillGrace = 200 * time.Millisecond
@@ -110,13 +129,17 @@ const (
 
 // Session is one command running in a pseudo-terminal.
 type Session struct {
-	opts   Options
-	screen *Screen
-	out    *sink.OutputSink
-	master *os.File
-	tty    string         // the slave's path, e.g. /dev/pts/3
-	guard  *guard.Process // the shell's guardian: ends every process of the session
-	marker []byte
+	// drainFrom is when the drain after the end began (UnixNano; 0
+	// before): from then on the reader's deadline moves while output
+	// comes (drainMore).
+	drainFrom atomic.Int64
+	opts      Options
+	screen    *Screen
+	out       *sink.OutputSink
+	master    *os.File
+	tty       string         // the slave's path, e.g. /dev/pts/3
+	guard     *guard.Process // the shell's guardian: ends every process of the session
+	marker    []byte
 
 	input *writeQueue
 
@@ -391,7 +414,9 @@ func (s *Session) supervise(ctx context.Context) {
 		<-waited
 	}
 	// Drain what the program wrote before it went: the reader stops at EIO
-	// (every slave closed) or at the deadline (a descendant holds it).
+	// (every slave closed) or once the terminal was quiet for DrainTimeout
+	// (a descendant holds it), at the latest drainCap after the end.
+	s.drainFrom.Store(time.Now().UnixNano())
 	_ = s.master.SetReadDeadline(time.Now().Add(DrainTimeout))
 	s.waitRead()
 	// Dispose: nothing of the session outlives it, like closing a terminal.
@@ -472,6 +497,10 @@ func (s *Session) readLoop() {
 		}
 		switch {
 		case err == nil:
+		case errors.Is(err, os.ErrDeadlineExceeded) && s.drainMore():
+			// Output is still coming (a loaded machine, or the screen
+			// holding the reader back): a byte written before the end
+			// is never dropped for a deadline.
 		case err == io.EOF, errors.Is(err, syscall.EIO), errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, os.ErrClosed):
 			return
 		default:
