@@ -218,7 +218,13 @@ func TestBangPromptToBackground(t *testing.T) {
 		t.Fatal("the job did not end after its answer")
 	}
 	st := j.Final()
-	if out := j.ReadNew().Text; st.Kind != jobs.Exited || st.Code != 0 || !strings.Contains(out, "got y") {
+	// The job's last line may be recorded just after its end is.
+	out := j.ReadNew().Text
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out, "got y") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		out += j.ReadNew().Text
+	}
+	if st.Kind != jobs.Exited || st.Code != 0 || !strings.Contains(out, "got y") {
 		t.Errorf("job ended %+v with output %q", st, out)
 	}
 }
