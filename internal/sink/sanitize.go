@@ -265,27 +265,14 @@ func FinalState(s string) string {
 
 // AppendFinal appends FinalState(b) to dst; the line that a CR in b
 // overwrites starts after the last LF of dst (or at dst's start).
-func AppendFinal(dst, b []byte) []byte {
-	for {
-		i := bytes.IndexByte(b, '\r')
-		if i < 0 {
-			return append(dst, b...)
-		}
-		dst = append(dst, b[:i]...)
-		for i < len(b) && b[i] == '\r' {
-			i++
-		}
-		if i < len(b) && b[i] != '\n' {
-			dst = dst[:lineStart(dst)]
-		}
-		b = b[i:]
-	}
-}
+func AppendFinal(dst, b []byte) []byte { return appendFinal(dst, b, false) }
 
 // appendFinalStyled is AppendFinal for text with SGR sequences
 // (KeepSGR): a line that a CR overwrites leaves its SGR sequences, whose
 // style still applies to the text after the CR, as a terminal's would.
-func appendFinalStyled(dst, b []byte) []byte {
+func appendFinalStyled(dst, b []byte) []byte { return appendFinal(dst, b, true) }
+
+func appendFinal(dst, b []byte, styled bool) []byte {
 	for {
 		i := bytes.IndexByte(b, '\r')
 		if i < 0 {
@@ -297,8 +284,11 @@ func appendFinalStyled(dst, b []byte) []byte {
 		}
 		if i < len(b) && b[i] != '\n' {
 			ls := lineStart(dst)
-			kept := appendSGRs(nil, dst[ls:])
-			dst = append(dst[:ls], kept...)
+			if styled {
+				dst = append(dst[:ls], appendSGRs(nil, dst[ls:])...)
+			} else {
+				dst = dst[:ls]
+			}
 		}
 		b = b[i:]
 	}
