@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	sbx "agentsh/internal/sandbox"
 	"agentsh/internal/session"
@@ -44,5 +45,27 @@ func warnSandbox(sb session.SandboxSettings, w io.Writer, detail bool) {
 	}
 	if msg != "" {
 		fmt.Fprintf(w, "agentsh: %s\n", msg)
+	}
+}
+
+// sandboxStatusLine is sandboxStatus for the TUI, which asks at every
+// frame: the words are made again only when what the kernel offers changed
+// (namespaces that failed after the probe), the one thing that moves.
+func sandboxStatusLine(sb session.SandboxSettings) func() (string, bool) {
+	var (
+		mu       sync.Mutex
+		made, ns bool
+		text     string
+		warn     bool
+	)
+	return func() (string, bool) {
+		n := sbx.Detect().Namespaces
+		mu.Lock()
+		defer mu.Unlock()
+		if !made || ns != n {
+			text, warn = sandboxStatus(sb)
+			made, ns = true, n
+		}
+		return text, warn
 	}
 }

@@ -93,7 +93,7 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 		Session: agent, Executor: executor, ToolSettings: toolSettings, Jobs: jm,
 		Provider: provider, Model: model, ModelLabel: spec, ModelError: modelErr,
 		NoColor: os.Getenv("NO_COLOR") != "",
-		Sandbox: func() (string, bool) { return sandboxStatus(o.sb) },
+		Sandbox: sandboxStatusLine(o.sb),
 		Notice:  notice, Prompt: strings.Join(o.messages, " "),
 		NewSession: sessions.newSession, LeftSession: sessions.left,
 		SwitchModel: func(spec string) (llm.Provider, string, error) {
