@@ -396,7 +396,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		}
 		emit = func(e session.Event) {
 			if writeErr == nil {
-				if writeErr = enc.Encode(e); writeErr != nil {
+				if writeErr = enc.Encode(e.Printable()); writeErr != nil {
 					stopOutput()
 				}
 			}

@@ -42,10 +42,21 @@ type ToolCall struct {
 //     text tells the model it failed.)
 type Message struct {
 	Role       Role       `json:"role"`
+	Thinking   []Thinking `json:"thinking,omitempty"`
 	Text       string     `json:"text,omitempty"`
 	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`
 	ToolCallID string     `json:"toolCallId,omitempty"`
 	IsError    bool       `json:"isError,omitempty"`
+}
+
+// Thinking is one block of the model's reasoning. Signature is the
+// provider's proof (Anthropic) that must come back with the block; a
+// redacted block has only Data.
+type Thinking struct {
+	Text      string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Redacted  bool   `json:"redacted,omitempty"`
+	Data      string `json:"data,omitempty"`
 }
 
 // ToolSpec describes a tool to the model. Parameters is a JSON schema object
@@ -62,6 +73,9 @@ type Request struct {
 	System   string
 	Messages []Message
 	Tools    []ToolSpec
+	// Thinking is the reasoning level: "" or "off" for none, "minimal",
+	// "low", "medium", "high", "xhigh".
+	Thinking string
 	// MaxTokens caps the answer. 0 means the provider's default (OpenAI: not
 	// sent; Anthropic, where it is required: DefaultAnthropicMaxTokens).
 	MaxTokens int
@@ -88,6 +102,10 @@ const (
 	// Error: the stream failed or was cancelled; Err and StopReason
 	// (StopError or StopAborted) are set.
 	Error
+	// ThinkingDelta: Text is the next piece of reasoning.
+	ThinkingDelta
+	// ThinkingEnd: Thinking is the complete block.
+	ThinkingEnd
 )
 
 func (k EventKind) String() string {
@@ -104,14 +122,22 @@ func (k EventKind) String() string {
 		return "done"
 	case Error:
 		return "error"
+	case ThinkingDelta:
+		return "thinking_delta"
+	case ThinkingEnd:
+		return "thinking_end"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
 
 // Usage is the token count of one model call.
 type Usage struct {
-	InputTokens  int64 `json:"inputTokens"`
-	OutputTokens int64 `json:"outputTokens"`
+	InputTokens      int64   `json:"inputTokens"`
+	OutputTokens     int64   `json:"outputTokens"`
+	CacheReadTokens  int64   `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64   `json:"cacheWriteTokens,omitempty"`
+	ReasoningTokens  int64   `json:"reasoningTokens,omitempty"`
+	Cost             float64 `json:"cost,omitempty"` // USD as the provider reported it; 0 = unknown
 }
 
 // Event is one step of a streamed answer. See the EventKind constants for
@@ -120,6 +146,7 @@ type Event struct {
 	Kind       EventKind
 	Text       string
 	ToolCall   *ToolCall
+	Thinking   *Thinking
 	StopReason string
 	Err        error
 	Usage      *Usage

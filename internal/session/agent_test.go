@@ -270,7 +270,8 @@ func TestExecuteBashQueuedWhileStreaming(t *testing.T) {
 	mustBash(t, a, "echo one", BashOptions{})
 	mustBash(t, a, "echo two", BashOptions{ExcludeFromContext: true})
 	// The turn goes on meanwhile: a tool call and its result stay together.
-	call := &AssistantMessage{ToolCalls: []ToolCall{{ID: "c1", Name: "bash", Arguments: []byte(`{"command":"ls"}`)}}}
+	call := &AssistantMessage{ToolCalls: []ToolCall{{ID: "c1", Name: "bash", Arguments: []byte(`{"command":"ls"}`)}},
+		StopReason: StopReasonToolUse, Usage: &Usage{}}
 	result := &ToolResultMessage{ToolCallID: "c1", ToolName: "bash", Content: "x"}
 	for _, m := range []Message{call, result} {
 		if err := a.Append(m); err != nil {
@@ -308,7 +309,11 @@ func TestExecuteBashQueuedWhileStreaming(t *testing.T) {
 		t.Errorf("order %v, want %v", got, want)
 	}
 	if file := loadMessages(t, s.Path()); !reflect.DeepEqual(file, msgs) {
-		t.Errorf("file %#v", file)
+		for i := range file {
+			if !reflect.DeepEqual(file[i], msgs[i]) {
+				t.Errorf("file message %d: %#v, in memory %#v", i, file[i], msgs[i])
+			}
+		}
 	}
 	ctx := a.ContextMessages()
 	if len(ctx) != 4 || ctx[3].(*UserMessage).Text != "Ran `echo one`\n```\none\n```" {

@@ -29,10 +29,15 @@ const (
 	EventToolExecutionEnd    = "tool_execution_end"
 )
 
-// Kinds of a message_update (Event.UpdateKind): the llm stream event it
-// reports.
+// Kinds of a message_update (Event.UpdateKind): the reference's
+// assistantMessageEvent types.
 const (
+	UpdateTextStart     = "text_start"
 	UpdateTextDelta     = "text_delta"
+	UpdateTextEnd       = "text_end"
+	UpdateThinkingStart = "thinking_start"
+	UpdateThinkingDelta = "thinking_delta"
+	UpdateThinkingEnd   = "thinking_end"
 	UpdateToolCallStart = "toolcall_start"
 	UpdateToolCallDelta = "toolcall_delta"
 	UpdateToolCallEnd   = "toolcall_end"
@@ -45,52 +50,143 @@ const (
 //     Aborted when ctx was cancelled.
 //   - turn_start / turn_end: Turn (from 1); turn_end also Message (the
 //     assistant message) and ToolResults.
-//   - message_start: Message (the empty assistant message).
-//   - message_update: UpdateKind, Delta (text or arguments piece), ToolCallID
-//     and ToolName for tool-call pieces, Message (the answer so far).
-//   - message_end: Message (the complete assistant message), StopReason,
-//     and Usage when the provider reported the call's tokens.
+//   - message_start / message_end: Message, for user, assistant and tool
+//     result messages alike (the assistant's message_start holds the empty
+//     answer); an assistant's message_end also has StopReason and Usage
+//     when the provider reported the call's tokens.
+//   - message_update: UpdateKind, ContentIndex (the block in the message's
+//     content array), Delta (text, thinking or arguments piece), Content
+//     (the whole block's text, on text_end and thinking_end), ToolCall (on
+//     toolcall_end), ToolCallID and ToolName for tool-call pieces, Message
+//     (the answer so far).
 //   - tool_execution_start: ToolCallID, ToolName, Args.
 //   - tool_execution_update: ToolCallID, ToolName, Args, PartialResult (the
 //     live output so far).
 //   - tool_execution_end: ToolCallID, ToolName, Result, IsError.
 type Event struct {
-	Type          string          `json:"type"`
-	Turn          int             `json:"turn,omitempty"`
-	Message       Message         `json:"-"` // marshalled as "message" via MarshalMessage
-	Messages      []Message       `json:"-"` // marshalled as "messages"
-	ToolResults   []Message       `json:"-"` // marshalled as "toolResults"
-	UpdateKind    string          `json:"updateKind,omitempty"`
-	Delta         string          `json:"delta,omitempty"`
-	StopReason    string          `json:"stopReason,omitempty"`
-	ToolCallID    string          `json:"toolCallId,omitempty"`
-	ToolName      string          `json:"toolName,omitempty"`
-	Args          json.RawMessage `json:"args,omitempty"`
-	PartialResult string          `json:"partialResult,omitempty"`
-	Result        *tools.Result   `json:"result,omitempty"`
-	IsError       bool            `json:"isError,omitempty"`
-	Aborted       bool            `json:"aborted,omitempty"`
-	Error         string          `json:"error,omitempty"`
-	Usage         *llm.Usage      `json:"usage,omitempty"`
+	Type          string
+	Turn          int
+	Message       Message
+	Messages      []Message
+	ToolResults   []Message
+	UpdateKind    string
+	ContentIndex  int
+	Delta         string
+	Content       string
+	ToolCall      *ToolCall
+	StopReason    string
+	ToolCallID    string
+	ToolName      string
+	Args          json.RawMessage
+	PartialResult string
+	Result        *tools.Result
+	IsError       bool
+	Aborted       bool
+	Error         string
+	Usage         *llm.Usage
 }
 
-// MarshalJSON encodes the event with its messages in the persisted form
-// (MarshalMessage: "role" first).
-func (e Event) MarshalJSON() ([]byte, error) {
-	type plain Event
+// wireToolResultBody is a tool result inside tool_execution events, as the
+// reference sends it.
+type wireToolResultBody struct {
+	Content []contentBlock  `json:"content"`
+	Details json.RawMessage `json:"details,omitempty"`
+	IsError bool            `json:"isError,omitempty"`
+	Aborted bool            `json:"aborted,omitempty"`
+}
+
+// wireAssistantEvent is message_update's assistantMessageEvent.
+type wireAssistantEvent struct {
+	Type         string          `json:"type"`
+	ContentIndex int             `json:"contentIndex"`
+	Delta        *string         `json:"delta,omitempty"`
+	Content      *string         `json:"content,omitempty"`
+	ToolCall     *contentBlock   `json:"toolCall,omitempty"`
+	Partial      json.RawMessage `json:"partial,omitempty"`
+}
+
+// MarshalJSON encodes the event in the reference's shape, as RPC mode
+// writes it (message_update with its partial message).
+func (e Event) MarshalJSON() ([]byte, error) { return e.marshal(true) }
+
+// Printable is the event as --mode json writes it: like the reference's
+// print mode, a message_update carries only its delta (no snapshot of the
+// message so far), so a long answer's transcript grows linearly.
+func (e Event) Printable() json.Marshaler { return printable(e) }
+
+type printable Event
+
+func (p printable) MarshalJSON() ([]byte, error) { return Event(p).marshal(false) }
+
+func (e Event) marshal(snapshots bool) ([]byte, error) {
 	out := struct {
-		plain
-		Message     json.RawMessage   `json:"message,omitempty"`
-		Messages    []json.RawMessage `json:"messages,omitempty"`
-		ToolResults []json.RawMessage `json:"toolResults,omitempty"`
-	}{plain: plain(e)}
+		Type                  string              `json:"type"`
+		Turn                  int                 `json:"turn,omitempty"`
+		Message               json.RawMessage     `json:"message,omitempty"`
+		AssistantMessageEvent *wireAssistantEvent `json:"assistantMessageEvent,omitempty"`
+		Messages              *[]json.RawMessage  `json:"messages,omitempty"`
+		ToolResults           *[]json.RawMessage  `json:"toolResults,omitempty"`
+		ToolCallID            string              `json:"toolCallId,omitempty"`
+		ToolName              string              `json:"toolName,omitempty"`
+		Args                  json.RawMessage     `json:"args,omitempty"`
+		PartialResult         *wireToolResultBody `json:"partialResult,omitempty"`
+		Result                *wireToolResultBody `json:"result,omitempty"`
+		IsError               *bool               `json:"isError,omitempty"`
+		StopReason            string              `json:"stopReason,omitempty"`
+		Aborted               bool                `json:"aborted,omitempty"`
+		Error                 string              `json:"error,omitempty"`
+	}{Type: e.Type, Turn: e.Turn, ToolCallID: e.ToolCallID, ToolName: e.ToolName, Args: e.Args,
+		StopReason: e.StopReason, Aborted: e.Aborted, Error: e.Error}
 	var err error
-	if e.Message != nil {
+	if e.Message != nil && (snapshots || e.Type != EventMessageUpdate) {
 		if out.Message, err = MarshalMessage(e.Message); err != nil {
 			return nil, err
 		}
 	}
-	enc := func(ms []Message) ([]json.RawMessage, error) {
+	switch e.Type {
+	case EventMessageUpdate:
+		// The tool call's id and name are inside the event (toolCall) and
+		// the partial message; the top-level copies are not the reference's.
+		out.ToolCallID, out.ToolName = "", ""
+		ae := &wireAssistantEvent{Type: e.UpdateKind, ContentIndex: e.ContentIndex}
+		switch e.UpdateKind {
+		case UpdateTextDelta, UpdateThinkingDelta, UpdateToolCallDelta:
+			d := e.Delta
+			ae.Delta = &d
+		case UpdateTextEnd, UpdateThinkingEnd:
+			c := e.Content
+			ae.Content = &c
+		case UpdateToolCallEnd:
+			if e.ToolCall != nil {
+				ae.ToolCall = &contentBlock{Type: blockToolCall, ID: e.ToolCall.ID, Name: e.ToolCall.Name,
+					Arguments: llmArgs(e.ToolCall.Arguments)}
+			}
+		}
+		if snapshots {
+			ae.Partial = out.Message
+		}
+		out.AssistantMessageEvent = ae
+	case EventToolExecutionUpdate:
+		out.PartialResult = &wireToolResultBody{Content: textBlocks(e.PartialResult)}
+	case EventToolExecutionEnd:
+		isErr := e.IsError
+		out.IsError = &isErr
+		if e.Result != nil {
+			out.Result = &wireToolResultBody{Content: textBlocks(e.Result.Content), Details: e.Result.Details,
+				IsError: e.Result.IsError, Aborted: e.Result.Aborted}
+		}
+	case EventAgentEnd:
+		if e.Messages == nil {
+			e.Messages = []Message{}
+		}
+	case EventTurnEnd:
+		if e.ToolResults == nil {
+			e.ToolResults = []Message{}
+		}
+	}
+	// An empty list is written as [] where the reference always has one;
+	// a nil one is left out.
+	enc := func(ms []Message) (*[]json.RawMessage, error) {
 		if ms == nil {
 			return nil, nil
 		}
@@ -102,7 +198,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			}
 			raw = append(raw, b)
 		}
-		return raw, nil
+		return &raw, nil
 	}
 	if out.Messages, err = enc(e.Messages); err != nil {
 		return nil, err

@@ -60,7 +60,9 @@ func (a *AgentSession) Prompt(ctx context.Context, text string, p llm.Provider, 
 	defer a.SetStreaming(false)
 
 	send(Event{Type: EventAgentStart})
-	r.append(&UserMessage{Text: text, Timestamp: a.now().UnixMilli()})
+	user := &UserMessage{Text: text, Timestamp: a.now().UnixMilli()}
+	r.append(user)
+	r.prompt = user
 	err := r.loop(ctx, p, model, reg)
 	if err == nil {
 		err = r.persistErr
@@ -79,6 +81,7 @@ type run struct {
 	send       func(Event)
 	added      []Message
 	persistErr error
+	prompt     Message // the user message that started the run
 }
 
 func (r *run) note(err error) {
@@ -92,6 +95,13 @@ func (r *run) append(m Message) {
 	r.added = append(r.added, m)
 }
 
+// sendMessage reports a whole message (a user message, a tool result) as
+// the reference does: message_start then message_end.
+func (r *run) sendMessage(m Message) {
+	r.send(Event{Type: EventMessageStart, Message: m})
+	r.send(Event{Type: EventMessageEnd, Message: m})
+}
+
 func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools.Registry) error {
 	for turn := 1; ; turn++ {
 		if turn > MaxTurns {
@@ -101,12 +111,17 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 			return err
 		}
 		r.send(Event{Type: EventTurnStart, Turn: turn})
+		if turn == 1 {
+			r.sendMessage(r.prompt)
+		}
 		// Jobs that ended meanwhile are told as a user-role note after the
 		// tool results (or the prompt): it cannot split a call from its
 		// result, every provider accepts it there, and it stays in the
 		// history like a bang result does.
 		if n := r.a.JobNotice(); n != "" {
-			r.append(&UserMessage{Text: n, Timestamp: r.a.now().UnixMilli()})
+			m := &UserMessage{Text: n, Timestamp: r.a.now().UnixMilli()}
+			r.append(m)
+			r.sendMessage(m)
 		}
 		names := reg.Names()
 		req := llm.Request{
@@ -137,47 +152,151 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 // records the answer (the partial one on failure, when it has anything)
 // before message_end, so Messages() already holds it then.
 func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*AssistantMessage, error) {
-	partial := &AssistantMessage{Timestamp: r.a.now().UnixMilli()}
-	var text strings.Builder
+	partial := &AssistantMessage{Timestamp: r.a.now().UnixMilli(), API: APIName(p), Provider: p.Name(), Model: req.Model}
 	var usage *llm.Usage
-	r.send(Event{Type: EventMessageStart, Message: &AssistantMessage{Timestamp: partial.Timestamp}})
+	start := *partial
+	r.send(Event{Type: EventMessageStart, Message: &start})
+	// The reference numbers the content blocks of the answer as they come
+	// (contentIndex) and brackets text and thinking with *_start/*_end.
+	var (
+		blocks   int // blocks started so far
+		open     = "" // "text" or "thinking" while such a block is open
+		openIdx  int
+		text     strings.Builder
+		thinking strings.Builder
+		callIdx  = map[string]int{}
+	)
+	snap := func() *AssistantMessage {
+		m := *partial
+		m.Text = text.String()
+		m.Thinking = append([]ThinkingBlock(nil), partial.Thinking...)
+		if open == blockThinking {
+			m.Thinking = append(m.Thinking, ThinkingBlock{Thinking: thinking.String()})
+		}
+		m.ToolCalls = append([]ToolCall(nil), partial.ToolCalls...)
+		return &m
+	}
+	update := func(e Event) {
+		e.Type = EventMessageUpdate
+		e.Message = snap()
+		r.send(e)
+	}
+	closeOpen := func() {
+		switch open {
+		case blockText:
+			open = ""
+			update(Event{UpdateKind: UpdateTextEnd, ContentIndex: openIdx, Content: text.String()})
+		case blockThinking:
+			// A provider that ends its blocks sends ThinkingEnd itself; this
+			// closes one that it left open (no signature).
+			t := ThinkingBlock{Thinking: thinking.String()}
+			open = ""
+			partial.Thinking = append(partial.Thinking, t)
+			update(Event{UpdateKind: UpdateThinkingEnd, ContentIndex: openIdx, Content: t.Thinking})
+		}
+	}
+	begin := func(kind, startKind string) {
+		if open == kind {
+			return
+		}
+		closeOpen()
+		open, openIdx = kind, blocks
+		blocks++
+		if kind == blockThinking {
+			thinking.Reset()
+		}
+		update(Event{UpdateKind: startKind, ContentIndex: openIdx})
+	}
 	out, stop, err := p.Stream(ctx, req, func(ev llm.Event) {
-		u := Event{Type: EventMessageUpdate}
 		switch ev.Kind {
 		case llm.TextDelta:
+			begin(blockText, UpdateTextStart)
 			text.WriteString(ev.Text)
-			u.UpdateKind, u.Delta = UpdateTextDelta, ev.Text
+			update(Event{UpdateKind: UpdateTextDelta, ContentIndex: openIdx, Delta: ev.Text})
+		case llm.ThinkingDelta:
+			begin(blockThinking, UpdateThinkingStart)
+			thinking.WriteString(ev.Text)
+			update(Event{UpdateKind: UpdateThinkingDelta, ContentIndex: openIdx, Delta: ev.Text})
+		case llm.ThinkingEnd:
+			begin(blockThinking, UpdateThinkingStart)
+			t := ThinkingBlock{Thinking: thinking.String()}
+			if ev.Thinking != nil {
+				t = fromLLMThinking(*ev.Thinking)
+			}
+			idx := openIdx
+			open = ""
+			partial.Thinking = append(partial.Thinking, t)
+			update(Event{UpdateKind: UpdateThinkingEnd, ContentIndex: idx, Content: t.Thinking})
 		case llm.ToolCallStart:
-			u.UpdateKind = UpdateToolCallStart
+			closeOpen()
+			callIdx[ev.ToolCall.ID] = blocks
+			blocks++
+			update(Event{UpdateKind: UpdateToolCallStart, ContentIndex: callIdx[ev.ToolCall.ID],
+				ToolCallID: ev.ToolCall.ID, ToolName: ev.ToolCall.Name})
 		case llm.ToolCallDelta:
-			u.UpdateKind, u.Delta = UpdateToolCallDelta, ev.Text
+			update(Event{UpdateKind: UpdateToolCallDelta, ContentIndex: callIdx[ev.ToolCall.ID], Delta: ev.Text,
+				ToolCallID: ev.ToolCall.ID, ToolName: ev.ToolCall.Name})
 		case llm.ToolCallEnd:
-			u.UpdateKind = UpdateToolCallEnd
-			partial.ToolCalls = append(partial.ToolCalls, fromLLMCall(*ev.ToolCall))
+			c := fromLLMCall(*ev.ToolCall)
+			partial.ToolCalls = append(partial.ToolCalls, c)
+			update(Event{UpdateKind: UpdateToolCallEnd, ContentIndex: callIdx[c.ID], ToolCall: &c,
+				ToolCallID: c.ID, ToolName: c.Name})
 		case llm.Done:
 			usage = ev.Usage
-			return
-		default:
-			return
+			closeOpen()
+		case llm.Error:
+			closeOpen()
 		}
-		if ev.ToolCall != nil {
-			u.ToolCallID, u.ToolName = ev.ToolCall.ID, ev.ToolCall.Name
-		}
-		partial.Text = text.String()
-		snap := *partial
-		snap.ToolCalls = append([]ToolCall(nil), partial.ToolCalls...)
-		u.Message = &snap
-		r.send(u)
 	})
-	msg := &AssistantMessage{Text: out.Text, Timestamp: partial.Timestamp}
+	msg := &AssistantMessage{Text: out.Text, Timestamp: partial.Timestamp, API: partial.API,
+		Provider: partial.Provider, Model: partial.Model, StopReason: WireStopReason(stop)}
+	for _, t := range out.Thinking {
+		msg.Thinking = append(msg.Thinking, fromLLMThinking(t))
+	}
+	if len(msg.Thinking) == 0 {
+		msg.Thinking = partial.Thinking
+	}
 	for _, c := range out.ToolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, fromLLMCall(c))
 	}
-	if err == nil || msg.Text != "" || len(msg.ToolCalls) > 0 {
+	if usage != nil {
+		msg.Usage = WireUsage(usage)
+	} else {
+		msg.Usage = &Usage{}
+	}
+	if err != nil && stop != llm.StopAborted {
+		msg.ErrorMessage = err.Error()
+	} else if stop == llm.StopRefusal {
+		msg.ErrorMessage = "The provider refused to answer."
+	}
+	if err == nil || msg.Text != "" || len(msg.ToolCalls) > 0 || len(msg.Thinking) > 0 {
 		r.append(msg)
 	}
 	r.send(Event{Type: EventMessageEnd, Message: msg, StopReason: stop, Usage: usage})
 	return msg, err
+}
+
+// APIName is the reference's name of p's wire protocol.
+func APIName(p llm.Provider) string {
+	if p != nil && p.Name() == "anthropic" {
+		return "anthropic-messages"
+	}
+	return "openai-completions"
+}
+
+// WireUsage converts an llm usage report to the reference's shape.
+func WireUsage(u *llm.Usage) *Usage {
+	if u == nil {
+		return nil
+	}
+	return &Usage{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
+		CacheWrite: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens,
+		TotalTokens: u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens,
+		Cost: UsageCost{Total: u.Cost}}
+}
+
+func fromLLMThinking(t llm.Thinking) ThinkingBlock {
+	return ThinkingBlock{Thinking: t.Text, Signature: t.Signature, Redacted: t.Redacted, Data: t.Data}
 }
 
 // runTools runs msg's tool calls in order and records a result for each.
@@ -213,6 +332,7 @@ func (r *run) runTools(ctx context.Context, reg *tools.Registry, msg *AssistantM
 			IsError: res.IsError, Details: res.Details, Timestamp: r.a.now().UnixMilli()}
 		r.append(tr)
 		r.send(Event{Type: EventToolExecutionEnd, ToolCallID: c.ID, ToolName: c.Name, Result: &res, IsError: res.IsError})
+		r.sendMessage(tr)
 		results = append(results, tr)
 	}
 	return results
@@ -232,6 +352,9 @@ func toLLM(ms []Message) []llm.Message {
 			out = append(out, llm.Message{Role: llm.RoleUser, Text: v.Text})
 		case *AssistantMessage:
 			lm := llm.Message{Role: llm.RoleAssistant, Text: v.Text}
+			for _, t := range v.Thinking {
+				lm.Thinking = append(lm.Thinking, llm.Thinking{Text: t.Thinking, Signature: t.Signature, Redacted: t.Redacted, Data: t.Data})
+			}
 			for _, c := range v.ToolCalls {
 				lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 			}

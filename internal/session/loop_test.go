@@ -80,6 +80,11 @@ func (l *eventLog) types() (out []string, updates map[string]int) {
 		case EventToolExecutionStart, EventToolExecutionEnd:
 			out = append(out, e.Type+" "+e.ToolCallID)
 			continue
+		case EventMessageStart, EventMessageEnd:
+			if e.Message != nil && e.Message.Role() != RoleAssistant {
+				out = append(out, e.Type+" "+e.Message.Role())
+				continue
+			}
 		}
 		out = append(out, e.Type)
 	}
@@ -188,8 +193,9 @@ func TestPromptToolCallThenAnswer(t *testing.T) {
 	got, updates := log.types()
 	sameStrings(t, "events", got, []string{
 		"agent_start",
-		"turn_start", "message_start", "message_end",
-		"tool_execution_start call_1", "tool_execution_end call_1", "turn_end",
+		"turn_start", "message_start user", "message_end user", "message_start", "message_end",
+		"tool_execution_start call_1", "tool_execution_end call_1",
+		"message_start toolResult", "message_end toolResult", "turn_end",
 		"turn_start", "message_start", "message_end", "turn_end",
 		"agent_end",
 	})
@@ -217,11 +223,11 @@ func TestPromptToolCallThenAnswer(t *testing.T) {
 				t.Errorf("start JSON = %s, want %s", b, want)
 			}
 		case EventToolExecutionUpdate:
-			if !strings.HasPrefix(string(b), `{"type":"tool_execution_update","toolCallId":"call_1","toolName":"bash","args":{"command":"seq 1 200000"},"partialResult":"`) {
+			if !strings.HasPrefix(string(b), `{"type":"tool_execution_update","toolCallId":"call_1","toolName":"bash","args":{"command":"seq 1 200000"},"partialResult":{"content":[{"type":"text","text":"`) {
 				t.Errorf("update JSON = %.200s", b)
 			}
 		case EventToolExecutionEnd:
-			if !strings.HasPrefix(string(b), `{"type":"tool_execution_end","toolCallId":"call_1","toolName":"bash","result":{"content":"`) || !strings.Contains(string(b), `"isError":false,"details":{`) {
+			if !strings.HasPrefix(string(b), `{"type":"tool_execution_end","toolCallId":"call_1","toolName":"bash","result":{"content":[{"type":"text","text":"`) || !strings.Contains(string(b), `"}],"details":{`) || !strings.HasSuffix(string(b), `},"isError":false}`) {
 				t.Errorf("end JSON = %.300s", b)
 			}
 		}
@@ -324,9 +330,9 @@ func TestPromptAbortWhileToolRuns(t *testing.T) {
 	}
 	got, _ := log.types()
 	sameStrings(t, "events", got, []string{
-		"agent_start", "turn_start", "message_start", "message_end",
-		"tool_execution_start call_1", "tool_execution_end call_1",
-		"tool_execution_start call_2", "tool_execution_end call_2",
+		"agent_start", "turn_start", "message_start user", "message_end user", "message_start", "message_end",
+		"tool_execution_start call_1", "tool_execution_end call_1", "message_start toolResult", "message_end toolResult",
+		"tool_execution_start call_2", "tool_execution_end call_2", "message_start toolResult", "message_end toolResult",
 		"turn_end", "agent_end",
 	})
 	if last := log.all()[len(log.all())-1]; !last.Aborted || last.Error == "" {

@@ -2,8 +2,6 @@ package session
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -31,6 +29,9 @@ type Message interface {
 type UserMessage struct {
 	Text      string `json:"text"`
 	Timestamp int64  `json:"timestamp,omitempty"` // Unix milliseconds
+	// Steering marks a message delivered while the agent worked (RPC
+	// steer, the TUI's message typed during a turn), as the reference does.
+	Steering bool `json:"steering,omitempty"`
 }
 
 // ToolCall is one tool invocation requested by the model.
@@ -40,11 +41,55 @@ type ToolCall struct {
 	Arguments json.RawMessage `json:"arguments"` // a JSON object
 }
 
-// AssistantMessage is the model's reply: text plus any tool calls.
+// ThinkingBlock is one piece of the model's reasoning, kept so it can be
+// shown and sent back as the provider requires (Anthropic wants its signed
+// blocks again with tool results). Redacted blocks carry only Data.
+type ThinkingBlock struct {
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"thinkingSignature,omitempty"`
+	Redacted  bool   `json:"redacted,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+// Usage is the token count and cost of one model call, in the reference's
+// shape.
+type Usage struct {
+	Input           int64     `json:"input"`
+	Output          int64     `json:"output"`
+	CacheRead       int64     `json:"cacheRead"`
+	CacheWrite      int64     `json:"cacheWrite"`
+	TotalTokens     int64     `json:"totalTokens"`
+	ReasoningTokens int64     `json:"reasoningTokens,omitempty"`
+	Cost            UsageCost `json:"cost"`
+}
+
+// UsageCost is a call's cost in USD as the provider reported it (0 when it
+// did not).
+type UsageCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+	Total      float64 `json:"total"`
+}
+
+// AssistantMessage is the model's reply: thinking, text and tool calls, and
+// which model gave it with what usage.
 type AssistantMessage struct {
-	Text      string     `json:"text"`
-	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
-	Timestamp int64      `json:"timestamp,omitempty"`
+	Thinking  []ThinkingBlock `json:"thinking,omitempty"`
+	Text      string          `json:"text"`
+	ToolCalls []ToolCall      `json:"toolCalls,omitempty"`
+	// API is the wire protocol ("openai-completions",
+	// "anthropic-messages"), Provider and Model the configured ones.
+	API      string `json:"api,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Usage    *Usage `json:"usage,omitempty"`
+	// StopReason is the reference's word: stop, length, toolUse, error or
+	// aborted (WireStopReason maps the llm's).
+	StopReason   string `json:"stopReason,omitempty"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	Timestamp    int64  `json:"timestamp,omitempty"`
 }
 
 // ToolResultMessage answers one ToolCall. Content is exactly what the model
@@ -86,67 +131,6 @@ func (*UserMessage) isMessage()          {}
 func (*AssistantMessage) isMessage()     {}
 func (*ToolResultMessage) isMessage()    {}
 func (*BashExecutionMessage) isMessage() {}
-
-// MarshalMessage encodes m as one JSON object with "role" first.
-func MarshalMessage(m Message) ([]byte, error) {
-	// Embedding the concrete pointer promotes its fields next to role.
-	switch v := m.(type) {
-	case *UserMessage:
-		return json.Marshal(struct {
-			Role string `json:"role"`
-			*UserMessage
-		}{RoleUser, v})
-	case *AssistantMessage:
-		return json.Marshal(struct {
-			Role string `json:"role"`
-			*AssistantMessage
-		}{RoleAssistant, v})
-	case *ToolResultMessage:
-		return json.Marshal(struct {
-			Role string `json:"role"`
-			*ToolResultMessage
-		}{RoleToolResult, v})
-	case *BashExecutionMessage:
-		return json.Marshal(struct {
-			Role string `json:"role"`
-			*BashExecutionMessage
-		}{RoleBashExecution, v})
-	case nil:
-		return nil, errors.New("message: nil")
-	}
-	return nil, fmt.Errorf("message: unsupported type %T", m)
-}
-
-// UnmarshalMessage decodes an object written by MarshalMessage, choosing the
-// variant by its "role".
-func UnmarshalMessage(data []byte) (Message, error) {
-	var tag struct {
-		Role *string `json:"role"`
-	}
-	if err := json.Unmarshal(data, &tag); err != nil {
-		return nil, fmt.Errorf("message: %w", err)
-	}
-	if tag.Role == nil {
-		return nil, errors.New(`message: missing "role"`)
-	}
-	var m Message
-	switch *tag.Role {
-	case RoleUser:
-		m = &UserMessage{}
-	case RoleAssistant:
-		m = &AssistantMessage{}
-	case RoleToolResult:
-		m = &ToolResultMessage{}
-	case RoleBashExecution:
-		m = &BashExecutionMessage{}
-	default:
-		return nil, fmt.Errorf("message: unknown role %q", *tag.Role)
-	}
-	if err := json.Unmarshal(data, m); err != nil {
-		return nil, fmt.Errorf("message (%s): %w", *tag.Role, err)
-	}
-	return m, nil
-}
 
 // BashExecutionToText is what the model reads for a bang command, sent as a
 // user message. The layout follows the reference converter, newline for

@@ -17,8 +17,11 @@ func sampleMessages() []Message {
 		&AssistantMessage{Text: "Let me look.", Timestamp: 1700000000001, ToolCalls: []ToolCall{
 			{ID: "call_1", Name: "bash", Arguments: json.RawMessage(`{"command":"ls *.go | wc -l"}`)},
 			{ID: "call_2", Name: "bash", Arguments: json.RawMessage(`{"command":"seq 1 3","timeout":5}`)},
-		}},
-		&AssistantMessage{Text: "no tools"},
+		}, API: "openai-completions", Provider: "openai", Model: "gpt-4.1", StopReason: StopReasonToolUse,
+			Usage: &Usage{Input: 10, Output: 5, TotalTokens: 15}},
+		&AssistantMessage{Text: "no tools", Thinking: []ThinkingBlock{{Thinking: "hmm", Signature: "sig"}, {Redacted: true, Data: "opaque"}},
+			API: "anthropic-messages", Provider: "anthropic", Model: "claude-x", StopReason: StopReasonStop,
+			Usage: &Usage{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, TotalTokens: 10, Cost: UsageCost{Total: 0.5}}},
 		&ToolResultMessage{ToolCallID: "call_1", ToolName: "bash", Content: "3", Timestamp: 2,
 			Details: json.RawMessage(`{"exitCode":0,"timeoutSeconds":300}`)},
 		&ToolResultMessage{ToolCallID: "call_2", ToolName: "bash", Content: "boom\n\nCommand exited with code 2", IsError: true},
@@ -62,14 +65,45 @@ func TestMessageWireShape(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", data, want)
 	}
 	data, _ = MarshalMessage(sampleMessages()[1])
-	want = `{"role":"assistant","text":"Let me look.","toolCalls":[{"id":"call_1","name":"bash","arguments":{"command":"ls *.go | wc -l"}},{"id":"call_2","name":"bash","arguments":{"command":"seq 1 3","timeout":5}}],"timestamp":1700000000001}`
+	want = `{"role":"assistant","content":[{"type":"text","text":"Let me look."},{"type":"toolCall","id":"call_1","name":"bash","arguments":{"command":"ls *.go | wc -l"}},{"type":"toolCall","id":"call_2","name":"bash","arguments":{"command":"seq 1 3","timeout":5}}],` +
+		`"api":"openai-completions","provider":"openai","model":"gpt-4.1","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1700000000001}`
 	if string(data) != want {
 		t.Errorf("got  %s\nwant %s", data, want)
 	}
 	data, _ = MarshalMessage(sampleMessages()[4])
-	want = `{"role":"toolResult","toolCallId":"call_2","toolName":"bash","content":"boom\n\nCommand exited with code 2","isError":true}`
+	want = `{"role":"toolResult","toolCallId":"call_2","toolName":"bash","content":[{"type":"text","text":"boom\n\nCommand exited with code 2"}],"isError":true,"timestamp":0}`
 	if string(data) != want {
 		t.Errorf("got  %s\nwant %s", data, want)
+	}
+	data, _ = MarshalMessage(sampleMessages()[2])
+	want = `{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig"},{"type":"redactedThinking","data":"opaque"},{"type":"text","text":"no tools"}],` +
+		`"api":"anthropic-messages","provider":"anthropic","model":"claude-x","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.5}},"stopReason":"stop","timestamp":0}`
+	if string(data) != want {
+		t.Errorf("got  %s\nwant %s", data, want)
+	}
+	data, _ = MarshalMessage(sampleMessages()[0])
+	want = `{"role":"user","content":[{"type":"text","text":"count the Go files"}],"timestamp":1700000000000}`
+	if string(data) != want {
+		t.Errorf("got  %s\nwant %s", data, want)
+	}
+}
+
+// Session files written before the reference's shape keep loading.
+func TestUnmarshalOldShape(t *testing.T) {
+	for in, want := range map[string]Message{
+		`{"role":"user","text":"hi","timestamp":1}`: &UserMessage{Text: "hi", Timestamp: 1},
+		`{"role":"user","content":"plain","timestamp":2}`: &UserMessage{Text: "plain", Timestamp: 2},
+		`{"role":"assistant","text":"ok","toolCalls":[{"id":"c","name":"bash","arguments":{"command":"ls"}}],"timestamp":3}`: &AssistantMessage{Text: "ok",
+			ToolCalls: []ToolCall{{ID: "c", Name: "bash", Arguments: json.RawMessage(`{"command":"ls"}`)}}, Timestamp: 3},
+		`{"role":"toolResult","toolCallId":"c","toolName":"bash","content":"out","isError":false}`: &ToolResultMessage{ToolCallID: "c", ToolName: "bash", Content: "out"},
+	} {
+		got, err := UnmarshalMessage([]byte(in))
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got  %#v\n want %#v", in, got, want)
+		}
 	}
 }
 

@@ -26,7 +26,7 @@ func TestMessageEndCarriesUsage(t *testing.T) {
 	var ends []Event
 	log.mu.Lock()
 	for _, e := range log.evs {
-		if e.Type == EventMessageEnd {
+		if e.Type == EventMessageEnd && e.Message.Role() == RoleAssistant {
 			ends = append(ends, e)
 		}
 	}

@@ -153,9 +153,17 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 	t.dirty = true
 	switch e.Type {
 	case session.EventMessageStart:
+		// User messages and tool results are reported too (the
+		// reference's events); the transcript already shows them.
+		if _, ok := e.Message.(*session.AssistantMessage); !ok {
+			return
+		}
 		t.assistant = &textItem{kind: kindAssistant, live: true}
 		t.add(t.assistant)
 	case session.EventMessageUpdate, session.EventMessageEnd:
+		if _, ok := e.Message.(*session.AssistantMessage); !ok {
+			return
+		}
 		if am, ok := e.Message.(*session.AssistantMessage); ok && t.assistant != nil {
 			t.assistant.text = strings.TrimSpace(am.Text)
 		}

@@ -1,0 +1,282 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"agentsh/internal/llm"
+)
+
+// The persisted and wire form of messages is the reference's (omp): user,
+// assistant and tool-result content is an array of typed blocks, so a
+// client written for it reads agentsh's get_messages, events and session
+// files unchanged. UnmarshalMessage also reads the older agentsh form
+// (text / toolCalls / content as a string), so session files written before
+// keep loading.
+
+// Block types of message content.
+const (
+	blockText             = "text"
+	blockThinking         = "thinking"
+	blockRedactedThinking = "redactedThinking"
+	blockToolCall         = "toolCall"
+	blockImage            = "image"
+)
+
+// Wire stop reasons of an assistant message (the reference's words).
+const (
+	StopReasonStop    = "stop"
+	StopReasonLength  = "length"
+	StopReasonToolUse = "toolUse"
+	StopReasonError   = "error"
+	StopReasonAborted = "aborted"
+)
+
+// WireStopReason maps an llm stop reason to the reference's word. A refusal
+// has no word of its own there: it is an error.
+func WireStopReason(r string) string {
+	switch r {
+	case llm.StopToolUse:
+		return StopReasonToolUse
+	case llm.StopRefusal:
+		return StopReasonError
+	case "":
+		return StopReasonStop
+	}
+	return r
+}
+
+// contentBlock is one element of a content array, any type.
+type contentBlock struct {
+	Type              string          `json:"type"`
+	Text              *string         `json:"text,omitempty"`
+	Thinking          *string         `json:"thinking,omitempty"`
+	ThinkingSignature string          `json:"thinkingSignature,omitempty"`
+	Data              string          `json:"data,omitempty"`
+	ID                string          `json:"id,omitempty"`
+	Name              string          `json:"name,omitempty"`
+	Arguments         json.RawMessage `json:"arguments,omitempty"`
+	MimeType          string          `json:"mimeType,omitempty"`
+}
+
+func textBlocks(text string) []contentBlock {
+	return []contentBlock{{Type: blockText, Text: &text}}
+}
+
+// TextContent is a content array holding text as one text block.
+func TextContent(text string) json.RawMessage {
+	b, _ := json.Marshal(textBlocks(text))
+	return b
+}
+
+// assistantContent is the content array of m: thinking, then text, then
+// tool calls (the order the providers stream them in).
+func assistantContent(m *AssistantMessage) []contentBlock {
+	out := make([]contentBlock, 0, len(m.Thinking)+1+len(m.ToolCalls))
+	for _, t := range m.Thinking {
+		if t.Redacted {
+			out = append(out, contentBlock{Type: blockRedactedThinking, Data: t.Data})
+			continue
+		}
+		th := t.Thinking
+		out = append(out, contentBlock{Type: blockThinking, Thinking: &th, ThinkingSignature: t.Signature})
+	}
+	if m.Text != "" {
+		text := m.Text
+		out = append(out, contentBlock{Type: blockText, Text: &text})
+	}
+	for _, c := range m.ToolCalls {
+		out = append(out, contentBlock{Type: blockToolCall, ID: c.ID, Name: c.Name, Arguments: llmArgs(c.Arguments)})
+	}
+	return out
+}
+
+func llmArgs(a json.RawMessage) json.RawMessage {
+	if len(strings.TrimSpace(string(a))) == 0 || !json.Valid(a) {
+		return json.RawMessage("{}")
+	}
+	return a
+}
+
+type wireUser struct {
+	Role      string         `json:"role"`
+	Content   []contentBlock `json:"content"`
+	Steering  bool           `json:"steering,omitempty"`
+	Timestamp int64          `json:"timestamp"`
+}
+
+type wireAssistant struct {
+	Role         string         `json:"role"`
+	Content      []contentBlock `json:"content"`
+	API          string         `json:"api"`
+	Provider     string         `json:"provider"`
+	Model        string         `json:"model"`
+	Usage        Usage          `json:"usage"`
+	StopReason   string         `json:"stopReason"`
+	ErrorMessage string         `json:"errorMessage,omitempty"`
+	Timestamp    int64          `json:"timestamp"`
+}
+
+type wireToolResult struct {
+	Role       string          `json:"role"`
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Content    []contentBlock  `json:"content"`
+	Details    json.RawMessage `json:"details,omitempty"`
+	IsError    bool            `json:"isError"`
+	Timestamp  int64           `json:"timestamp"`
+}
+
+// MarshalMessage encodes m in the reference's message shape, "role" first.
+func MarshalMessage(m Message) ([]byte, error) {
+	switch v := m.(type) {
+	case *UserMessage:
+		return json.Marshal(wireUser{RoleUser, textBlocks(v.Text), v.Steering, v.Timestamp})
+	case *AssistantMessage:
+		w := wireAssistant{Role: RoleAssistant, Content: assistantContent(v), API: v.API,
+			Provider: v.Provider, Model: v.Model, StopReason: v.StopReason,
+			ErrorMessage: v.ErrorMessage, Timestamp: v.Timestamp}
+		if v.Usage != nil {
+			w.Usage = *v.Usage
+		}
+		if w.StopReason == "" {
+			w.StopReason = StopReasonStop
+			if len(v.ToolCalls) > 0 {
+				w.StopReason = StopReasonToolUse
+			}
+		}
+		return json.Marshal(w)
+	case *ToolResultMessage:
+		return json.Marshal(wireToolResult{RoleToolResult, v.ToolCallID, v.ToolName,
+			textBlocks(v.Content), v.Details, v.IsError, v.Timestamp})
+	case *BashExecutionMessage:
+		return json.Marshal(struct {
+			Role string `json:"role"`
+			*BashExecutionMessage
+		}{RoleBashExecution, v})
+	case nil:
+		return nil, errors.New("message: nil")
+	}
+	return nil, fmt.Errorf("message: unsupported type %T", m)
+}
+
+// readContent decodes a content field: a string, or an array of blocks.
+func readContent(raw json.RawMessage) ([]contentBlock, error) {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return textBlocks(s), nil
+	}
+	var blocks []contentBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, err
+	}
+	return blocks, nil
+}
+
+// joinText is the text of blocks' text blocks, in order. An image a client
+// sent is not kept: agentsh sends no images to the model.
+func joinText(blocks []contentBlock) string {
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == blockText && b.Text != nil {
+			parts = append(parts, *b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// UnmarshalMessage decodes a message in the reference's shape, or in the
+// older agentsh one, choosing the variant by its "role".
+func UnmarshalMessage(data []byte) (Message, error) {
+	var tag struct {
+		Role    *string         `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(data, &tag); err != nil {
+		return nil, fmt.Errorf("message: %w", err)
+	}
+	if tag.Role == nil {
+		return nil, errors.New(`message: missing "role"`)
+	}
+	role := *tag.Role
+	wrap := func(err error) error { return fmt.Errorf("message (%s): %w", role, err) }
+	switch role {
+	case RoleUser:
+		var m UserMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, wrap(err)
+		}
+		if tag.Content != nil {
+			blocks, err := readContent(tag.Content)
+			if err != nil {
+				return nil, wrap(err)
+			}
+			m.Text = joinText(blocks)
+		}
+		return &m, nil
+	case RoleAssistant:
+		var m AssistantMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, wrap(err)
+		}
+		if tag.Content != nil {
+			blocks, err := readContent(tag.Content)
+			if err != nil {
+				return nil, wrap(err)
+			}
+			m.Text, m.Thinking, m.ToolCalls = "", nil, nil
+			var texts []string
+			for _, b := range blocks {
+				switch b.Type {
+				case blockText:
+					if b.Text != nil {
+						texts = append(texts, *b.Text)
+					}
+				case blockThinking:
+					t := ThinkingBlock{Signature: b.ThinkingSignature}
+					if b.Thinking != nil {
+						t.Thinking = *b.Thinking
+					}
+					m.Thinking = append(m.Thinking, t)
+				case blockRedactedThinking:
+					m.Thinking = append(m.Thinking, ThinkingBlock{Redacted: true, Data: b.Data})
+				case blockToolCall:
+					m.ToolCalls = append(m.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: llmArgs(b.Arguments)})
+				}
+			}
+			m.Text = strings.Join(texts, "")
+		}
+		return &m, nil
+	case RoleToolResult:
+		var m struct {
+			ToolResultMessage
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, wrap(err)
+		}
+		out := m.ToolResultMessage
+		blocks, err := readContent(m.Content)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		out.Content = joinText(blocks)
+		return &out, nil
+	case RoleBashExecution:
+		var m BashExecutionMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, wrap(err)
+		}
+		return &m, nil
+	}
+	return nil, fmt.Errorf("message: unknown role %q", role)
+}
