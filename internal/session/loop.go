@@ -159,7 +159,7 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 	// The reference numbers the content blocks of the answer as they come
 	// (contentIndex) and brackets text and thinking with *_start/*_end.
 	var (
-		blocks   int // blocks started so far
+		blocks   int  // blocks started so far
 		open     = "" // "text" or "thinking" while such a block is open
 		openIdx  int
 		text     strings.Builder
@@ -292,7 +292,7 @@ func WireUsage(u *llm.Usage) *Usage {
 	return &Usage{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
 		CacheWrite: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens,
 		TotalTokens: u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens,
-		Cost: UsageCost{Total: u.Cost}}
+		Cost:        UsageCost{Total: u.Cost}}
 }
 
 func fromLLMThinking(t llm.Thinking) ThinkingBlock {

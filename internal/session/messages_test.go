@@ -91,7 +91,7 @@ func TestMessageWireShape(t *testing.T) {
 // Session files written before the reference's shape keep loading.
 func TestUnmarshalOldShape(t *testing.T) {
 	for in, want := range map[string]Message{
-		`{"role":"user","text":"hi","timestamp":1}`: &UserMessage{Text: "hi", Timestamp: 1},
+		`{"role":"user","text":"hi","timestamp":1}`:       &UserMessage{Text: "hi", Timestamp: 1},
 		`{"role":"user","content":"plain","timestamp":2}`: &UserMessage{Text: "plain", Timestamp: 2},
 		`{"role":"assistant","text":"ok","toolCalls":[{"id":"c","name":"bash","arguments":{"command":"ls"}}],"timestamp":3}`: &AssistantMessage{Text: "ok",
 			ToolCalls: []ToolCall{{ID: "c", Name: "bash", Arguments: json.RawMessage(`{"command":"ls"}`)}}, Timestamp: 3},
