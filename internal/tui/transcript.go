@@ -155,13 +155,13 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 	case session.EventMessageStart:
 		// User messages and tool results are reported too (the
 		// reference's events); the transcript already shows them.
-		if _, ok := e.Message.(*session.AssistantMessage); !ok {
+		if _, ok := e.Message.(*session.AssistantMessage); !ok && e.Message != nil {
 			return
 		}
 		t.assistant = &textItem{kind: kindAssistant, live: true}
 		t.add(t.assistant)
 	case session.EventMessageUpdate, session.EventMessageEnd:
-		if _, ok := e.Message.(*session.AssistantMessage); !ok {
+		if _, ok := e.Message.(*session.AssistantMessage); !ok && e.Message != nil {
 			return
 		}
 		if am, ok := e.Message.(*session.AssistantMessage); ok && t.assistant != nil {
