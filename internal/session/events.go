@@ -167,7 +167,7 @@ func (e Event) marshal(snapshots bool) ([]byte, error) {
 		}
 		out.AssistantMessageEvent = ae
 	case EventToolExecutionUpdate:
-		out.PartialResult = &wireToolResultBody{Content: textBlocks(e.PartialResult)}
+		out.PartialResult = &wireToolResultBody{Content: textBlocks(e.PartialResult), Details: json.RawMessage("{}")}
 	case EventToolExecutionEnd:
 		isErr := e.IsError
 		out.IsError = &isErr

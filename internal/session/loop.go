@@ -60,7 +60,7 @@ func (a *AgentSession) Prompt(ctx context.Context, text string, p llm.Provider, 
 	defer a.SetStreaming(false)
 
 	send(Event{Type: EventAgentStart})
-	user := &UserMessage{Text: text, Timestamp: a.now().UnixMilli()}
+	user := &UserMessage{Text: text, Timestamp: a.now().UnixMilli(), Attribution: "user"}
 	r.append(user)
 	r.prompt = user
 	err := r.loop(ctx, p, model, reg)
@@ -119,7 +119,7 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 		// result, every provider accepts it there, and it stays in the
 		// history like a bang result does.
 		if n := r.a.JobNotice(); n != "" {
-			m := &UserMessage{Text: n, Timestamp: r.a.now().UnixMilli()}
+			m := &UserMessage{Text: n, Timestamp: r.a.now().UnixMilli(), Attribution: "agent"}
 			r.append(m)
 			r.sendMessage(m)
 		}

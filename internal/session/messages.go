@@ -32,6 +32,10 @@ type UserMessage struct {
 	// Steering marks a message delivered while the agent worked (RPC
 	// steer, the TUI's message typed during a turn), as the reference does.
 	Steering bool `json:"steering,omitempty"`
+	// Attribution is who initiated the message, in the reference's words:
+	// "user" for what the user typed, "agent" for what agentsh added on
+	// its own (a job notice); empty in older session files.
+	Attribution string `json:"attribution,omitempty"`
 }
 
 // ToolCall is one tool invocation requested by the model.

@@ -101,10 +101,11 @@ func llmArgs(a json.RawMessage) json.RawMessage {
 }
 
 type wireUser struct {
-	Role      string         `json:"role"`
-	Content   []contentBlock `json:"content"`
-	Steering  bool           `json:"steering,omitempty"`
-	Timestamp int64          `json:"timestamp"`
+	Role        string         `json:"role"`
+	Content     []contentBlock `json:"content"`
+	Steering    bool           `json:"steering,omitempty"`
+	Attribution string         `json:"attribution,omitempty"`
+	Timestamp   int64          `json:"timestamp"`
 }
 
 type wireAssistant struct {
@@ -133,7 +134,7 @@ type wireToolResult struct {
 func MarshalMessage(m Message) ([]byte, error) {
 	switch v := m.(type) {
 	case *UserMessage:
-		return json.Marshal(wireUser{RoleUser, textBlocks(v.Text), v.Steering, v.Timestamp})
+		return json.Marshal(wireUser{RoleUser, textBlocks(v.Text), v.Steering, v.Attribution, v.Timestamp})
 	case *AssistantMessage:
 		w := wireAssistant{Role: RoleAssistant, Content: assistantContent(v), API: v.API,
 			Provider: v.Provider, Model: v.Model, StopReason: v.StopReason,
