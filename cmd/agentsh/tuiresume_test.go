@@ -55,8 +55,13 @@ func TestTUIResumeCommandSwitchesSessions(t *testing.T) {
 	tag0 := proctest.SleepTag()
 	tt.typeLine("!sleep " + tag0 + " >/dev/null 2>&1 &")
 	waitFiles(3)
-	if len(proctest.WithArg(tag0)) == 0 {
-		t.Fatal("the first background sleep is not running")
+	// bash forks the background sleep before the command ends, but its
+	// exec may come a moment later on a loaded machine: poll (hang guard).
+	for deadline := time.Now().Add(10 * time.Second); len(proctest.WithArg(tag0)) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first background sleep is not running")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	tt.typeLine("/new")
 	tt.waitText("New session ")
