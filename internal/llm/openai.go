@@ -170,11 +170,7 @@ func deltaReasoning(d openai.ChatCompletionChunkChoiceDelta) string {
 // openAIUsage reads a usage object. prompt_tokens include the cached
 // tokens (and OpenRouter's cache writes); Usage counts them apart.
 func openAIUsage(u openai.CompletionUsage) *Usage {
-	cached := u.PromptTokensDetails.CachedTokens
-	var written int64
-	if raw := u.PromptTokensDetails.JSON.ExtraFields["cache_write_tokens"].Raw(); raw != "" {
-		_ = json.Unmarshal([]byte(raw), &written)
-	}
+	cached, written := u.PromptTokensDetails.CachedTokens, u.PromptTokensDetails.CacheWriteTokens
 	out := &Usage{
 		InputTokens:      max(0, u.PromptTokens-cached-written),
 		OutputTokens:     u.CompletionTokens,
