@@ -226,8 +226,21 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, emit func(E
 	thinking := map[int64]bool{}   // open thinking and redacted_thinking blocks
 	usage := &Usage{}
 	sawUsage := false
+	// fail returns the partial message: the text and thinking so far (an
+	// unfinished thinking block without its signature, which is not sent
+	// back), and the tool calls that had ended.
 	fail := func(err error) (Message, string, error) {
 		out.Text = text.String()
+		for i := range acc.Content {
+			if !thinking[int64(i)] {
+				continue
+			}
+			if b := acc.Content[i]; b.Type == "redacted_thinking" {
+				out.Thinking = append(out.Thinking, Thinking{Redacted: true, Data: b.Data})
+			} else {
+				out.Thinking = append(out.Thinking, Thinking{Text: b.Thinking})
+			}
+		}
 		stop, err := finishErr(ctx, err, emit)
 		return out, stop, err
 	}

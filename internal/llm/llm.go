@@ -228,9 +228,9 @@ type Provider interface {
 	// Stream sends req and streams the answer through emit (called
 	// synchronously, from the calling goroutine, never after Stream returns).
 	// It returns the complete assistant message and the normalised stop
-	// reason. On failure it returns the partial message (text so far, and
-	// only the thinking blocks and tool calls that had ended), StopError or
-	// StopAborted, and the
+	// reason. On failure it returns the partial message (text and thinking
+	// so far, a thinking block cut off without its signature, and only the
+	// tool calls that had ended), StopError or StopAborted, and the
 	// error; cancelling ctx aborts the stream promptly and the error is then
 	// ctx.Err().
 	Stream(ctx context.Context, req Request, emit func(Event)) (msg Message, stopReason string, err error)

@@ -216,12 +216,19 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, emit func(Even
 			reasoning.Reset()
 		}
 	}
+	// fail returns the partial message: the text and reasoning so far.
+	fail := func(err error) (Message, string, error) {
+		msg.Text = text.String()
+		if reasoningOpen {
+			msg.Thinking = append(msg.Thinking, Thinking{Text: reasoning.String()})
+		}
+		stop, err := finishErr(ctx, err, emit)
+		return msg, stop, err
+	}
 	for stream.Next() {
 		chunk := stream.Current()
 		if !acc.AddChunk(chunk) {
-			stop, err := finishErr(ctx, fmt.Errorf("%s: the server sent an inconsistent stream chunk", p.cfg.Name), emit)
-			msg.Text = text.String()
-			return msg, stop, err
+			return fail(fmt.Errorf("%s: the server sent an inconsistent stream chunk", p.cfg.Name))
 		}
 		if chunk.JSON.Usage.Valid() && chunk.Usage.TotalTokens+chunk.Usage.PromptTokens+chunk.Usage.CompletionTokens > 0 {
 			usage = openAIUsage(chunk.Usage)
@@ -280,14 +287,10 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, emit func(Even
 		}
 	}
 	if err := stream.Err(); err != nil {
-		msg.Text = text.String()
-		stop, err := finishErr(ctx, p.apiError(err), emit)
-		return msg, stop, err
+		return fail(p.apiError(err))
 	}
 	if err := ctx.Err(); err != nil {
-		msg.Text = text.String()
-		stop, err := finishErr(ctx, err, emit)
-		return msg, stop, err
+		return fail(err)
 	}
 
 	endReasoning()

@@ -296,3 +296,50 @@ func TestOpenAIReasoningOnly(t *testing.T) {
 		"done length",
 	})
 }
+
+// Cancelled while thinking: the partial message keeps the ended blocks
+// whole and the cut-off one's text without a signature.
+func TestThinkingCancelledMidBlock(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	hold := func(w *fakemodel.Writer) {
+		select {
+		case <-w.Context().Done():
+		case <-release:
+		}
+	}
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		if n == 0 {
+			w.MessageStart(5)
+			w.ThinkingBlock(0, "sig-1", "first")
+			w.Event("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"thinking","thinking":"","signature":""}}`)
+			w.Event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"sec"}}`)
+			hold(w)
+			return
+		}
+		w.Reasoning("half a ")
+		w.Reasoning("thought")
+		hold(w)
+	})
+	for i, p := range []Provider{
+		NewAnthropic(AnthropicConfig{BaseURL: srv.URL, APIKey: "k", MaxRetries: zero()}),
+		NewOpenAI(OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "k", MaxRetries: zero()}),
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var deltas []string
+		emit := func(e Event) {
+			if e.Kind == ThinkingDelta {
+				deltas = append(deltas, e.Text)
+				if e.Text == "sec" || e.Text == "thought" {
+					cancel()
+				}
+			}
+		}
+		msg, stop, err := streamWithGuard(t, p, ctx, Request{Model: "m", Messages: []Message{{Role: RoleUser, Text: "hi"}}, Thinking: ThinkingLow}, emit)
+		cancel()
+		want := [][]Thinking{{{Text: "first", Signature: "sig-1"}, {Text: "sec"}}, {{Text: "half a thought"}}}[i]
+		if err != context.Canceled || stop != StopAborted || !reflect.DeepEqual(msg.Thinking, want) {
+			t.Errorf("%s: %v stop %q thinking %+v (deltas %q)", p.Name(), err, stop, msg.Thinking, deltas)
+		}
+	}
+}
