@@ -276,12 +276,13 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 	return msg, err
 }
 
-// APIName is the reference's name of p's wire protocol.
+// APIName is the reference's name of p's wire protocol
+// ("openai-completions" when the provider does not say).
 func APIName(p llm.Provider) string {
-	if p != nil && p.Name() == "anthropic" {
-		return "anthropic-messages"
+	if n := llm.APIName(p); n != "" {
+		return n
 	}
-	return "openai-completions"
+	return llm.APIOpenAICompletions
 }
 
 // WireUsage converts an llm usage report to the reference's shape.
@@ -291,7 +292,7 @@ func WireUsage(u *llm.Usage) *Usage {
 	}
 	return &Usage{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
 		CacheWrite: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens,
-		TotalTokens: u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens,
+		TotalTokens: u.TotalTokens(),
 		Cost:        UsageCost{Total: u.Cost}}
 }
 

@@ -18,7 +18,7 @@ type usage struct {
 // observe takes the token counts a model call ends with.
 func (u *usage) observe(e session.Event) {
 	if e.Type == session.EventMessageEnd && e.Usage != nil {
-		u.tokens, u.known = e.Usage.InputTokens+e.Usage.OutputTokens, true
+		u.tokens, u.known = e.Usage.TotalTokens(), true
 	}
 }
 
