@@ -396,7 +396,11 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		}
 		emit = func(e session.Event) {
 			if writeErr == nil {
-				if writeErr = enc.Encode(e.Printable()); writeErr != nil {
+				b, err := e.Printable().MarshalJSON()
+				if err == nil {
+					_, err = stdout.Write(append(b, '\n'))
+				}
+				if writeErr = err; writeErr != nil {
 					stopOutput()
 				}
 			}

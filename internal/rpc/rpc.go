@@ -217,7 +217,14 @@ loop:
 
 // writeLine writes v as one JSON line.
 func (s *server) writeLine(v any) {
-	b, err := json.Marshal(v)
+	var b []byte
+	var err error
+	if e, ok := v.(session.Event); ok {
+		// Already compact: json.Marshal would re-scan every snapshot.
+		b, err = e.MarshalJSON()
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		b, _ = json.Marshal(Response{Type: "response", Command: "internal", Error: "encode output: " + err.Error()})
 	}

@@ -97,12 +97,11 @@ type wireToolResultBody struct {
 
 // wireAssistantEvent is message_update's assistantMessageEvent.
 type wireAssistantEvent struct {
-	Type         string          `json:"type"`
-	ContentIndex int             `json:"contentIndex"`
-	Delta        *string         `json:"delta,omitempty"`
-	Content      *string         `json:"content,omitempty"`
-	ToolCall     *contentBlock   `json:"toolCall,omitempty"`
-	Partial      json.RawMessage `json:"partial,omitempty"`
+	Type         string        `json:"type"`
+	ContentIndex int           `json:"contentIndex"`
+	Delta        *string       `json:"delta,omitempty"`
+	Content      *string       `json:"content,omitempty"`
+	ToolCall     *contentBlock `json:"toolCall,omitempty"`
 }
 
 // MarshalJSON encodes the event in the reference's shape, as RPC mode
@@ -118,28 +117,32 @@ type printable Event
 
 func (p printable) MarshalJSON() ([]byte, error) { return Event(p).marshal(false) }
 
+// marshal writes the event by hand around the encoded messages: going
+// through json.Marshal with them as RawMessage fields would copy and
+// re-scan (compact) every snapshot once more per level, which made a long
+// streamed answer's events cost twice the time (BenchmarkRPCPrompt).
 func (e Event) marshal(snapshots bool) ([]byte, error) {
-	out := struct {
-		Type                  string              `json:"type"`
-		Turn                  int                 `json:"turn,omitempty"`
-		Message               json.RawMessage     `json:"message,omitempty"`
-		AssistantMessageEvent *wireAssistantEvent `json:"assistantMessageEvent,omitempty"`
-		Messages              *[]json.RawMessage  `json:"messages,omitempty"`
-		ToolResults           *[]json.RawMessage  `json:"toolResults,omitempty"`
-		ToolCallID            string              `json:"toolCallId,omitempty"`
-		ToolName              string              `json:"toolName,omitempty"`
-		Args                  json.RawMessage     `json:"args,omitempty"`
-		PartialResult         *wireToolResultBody `json:"partialResult,omitempty"`
-		Result                *wireToolResultBody `json:"result,omitempty"`
-		IsError               *bool               `json:"isError,omitempty"`
-		StopReason            string              `json:"stopReason,omitempty"`
-		Aborted               bool                `json:"aborted,omitempty"`
-		Error                 string              `json:"error,omitempty"`
+	head := struct {
+		Type          string              `json:"type"`
+		Turn          int                 `json:"turn,omitempty"`
+		ToolCallID    string              `json:"toolCallId,omitempty"`
+		ToolName      string              `json:"toolName,omitempty"`
+		Args          json.RawMessage     `json:"args,omitempty"`
+		PartialResult *wireToolResultBody `json:"partialResult,omitempty"`
+		Result        *wireToolResultBody `json:"result,omitempty"`
+		IsError       *bool               `json:"isError,omitempty"`
+		StopReason    string              `json:"stopReason,omitempty"`
+		Aborted       bool                `json:"aborted,omitempty"`
+		Error         string              `json:"error,omitempty"`
 	}{Type: e.Type, Turn: e.Turn, ToolCallID: e.ToolCallID, ToolName: e.ToolName, Args: e.Args,
 		StopReason: e.StopReason, Aborted: e.Aborted, Error: e.Error}
-	var err error
+	var (
+		msg []byte
+		ae  *wireAssistantEvent
+		err error
+	)
 	if e.Message != nil && (snapshots || e.Type != EventMessageUpdate) {
-		if out.Message, err = MarshalMessage(e.Message); err != nil {
+		if msg, err = MarshalMessage(e.Message); err != nil {
 			return nil, err
 		}
 	}
@@ -147,8 +150,8 @@ func (e Event) marshal(snapshots bool) ([]byte, error) {
 	case EventMessageUpdate:
 		// The tool call's id and name are inside the event (toolCall) and
 		// the partial message; the top-level copies are not the reference's.
-		out.ToolCallID, out.ToolName = "", ""
-		ae := &wireAssistantEvent{Type: e.UpdateKind, ContentIndex: e.ContentIndex}
+		head.ToolCallID, head.ToolName = "", ""
+		ae = &wireAssistantEvent{Type: e.UpdateKind, ContentIndex: e.ContentIndex}
 		switch e.UpdateKind {
 		case UpdateTextDelta, UpdateThinkingDelta, UpdateToolCallDelta:
 			d := e.Delta
@@ -162,17 +165,13 @@ func (e Event) marshal(snapshots bool) ([]byte, error) {
 					Arguments: llmArgs(e.ToolCall.Arguments)}
 			}
 		}
-		if snapshots {
-			ae.Partial = out.Message
-		}
-		out.AssistantMessageEvent = ae
 	case EventToolExecutionUpdate:
-		out.PartialResult = &wireToolResultBody{Content: textBlocks(e.PartialResult), Details: json.RawMessage("{}")}
+		head.PartialResult = &wireToolResultBody{Content: textBlocks(e.PartialResult), Details: json.RawMessage("{}")}
 	case EventToolExecutionEnd:
 		isErr := e.IsError
-		out.IsError = &isErr
+		head.IsError = &isErr
 		if e.Result != nil {
-			out.Result = &wireToolResultBody{Content: textBlocks(e.Result.Content), Details: e.Result.Details,
+			head.Result = &wireToolResultBody{Content: textBlocks(e.Result.Content), Details: e.Result.Details,
 				IsError: e.Result.IsError, Aborted: e.Result.Aborted}
 		}
 	case EventAgentEnd:
@@ -184,27 +183,55 @@ func (e Event) marshal(snapshots bool) ([]byte, error) {
 			e.ToolResults = []Message{}
 		}
 	}
+	b, err := json.Marshal(head)
+	if err != nil {
+		return nil, err
+	}
+	b = b[:len(b)-1] // reopen the object
+	if msg != nil {
+		b = append(b, `,"message":`...)
+		b = append(b, msg...)
+	}
+	if ae != nil {
+		ab, err := json.Marshal(ae)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"assistantMessageEvent":`...)
+		if snapshots && msg != nil {
+			b = append(b, ab[:len(ab)-1]...)
+			b = append(b, `,"partial":`...)
+			b = append(b, msg...)
+			b = append(b, '}')
+		} else {
+			b = append(b, ab...)
+		}
+	}
 	// An empty list is written as [] where the reference always has one;
 	// a nil one is left out.
-	enc := func(ms []Message) (*[]json.RawMessage, error) {
+	list := func(key string, ms []Message) error {
 		if ms == nil {
-			return nil, nil
+			return nil
 		}
-		raw := make([]json.RawMessage, 0, len(ms))
-		for _, m := range ms {
-			b, err := MarshalMessage(m)
+		b = append(b, `,"`+key+`":[`...)
+		for i, m := range ms {
+			mb, err := MarshalMessage(m)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			raw = append(raw, b)
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, mb...)
 		}
-		return &raw, nil
+		b = append(b, ']')
+		return nil
 	}
-	if out.Messages, err = enc(e.Messages); err != nil {
+	if err := list("messages", e.Messages); err != nil {
 		return nil, err
 	}
-	if out.ToolResults, err = enc(e.ToolResults); err != nil {
+	if err := list("toolResults", e.ToolResults); err != nil {
 		return nil, err
 	}
-	return json.Marshal(out)
+	return append(b, '}'), nil
 }
