@@ -255,22 +255,33 @@ func writeCall(b *strings.Builder, c session.ToolCall) {
 	if c.Name == "bash" && json.Unmarshal(args["command"], &command) == nil && command != "" {
 		delete(args, "command")
 		for _, k := range sortedKeys(args) {
-			b.WriteString(" <span class=\"arg\">" + esc(k) + "=" + esc(clean(string(args[k]))) + "</span>")
+			b.WriteString(" <span class=\"arg\">" + esc(k) + "=" + esc(clean(readableJSON(args[k], ""))) + "</span>")
 		}
 		b.WriteString("</div>\n<pre class=\"cmd\">$ " + esc(clean(command)) + "</pre>\n")
 		return
 	}
 	b.WriteString("</div>\n")
-	pretty := string(c.Arguments)
-	var v any
-	if json.Unmarshal(c.Arguments, &v) == nil {
-		if p, err := json.MarshalIndent(v, "", "  "); err == nil {
-			pretty = string(p)
-		}
-	}
+	pretty := readableJSON(c.Arguments, "  ")
 	if pretty != "" && pretty != "{}" {
 		b.WriteString("<pre class=\"args\">" + esc(clean(pretty)) + "</pre>\n")
 	}
+}
+
+// readableJSON is raw re-encoded with indent and without Go's \u003c
+// escapes (the page escapes it), raw itself when it is not JSON.
+func readableJSON(raw json.RawMessage, indent string) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	var p strings.Builder
+	enc := json.NewEncoder(&p)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if enc.Encode(v) != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(p.String(), "\n")
 }
 
 func writeResult(b *strings.Builder, r *session.ToolResultMessage) {
@@ -302,7 +313,7 @@ func writeResult(b *strings.Builder, r *session.ToolResultMessage) {
 }
 
 func writeBang(b *strings.Builder, m *session.BashExecutionMessage) {
-	cls := "msg bang"
+	failed := ""
 	status := ""
 	switch {
 	case m.Cancelled:
@@ -310,10 +321,10 @@ func writeBang(b *strings.Builder, m *session.BashExecutionMessage) {
 	case m.ExitCode != nil:
 		status = "exit " + strconv.Itoa(*m.ExitCode)
 		if *m.ExitCode != 0 {
-			cls += " error"
+			failed = " error"
 		}
 	}
-	b.WriteString("<section class=\"" + cls + "\">\n")
+	b.WriteString("<section class=\"msg bang" + failed + "\">\n")
 	detail := ""
 	if m.ExcludeFromContext {
 		detail = "not sent to the model"
@@ -323,7 +334,7 @@ func writeBang(b *strings.Builder, m *session.BashExecutionMessage) {
 	if status != "" {
 		b.WriteString("<span class=\"badge\">" + status + "</span>")
 	}
-	b.WriteString("</div>\n<pre class=\"cmd\">$ " + esc(clean(m.Command)) + "</pre>\n<div class=\"result\">\n")
+	b.WriteString("</div>\n<pre class=\"cmd\">$ " + esc(clean(m.Command)) + "</pre>\n<div class=\"result" + failed + "\">\n")
 	writeOutput(b, clean(m.Output), "(no output)")
 	if m.Meta != nil && m.Meta.Truncation != nil {
 		b.WriteString("<div class=\"note\">" + esc(bash.TruncationNotice(m.Meta.Truncation)) + "</div>\n")

@@ -13,9 +13,9 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// md renders assistant text: CommonMark and GFM, raw HTML left out (the
-// goldmark default), links only to http, https and mailto, and images
-// reduced to their alt text, because an <img> would make the file fetch
+// md renders assistant text: CommonMark and GFM, raw HTML shown as the
+// text it is, links only to http, https and mailto, and images reduced to
+// a link with their alt text, because an <img> would make the file fetch
 // something when it is opened.
 var md = goldmark.New(
 	goldmark.WithExtensions(extension.GFM),
@@ -40,6 +40,41 @@ func (safeLinks) RegisterFuncs(r renderer.NodeRendererFuncRegisterer) {
 	r.Register(ast.KindLink, renderLink)
 	r.Register(ast.KindAutoLink, renderAutoLink)
 	r.Register(ast.KindImage, renderImage)
+	r.Register(ast.KindRawHTML, renderRawHTML)
+	r.Register(ast.KindHTMLBlock, renderHTMLBlock)
+}
+
+// renderRawHTML writes inline HTML escaped: the reader sees what the model
+// wrote.
+func renderRawHTML(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if entering {
+		segs := node.(*ast.RawHTML).Segments
+		for i := range segs.Len() {
+			seg := segs.At(i)
+			_, _ = w.WriteString(html.EscapeString(string(seg.Value(source))))
+		}
+	}
+	return ast.WalkSkipChildren, nil
+}
+
+// renderHTMLBlock writes an HTML block escaped, as a paragraph keeping its
+// line breaks.
+func renderHTMLBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	n := node.(*ast.HTMLBlock)
+	if !entering {
+		if n.HasClosure() {
+			_, _ = w.WriteString(html.EscapeString(string(n.ClosureLine.Value(source))))
+		}
+		_, _ = w.WriteString("</p>\n")
+		return ast.WalkContinue, nil
+	}
+	_, _ = w.WriteString(`<p class="plain">`)
+	lines := n.Lines()
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		_, _ = w.WriteString(html.EscapeString(string(seg.Value(source))))
+	}
+	return ast.WalkContinue, nil
 }
 
 // safeHref is u when it is an absolute http(s) or mailto address, else "".
