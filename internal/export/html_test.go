@@ -256,3 +256,33 @@ func TestBigToolOutputCollapsed(t *testing.T) {
 }
 
 func itoa(i int) string { return thousands(int64(i)) }
+
+// BenchmarkHTMLLargeSession exports 100 turns, each a prompt, an answer
+// with Markdown and a bash call whose result is 500 lines.
+func BenchmarkHTMLLargeSession(b *testing.B) {
+	var lines []string
+	for i := range 500 {
+		lines = append(lines, "output line "+itoa(i)+" \x1b[32mok\x1b[0m")
+	}
+	out := strings.Join(lines, "\n")
+	var msgs []session.Message
+	for i := range 100 {
+		id := "c" + itoa(i)
+		msgs = append(msgs,
+			&session.UserMessage{Text: "step " + itoa(i)},
+			&session.AssistantMessage{Text: "Running `make`:\n\n- one\n- two\n\n```sh\nmake all\n```",
+				ToolCalls: []session.ToolCall{{ID: id, Name: "bash", Arguments: json.RawMessage(`{"command":"make all"}`)}},
+				Usage:     &session.Usage{Input: 1000, Output: 100, TotalTokens: 1100}},
+			&session.ToolResultMessage{ToolCallID: id, ToolName: "bash", Content: out, Details: json.RawMessage(`{"exitCode":0}`)})
+	}
+	in := ExportInput{SessionID: "bench", Messages: msgs}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := HTML(&buf, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes/page")
+}
