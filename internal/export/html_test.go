@@ -40,7 +40,8 @@ func smallSession() ExportInput {
 				Details: json.RawMessage(`{"exitCode":0}`), Timestamp: t0 + 3000},
 			&session.AssistantMessage{
 				Text: "Two files:\n\n- `main.go` starts the server\n- `util.go` has *helpers*\n\n" +
-					"```go\nfunc main() { if a < b && c > d {} }\n```\n\nSee [the docs](https://go.dev/doc/).",
+					"```go\nfunc main() { if a < b && c > d {} }\n```\n\n| file | lines |\n|---|---|\n| main.go | 3 |\n\n" +
+					"- [x] listed\n- [ ] ~~fixed~~\n\nSee [the docs](https://go.dev/doc/).",
 				ToolCalls: []session.ToolCall{{ID: "call_2", Name: "job_output", Arguments: json.RawMessage(`{"jobId":"3"}`)}},
 				API:       "anthropic-messages", Provider: "anthropic", Model: "claude-x",
 				Usage: &session.Usage{Input: 1200, Output: 80, CacheRead: 1000, CacheWrite: 200, TotalTokens: 2480,
@@ -118,6 +119,7 @@ func TestSmallSessionShowsEverything(t *testing.T) {
 		"<details class=\"thinking\"><summary>Thinking</summary>\n<div class=\"plain\">I should run ls first.</div>\n</details>",
 		"<li><code>main.go</code> starts the server</li>",
 		"<em>helpers</em>",
+		"<td>main.go</td>", `<li><input disabled="" type="checkbox"> <del>fixed</del></li>`,
 		`<a href="https://go.dev/doc/" rel="noopener noreferrer nofollow">the docs</a>`,
 		`<pre><code class="language-go">func main() { if a &lt; b &amp;&amp; c &gt; d {} }`,
 		"<section class=\"msg bang error\">",

@@ -23,7 +23,7 @@ var voidElements = map[string]bool{
 var fetching = map[string]bool{
 	"script": true, "img": true, "iframe": true, "frame": true, "object": true, "embed": true,
 	"link": true, "source": true, "video": true, "audio": true, "base": true, "form": true,
-	"svg": true, "math": true, "input": true, "track": true,
+	"svg": true, "math": true, "track": true,
 }
 
 // Check reports the first way doc falls short of a self-contained, safe,
