@@ -15,6 +15,7 @@ require (
 	github.com/creack/pty v1.1.24
 	github.com/openai/openai-go/v3 v3.102.0
 	github.com/yuin/goldmark v1.8.7
+	golang.org/x/net v0.60.0
 	golang.org/x/sys v0.50.0
 	mvdan.cc/sh/v3 v3.14.1
 )

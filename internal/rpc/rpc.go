@@ -79,6 +79,8 @@ type command struct {
 	Mode *string `json:"mode,omitempty"`
 	Yolo *bool   `json:"yolo,omitempty"`
 	Bash *string `json:"bash,omitempty"`
+	// OutputPath is export_html's (i15-export).
+	OutputPath *string `json:"outputPath,omitempty"`
 }
 
 // Response answers one command.
@@ -296,6 +298,8 @@ func (s *server) handleLine(line []byte) {
 		s.ok(&c, nil)
 	case CmdSetSandbox:
 		s.setSandbox(&c)
+	case CmdExportHTML:
+		s.exportHTML(&c)
 	default:
 		s.writeLine(Response{Type: "response", Command: *c.Type, Error: "Unknown command: " + *c.Type})
 	}

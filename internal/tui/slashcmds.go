@@ -1,11 +1,14 @@
 package tui
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/export"
 	"agentsh/internal/llm"
 )
 
@@ -141,6 +144,24 @@ func (m *model) cmdCopy(string) tea.Cmd {
 	lines := strings.Count(text, "\n") + 1
 	m.tr.notice(kindInfo, "Copied the last answer ("+plural(lines, "line")+") to the clipboard (OSC 52: the terminal must allow it).")
 	return tea.SetClipboard(text)
+}
+
+// cmdExport is /export [path]: the session's transcript as one HTML file,
+// at path (relative to the shell's directory, ~ for the home folder) or
+// under its default name there.
+func (m *model) cmdExport(arg string) tea.Cmd {
+	if arg == "~" || strings.HasPrefix(arg, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			arg = filepath.Join(home, arg[1:])
+		}
+	}
+	path, err := export.WriteSession(m.session(), arg)
+	if err != nil {
+		m.tr.notice(kindError, "Export failed: "+err.Error())
+		return nil
+	}
+	m.tr.notice(kindInfo, "Exported the session to "+path)
+	return nil
 }
 
 // cmdExit is /exit: quits, asking first when jobs run.

@@ -27,6 +27,7 @@ func slashCommands() []slashCommand {
 		{name: "/jobs", desc: "opens the jobs panel", run: (*model).cmdJobs},
 		{name: "/permissions", desc: "lists saved approval rules", run: (*model).cmdPermissions},
 		{name: "/copy", desc: "copies the last answer (OSC 52)", run: (*model).cmdCopy},
+		{name: "/export", args: "[path]", desc: "writes the session as an HTML file", run: (*model).cmdExport},
 		{name: mouseCommand, desc: "turns mouse capture on or off", run: (*model).cmdMouse},
 		{name: "/exit", desc: "quits", run: (*model).cmdExit},
 	}

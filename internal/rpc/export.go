@@ -1,0 +1,35 @@
+package rpc
+
+import (
+	"agentsh/internal/export"
+)
+
+// CmdExportHTML writes the session's transcript as one HTML file.
+const CmdExportHTML = "export_html"
+
+// ExportData is export_html's data.
+type ExportData struct {
+	// Path is the file written, absolute.
+	Path string `json:"path"`
+}
+
+// exportHTML answers export_html {outputPath?}: the file goes to
+// outputPath (relative to the session's directory) or, without one, to
+// agentsh-session-<session file name>.html there, as the reference names
+// it. The transcript holds what the session has recorded so far, so an
+// export during a turn has the turn up to its last finished message.
+func (s *server) exportHTML(c *command) {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	out := ""
+	if c.OutputPath != nil {
+		out = *c.OutputPath
+	}
+	path, err := export.WriteSession(sess, out)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.ok(c, ExportData{Path: path})
+}
