@@ -1,11 +1,10 @@
 // Command fakeserve runs the compat model script on the fake model server
-// until stdin closes or it is signalled. It prints the server's base URL
-// (with /v1) as its first line, for scripts that drive a client against it.
+// until it gets SIGINT or SIGTERM. It prints the server's base URL (with
+// /v1) as its first line, for scripts that drive a client against it.
 package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -31,17 +30,9 @@ func main() {
 	var srv *fakemodel.Server
 	srv = fakemodel.New(tb, compat.ModelScript(func() *fakemodel.Server { return srv }))
 	fmt.Println(srv.OpenAIBaseURL())
-	done := make(chan struct{})
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		close(done)
-	}()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-sig:
-	}
+	<-sig
 	for i := len(tb.cleanups) - 1; i >= 0; i-- {
 		tb.cleanups[i]()
 	}
