@@ -1,7 +1,7 @@
 GO ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test bench lint fuzz
+.PHONY: build test bench lint fuzz compat
 
 build:
 	$(GO) build -o bin/agentsh ./cmd/agentsh
@@ -27,3 +27,10 @@ lint:
 # Short fuzzing session of every fuzz target (the seed corpora run in `make test`).
 fuzz:
 	./scripts/fuzz-all.sh 30s
+
+# omp's own RpcClient against `agentsh --mode rpc` and the fake model, one
+# PASS/FAIL line per RPC command (installs omp 18.2.3 and bun with npm into
+# a cache folder when missing; skips without npm). CI runs the golden tests
+# of internal/compat instead.
+compat:
+	./scripts/compat/run.sh

@@ -1,0 +1,39 @@
+// Command fakeserve runs the compat model script on the fake model server
+// until it gets SIGINT or SIGTERM. It prints the server's base URL (with
+// /v1) as its first line, for scripts that drive a client against it.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+
+	"agentsh/internal/compat"
+	"agentsh/internal/fakemodel"
+)
+
+// processTB lets fakemodel.New run outside a test: its cleanups run at exit.
+// Only the methods New calls are given; the embedded nil interface panics
+// on any other, which would be a bug here.
+type processTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (p *processTB) Helper()          {}
+func (p *processTB) Cleanup(f func()) { p.cleanups = append(p.cleanups, f) }
+
+func main() {
+	tb := &processTB{}
+	var srv *fakemodel.Server
+	srv = fakemodel.New(tb, compat.ModelScript(func() *fakemodel.Server { return srv }))
+	fmt.Println(srv.OpenAIBaseURL())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	for i := len(tb.cleanups) - 1; i >= 0; i-- {
+		tb.cleanups[i]()
+	}
+}
