@@ -191,7 +191,9 @@ func sortedKeys(m map[string]*Shape) []string {
 // Allowed is a field or event of omp that agentsh need not produce.
 type Allowed struct {
 	// Pattern is a path suffix (".attribution" matches that field at any
-	// depth; "[toolCall].partialArgs" that field of toolCall blocks), a
+	// depth; "[toolCall].partialArgs" that field of toolCall blocks;
+	// "message_start(assistant):.message.content" that field of one kind
+	// of line only), a
 	// subtree (".details.*": every field inside details, not details), or
 	// "event:KEY" for a whole line kind.
 	Pattern string
@@ -341,7 +343,10 @@ func Compare(want, got []Line, allow []Allowed, filter func(map[string]any) bool
 				out = append(out, fmt.Sprintf("%s: %s: omp succeeds, agentsh answers an error", name, we.key))
 				continue
 			}
-			for _, p := range Contains(we.shape, ge.shape, "", allow) {
+			// The path starts with the line's key, so an allow-list entry
+			// can name a field of one kind of line only ("KEY:.path").
+			for _, p := range Contains(we.shape, ge.shape, we.key+":", allow) {
+				p = strings.Replace(p, we.key+":", "", 1)
 				if said[we.key+p] {
 					continue
 				}

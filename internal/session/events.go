@@ -84,6 +84,10 @@ type Event struct {
 	Aborted       bool
 	Error         string
 	Usage         *llm.Usage
+	// NotTerminal marks an agent_end after which the agent goes on by
+	// itself (a queued follow-up starts the next run): the reference's
+	// isTerminal false.
+	NotTerminal bool
 }
 
 // wireToolResultBody is a tool result inside tool_execution events, as the
@@ -134,6 +138,7 @@ func (e Event) marshal(snapshots bool) ([]byte, error) {
 		StopReason    string              `json:"stopReason,omitempty"`
 		Aborted       bool                `json:"aborted,omitempty"`
 		Error         string              `json:"error,omitempty"`
+		IsTerminal    *bool               `json:"isTerminal,omitempty"`
 	}{Type: e.Type, Turn: e.Turn, ToolCallID: e.ToolCallID, ToolName: e.ToolName, Args: e.Args,
 		StopReason: e.StopReason, Aborted: e.Aborted, Error: e.Error}
 	var (
@@ -178,6 +183,8 @@ func (e Event) marshal(snapshots bool) ([]byte, error) {
 		if e.Messages == nil {
 			e.Messages = []Message{}
 		}
+		terminal := !e.NotTerminal
+		head.IsTerminal = &terminal
 	case EventTurnEnd:
 		if e.ToolResults == nil {
 			e.ToolResults = []Message{}

@@ -166,14 +166,20 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 		thinking strings.Builder
 		callIdx  = map[string]int{}
 	)
+	// pending are the tool calls whose arguments are still streaming:
+	// the snapshot holds them (with {} arguments) from their start, as the
+	// reference's partial message does.
+	var pending []ToolCall
 	snap := func() *AssistantMessage {
 		m := *partial
 		m.Text = text.String()
+		m.textOpen = open == blockText
+		m.StopReason = StopReasonStop // the reference's word until the answer ends
 		m.Thinking = append([]ThinkingBlock(nil), partial.Thinking...)
 		if open == blockThinking {
 			m.Thinking = append(m.Thinking, ThinkingBlock{Thinking: thinking.String()})
 		}
-		m.ToolCalls = append([]ToolCall(nil), partial.ToolCalls...)
+		m.ToolCalls = append(append([]ToolCall(nil), partial.ToolCalls...), pending...)
 		return &m
 	}
 	update := func(e Event) {
@@ -231,6 +237,7 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 			closeOpen()
 			callIdx[ev.ToolCall.ID] = blocks
 			blocks++
+			pending = append(pending, ToolCall{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: json.RawMessage("{}")})
 			update(Event{UpdateKind: UpdateToolCallStart, ContentIndex: callIdx[ev.ToolCall.ID],
 				ToolCallID: ev.ToolCall.ID, ToolName: ev.ToolCall.Name})
 		case llm.ToolCallDelta:
@@ -239,6 +246,12 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 		case llm.ToolCallEnd:
 			c := fromLLMCall(*ev.ToolCall)
 			partial.ToolCalls = append(partial.ToolCalls, c)
+			for i := range pending {
+				if pending[i].ID == c.ID {
+					pending = append(pending[:i], pending[i+1:]...)
+					break
+				}
+			}
 			update(Event{UpdateKind: UpdateToolCallEnd, ContentIndex: callIdx[c.ID], ToolCall: &c,
 				ToolCallID: c.ID, ToolName: c.Name})
 		case llm.Done:

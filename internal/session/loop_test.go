@@ -232,8 +232,8 @@ func TestPromptToolCallThenAnswer(t *testing.T) {
 			}
 		}
 	}
-	if b, err := json.Marshal(log.all()[len(log.all())-1]); err != nil || !strings.Contains(string(b), `"type":"agent_end","messages":[{"role":"user"`) {
-		t.Errorf("agent_end JSON = %s %v", b, err)
+	if b, err := json.Marshal(log.all()[len(log.all())-1]); err != nil || !strings.Contains(string(b), `"type":"agent_end","isTerminal":true,"messages":[{"role":"user"`) {
+		t.Errorf("agent_end JSON = %.300s %v", b, err)
 	}
 
 	// Persisted in order.

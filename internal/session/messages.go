@@ -94,6 +94,10 @@ type AssistantMessage struct {
 	StopReason   string `json:"stopReason,omitempty"`
 	ErrorMessage string `json:"errorMessage,omitempty"`
 	Timestamp    int64  `json:"timestamp,omitempty"`
+
+	// textOpen marks a snapshot taken while a text block streams: its
+	// content has the text block even while it is still empty.
+	textOpen bool
 }
 
 // ToolResultMessage answers one ToolCall. Content is exactly what the model

@@ -83,7 +83,7 @@ func assistantContent(m *AssistantMessage) []contentBlock {
 		th := t.Thinking
 		out = append(out, contentBlock{Type: blockThinking, Thinking: &th, ThinkingSignature: t.Signature})
 	}
-	if m.Text != "" {
+	if m.Text != "" || m.textOpen {
 		text := m.Text
 		out = append(out, contentBlock{Type: blockText, Text: &text})
 	}
