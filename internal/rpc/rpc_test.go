@@ -92,8 +92,8 @@ func serve(t *testing.T, cfg Config, tag string) *client {
 			t.Error("Serve did not return after stdin closed")
 		}
 	})
-	if l := c.next(); l["type"] != "ready" || len(l) != 1 {
-		t.Fatalf("first line %v, want {type:ready}", l)
+	if l := c.next(); l["type"] != "ready" || l["protocolVersion"] != float64(1) || len(l) != 5 {
+		t.Fatalf("first line %v, want the ready line", l)
 	}
 	return c
 }
@@ -163,7 +163,7 @@ func TestMalformedAndUnknown(t *testing.T) {
 	}
 	c.send(`{"id":"x","type":"frobnicate"}`)
 	l = c.next()
-	if _, has := l["id"]; has || l["command"] != "frobnicate" || l["success"] != false || l["error"] != "Unknown command: frobnicate" {
+	if l["id"] != "x" || l["command"] != "frobnicate" || l["success"] != false || l["error"] != "Unknown command: frobnicate" {
 		t.Errorf("unknown: %v", l)
 	}
 	c.send(`   `) // blank lines are ignored
@@ -472,7 +472,7 @@ func TestContextCancelEndsServe(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after ctx was cancelled")
 	}
-	if got := out.String(); got != "{\"type\":\"ready\"}\n" {
+	if got := out.String(); got != readyText {
 		t.Errorf("output %q", got)
 	}
 }
@@ -482,3 +482,6 @@ func TestNewSessionRequired(t *testing.T) {
 		t.Error("Serve without NewSession succeeded")
 	}
 }
+
+// readyText is the whole ready line: protocol 1, no frame limit.
+const readyText = `{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1],"maxFrameBytes":9007199254740991,"maxReassembledFrameBytes":9007199254740991}` + "\n"
