@@ -97,7 +97,7 @@ type readyLine struct {
 var ErrNoModel = fmt.Errorf("no model configured: use --model provider/model (providers: %s)", strings.Join(llm.Providers, ", "))
 
 // errStreaming refuses a prompt while another one runs.
-var errStreaming = errors.New("Agent is already streaming: send abort first") //lint:ignore ST1005 user-facing text
+var errStreaming = errors.New("Agent is already processing. Use steer() or followUp() to queue messages, or wait for completion.") //lint:ignore ST1005 the reference's text
 
 // command is one input line. ID is kept raw so it is echoed exactly.
 type command struct {
@@ -507,16 +507,27 @@ func (s *server) runLocked(c *command, run func(ctx context.Context, sess *sessi
 			defer s.wg.Done()
 			defer close(j.done)
 			defer cancel()
-			err := run(ctx, sess, func(e session.Event) { s.writeLine(e) })
 			var next func()
-			s.mu.Lock()
-			if s.prompt == j {
+			// The run is over for the client once agent_end is written: a
+			// prompt sent after it must not find this one still running.
+			end := func(failed bool) {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if s.prompt != j {
+					return
+				}
 				s.prompt = nil
-				if err == nil && ctx.Err() == nil && s.sess == sess && sess.QueuedInputCount() > 0 {
+				if !failed && ctx.Err() == nil && s.sess == sess && sess.QueuedInputCount() > 0 {
 					next = s.runLocked(s.queuedBy, s.continueRun)
 				}
 			}
-			s.mu.Unlock()
+			err := run(ctx, sess, func(e session.Event) {
+				if e.Type == session.EventAgentEnd {
+					end(e.Error != "")
+				}
+				s.writeLine(e)
+			})
+			end(err != nil) // a run that ended without agent_end
 			if err != nil && ctx.Err() == nil {
 				s.fail(c, err)
 			}

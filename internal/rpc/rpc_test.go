@@ -26,8 +26,10 @@ type client struct {
 	in    *io.PipeWriter
 	out   *io.PipeReader
 	lines chan map[string]any
-	done  chan error
-	tag   string // env value carried by every shell of this server
+	// skipped holds the lines response passed over, for until (queue_test.go).
+	skipped []map[string]any
+	done    chan error
+	tag     string // env value carried by every shell of this server
 }
 
 func newTag(t *testing.T) string {
@@ -127,6 +129,7 @@ func (c *client) response(id string) map[string]any {
 		if l["type"] == "response" && l["id"] == id {
 			return l
 		}
+		c.skipped = append(c.skipped, l)
 	}
 }
 

@@ -64,7 +64,12 @@ func (a *AgentSession) runAgent(ctx context.Context, prompt Message, pending []M
 	r.note(a.FlushQueued())
 
 	a.SetStreaming(true)
-	defer a.SetStreaming(false)
+	streaming := true
+	defer func() {
+		if streaming {
+			a.SetStreaming(false)
+		}
+	}()
 
 	send(Event{Type: EventAgentStart})
 	if prompt != nil {
@@ -80,6 +85,10 @@ func (a *AgentSession) runAgent(ctx context.Context, prompt Message, pending []M
 	if err != nil {
 		end.Error = err.Error()
 	}
+	// The run is over before agent_end says so: the next run, which may
+	// start on agent_end, streams on its own.
+	a.SetStreaming(false)
+	streaming = false
 	send(end)
 	return err
 }
