@@ -495,3 +495,123 @@ func TestSessionStatsAndLastText(t *testing.T) {
 		t.Errorf("last text: %v", d)
 	}
 }
+
+// set_session_name is saved in the session file (a title_change entry),
+// comes back with the file, and refuses a blank name; new_session records
+// its parent; switch_session loads a saved conversation, which the next
+// request carries.
+func TestSessionNameNewAndSwitch(t *testing.T) {
+	r := startModel(t, func(n int, w *fakemodel.Writer) { w.Answer(fmt.Sprintf("answer %d", n)) })
+	r.send(`{"id":"e","type":"set_session_name","name":"   "}`)
+	if l := r.response("e"); l["success"] != false || l["error"] != "Session name cannot be empty" {
+		t.Errorf("blank name: %v", l)
+	}
+	r.ok("p", `{"id":"p","type":"prompt","message":"remember the word kiwi"}`)
+	r.until("agent_end")
+	if d := r.ok("n", `{"id":"n","type":"set_session_name","name":"  fruit talk "}`); d != nil {
+		t.Errorf("set_session_name data: %v", d)
+	}
+	first := r.ok("s", `{"id":"s","type":"get_state"}`).(map[string]any)
+	firstFile := first["sessionFile"].(string)
+	if first["sessionName"] != "fruit talk" {
+		t.Errorf("state: %v", first)
+	}
+	loaded, _, err := session.Load(firstFile)
+	if err != nil || loaded.Name != "fruit talk" || len(loaded.Messages) != 2 {
+		t.Fatalf("file: %+v %v", loaded, err)
+	}
+	infos, err := session.ListIn(r.dir)
+	if err != nil || len(infos) != 1 || infos[0].Name != "fruit talk" || infos[0].Messages != 2 {
+		t.Errorf("list: %+v %v", infos, err)
+	}
+
+	r.ok("new", fmt.Sprintf(`{"id":"new","type":"new_session","parentSession":%q}`, firstFile))
+	second := r.ok("s2", `{"id":"s2","type":"get_state"}`).(map[string]any)
+	if second["sessionId"] == first["sessionId"] || second["messageCount"] != float64(0) || second["sessionName"] != nil {
+		t.Errorf("new session state: %v", second)
+	}
+	r.ok("p2", `{"id":"p2","type":"prompt","message":"something else"}`)
+	r.until("agent_end")
+	h, _, err := session.Load(second["sessionFile"].(string))
+	if err != nil || h.Header.ParentSession != firstFile {
+		t.Errorf("new session's header: %+v %v", h, err)
+	}
+
+	r.send(`{"id":"bad","type":"switch_session","sessionPath":"/nonexistent/x.jsonl"}`)
+	if l := r.response("bad"); l["success"] != false {
+		t.Errorf("switch to a missing file: %v", l)
+	}
+	if d := r.ok("sw", fmt.Sprintf(`{"id":"sw","type":"switch_session","sessionPath":%q}`, firstFile)).(map[string]any); d["cancelled"] != false {
+		t.Errorf("switch_session data: %v", d)
+	}
+	back := r.ok("s3", `{"id":"s3","type":"get_state"}`).(map[string]any)
+	if back["sessionId"] != first["sessionId"] || back["sessionName"] != "fruit talk" || back["messageCount"] != float64(2) {
+		t.Errorf("state after the switch: %v", back)
+	}
+	r.ok("p3", `{"id":"p3","type":"prompt","message":"which word?"}`)
+	r.until("agent_end")
+	var users []string
+	for _, m := range fakemodel.OpenAIMessages(r.srv.Request(t, 2).Body) {
+		if m.Role != "system" {
+			users = append(users, m.Role+":"+m.Content)
+		}
+	}
+	if got := strings.Join(users, "|"); got != "user:remember the word kiwi|assistant:answer 0|user:which word?" {
+		t.Errorf("request after the switch: %s", got)
+	}
+	again, _, err := session.Load(firstFile)
+	if err != nil || len(again.Messages) != 4 || again.Name != "fruit talk" {
+		t.Errorf("the switched-to file after a prompt: %+v %v", again, err)
+	}
+}
+
+// negotiate_protocol answers with version 1, the one agentsh speaks, and
+// refuses the others as the reference does; get_available_commands lists
+// the slash commands; get_state has the reference's fields.
+func TestProtocolCommandsAndState(t *testing.T) {
+	r := startModel(t, func(n int, w *fakemodel.Writer) { w.Answer("hi") })
+	if d := r.ok("v", `{"id":"v","type":"negotiate_protocol","protocolVersion":1}`).(map[string]any); d["protocolVersion"] != float64(1) {
+		t.Errorf("negotiate 1: %v", d)
+	}
+	r.send(`{"id":"v2","type":"negotiate_protocol","protocolVersion":2}`)
+	if l := r.response("v2"); l["success"] != false || l["error"] != "Unsupported RPC protocol version: 2" {
+		t.Errorf("negotiate 2: %v", l)
+	}
+	cmds := r.ok("c", `{"id":"c","type":"get_available_commands"}`).(map[string]any)["commands"].([]any)
+	var names []string
+	for _, c := range cmds {
+		m := c.(map[string]any)
+		if m["source"] != "builtin" || m["description"] == "" {
+			t.Errorf("command %v", m)
+		}
+		names = append(names, m["name"].(string))
+	}
+	if got := strings.Join(names, ","); !strings.HasPrefix(got, "help,new,resume,") || !strings.Contains(got, ",exit") {
+		t.Errorf("commands %s", got)
+	}
+	d := r.ok("s", `{"id":"s","type":"get_state"}`).(map[string]any)
+	for k, want := range map[string]any{"thinkingLevel": "off", "isStreaming": false, "isCompacting": false,
+		"steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time", "interruptMode": "immediate",
+		"autoCompactionEnabled": false, "fastModeEnabled": false, "fastModeActive": false, "tokensPerSecond": nil,
+		"messageCount": 0.0, "queuedMessageCount": 0.0, "todoPhases": []any{}, "isBashRunning": false} {
+		if got, ok := d[k]; !ok || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)
+		}
+	}
+	m := d["model"].(map[string]any)
+	for _, k := range []string{"id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("model has no %s: %v", k, m)
+		}
+	}
+	if m["id"] != "gpt-test" || m["provider"] != "openai" || m["api"] != "openai-completions" {
+		t.Errorf("model %v", m)
+	}
+	r.ok("i", `{"id":"i","type":"set_interrupt_mode","mode":"wait"}`)
+	r.ok("f", `{"id":"f","type":"set_follow_up_mode","mode":"all"}`)
+	r.ok("new", `{"id":"new","type":"new_session"}`)
+	d = r.ok("s2", `{"id":"s2","type":"get_state"}`).(map[string]any)
+	if d["interruptMode"] != "wait" || d["followUpMode"] != "all" || d["steeringMode"] != "one-at-a-time" {
+		t.Errorf("modes (kept by new_session): %v", d)
+	}
+}

@@ -736,8 +736,13 @@ func (s *server) stopWork() {
 }
 
 // adopt makes sess the session commands go to, with the client's sandbox.
+// The queue modes, like the sandbox, are the client's choice: kept.
 func (s *server) adopt(sess *session.AgentSession) {
 	s.mu.Lock()
+	old := s.sess
+	_ = sess.SetSteeringMode(old.SteeringMode())
+	_ = sess.SetFollowUpMode(old.FollowUpMode())
+	_ = sess.SetInterruptMode(old.InterruptMode())
 	s.sess = sess
 	s.queuedBy = nil
 	sess.SetSandbox(s.sbox.model)
