@@ -32,6 +32,7 @@ type UserMessage struct {
 	// Steering marks a message delivered while the agent worked (RPC
 	// steer, the TUI's message typed during a turn), as the reference does.
 	Steering bool `json:"steering,omitempty"`
+	queued   bool // sent with Steer or FollowUp (steer.go); not saved
 }
 
 // ToolCall is one tool invocation requested by the model.

@@ -37,7 +37,7 @@ type msgQueues struct {
 // finish and before the next model call (or at the start of the next run).
 // The message is marked steering, as the reference marks it.
 func (a *AgentSession) Steer(text string) {
-	m := &UserMessage{Text: text, Steering: true, Timestamp: a.now().UnixMilli()}
+	m := &UserMessage{Text: text, Steering: true, Timestamp: a.now().UnixMilli(), queued: true}
 	a.mu.Lock()
 	a.q.steering = append(a.q.steering, m)
 	a.mu.Unlock()
@@ -46,11 +46,15 @@ func (a *AgentSession) Steer(text string) {
 // FollowUp queues text until the agent would stop: it then joins the
 // conversation and the same run goes on with it.
 func (a *AgentSession) FollowUp(text string) {
-	m := &UserMessage{Text: text, Timestamp: a.now().UnixMilli()}
+	m := &UserMessage{Text: text, Timestamp: a.now().UnixMilli(), queued: true}
 	a.mu.Lock()
 	a.q.followUp = append(a.q.followUp, m)
 	a.mu.Unlock()
 }
+
+// Queued reports whether m was sent with Steer or FollowUp: a UI that shows
+// the prompts it sends itself shows these when they join the conversation.
+func (m *UserMessage) Queued() bool { return m.queued }
 
 func checkQueueMode(what, mode string) error {
 	if mode != QueueAll && mode != QueueOneAtATime {
