@@ -399,7 +399,7 @@ func (s *server) handleLine(line []byte) {
 		s.ok(&c, map[string]any{"commands": availableCommands()})
 	default:
 		// The id lets the client fail the call at once instead of waiting.
-		s.fail(&c, errors.New("Unknown command: "+*c.Type)) //lint:ignore ST1005 the reference's text
+		s.fail(&c, errors.New("Unknown command: "+*c.Type))
 	}
 }
 
@@ -497,6 +497,10 @@ func (s *server) continueRun(ctx context.Context, sess *session.AgentSession, em
 // Input queued after the run's last look at the queues is not left behind:
 // a run that ended well is followed by one on it. Called with s.mu held.
 func (s *server) runLocked(c *command, run func(ctx context.Context, sess *session.AgentSession, emit func(session.Event)) error) (launch func()) {
+	if c == nil { // not expected: queued input always has its command
+		typ := CmdPrompt
+		c = &command{Type: &typ}
+	}
 	ctx, cancel := context.WithCancel(s.base)
 	j := &job{cancel: cancel, done: make(chan struct{})}
 	s.prompt = j
