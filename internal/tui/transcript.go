@@ -160,13 +160,13 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 			t.add(&textItem{kind: kindUser, text: u.Text})
 			return
 		}
-		if _, ok := e.Message.(*session.AssistantMessage); !ok {
+		if _, ok := e.Message.(*session.AssistantMessage); !ok && e.Message != nil {
 			return
 		}
 		t.assistant = &textItem{kind: kindAssistant, live: true}
 		t.add(t.assistant)
 	case session.EventMessageUpdate, session.EventMessageEnd:
-		if _, ok := e.Message.(*session.AssistantMessage); !ok {
+		if _, ok := e.Message.(*session.AssistantMessage); !ok && e.Message != nil {
 			return
 		}
 		if am, ok := e.Message.(*session.AssistantMessage); ok && t.assistant != nil {
