@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -483,6 +484,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	}()
 	jm := newJobs(toolSettings)
 	defer stopJobs(jm, stderr)
+	var adoptLocked func(store *session.Store) (*session.AgentSession, error)
 	newSession := func() (*session.AgentSession, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -501,8 +503,16 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 			return nil, err
 		}
 		first = false
+		return adoptLocked(store)
+	}
+	// adoptLocked makes the session on store (nil: not saved) the current
+	// one; mu is held.
+	adoptLocked = func(store *session.Store) (*session.AgentSession, error) {
 		agent, err := session.New(cwd, store, executor, toolSettings.Shell)
 		if err != nil {
+			if store != nil {
+				_ = store.Close()
+			}
 			return nil, err
 		}
 		if store == nil {
@@ -516,6 +526,25 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		}
 		current = agent
 		return agent, nil
+	}
+	// switch_session: the saved session at path, opened for appending.
+	openSession := func(path string) (*session.AgentSession, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cwd, path)
+		}
+		if st := current.Store(); st != nil && st.Path() == path {
+			return current, nil // already open: one store per file
+		}
+		store, loadErrs, err := session.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		if len(loadErrs) > 0 {
+			fmt.Fprintf(stderr, "agentsh: skipped %d corrupt line(s) of the session: %v\n", len(loadErrs), loadErrs[0])
+		}
+		return adoptLocked(store)
 	}
 	currentAgent := func() *session.AgentSession {
 		mu.Lock()
@@ -533,7 +562,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	// stdout closed by the client: Serve returns the write error after the
 	// same shutdown as on stdin EOF, and agentsh exits 1 (docs/rpc.md).
-	err = rpc.Serve(ctx, in, stdout, rpc.Config{NewSession: newSession, Provider: provider, Model: model, Tools: reg, Jobs: jm})
+	err = rpc.Serve(ctx, in, stdout, rpc.Config{NewSession: newSession, OpenSession: openSession, Provider: provider, Model: model, Tools: reg, Jobs: jm})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fail(err)
 	}

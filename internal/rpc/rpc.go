@@ -43,6 +43,9 @@ type Config struct {
 	// model's. Serve reports every job started while it runs as job_start,
 	// job_update and job_end events. nil = the job commands fail.
 	Jobs *jobs.Manager
+	// OpenSession opens a saved session file for switch_session (its
+	// messages, appended to from then on). nil = switch_session fails.
+	OpenSession func(path string) (*session.AgentSession, error)
 }
 
 // Command types.
@@ -55,13 +58,46 @@ const (
 	CmdBash        = "bash"
 	CmdAbortBash   = "abort_bash"
 	CmdSetSandbox  = "set_sandbox"
+	// Prompting and the session (issue 15).
+	CmdNegotiateProtocol    = "negotiate_protocol"
+	CmdSteer                = "steer"
+	CmdFollowUp             = "follow_up"
+	CmdAbortAndPrompt       = "abort_and_prompt"
+	CmdSetSteeringMode      = "set_steering_mode"
+	CmdSetFollowUpMode      = "set_follow_up_mode"
+	CmdSetInterruptMode     = "set_interrupt_mode"
+	CmdGetMessagesPage      = "get_messages_page"
+	CmdGetLastAssistantText = "get_last_assistant_text"
+	CmdGetSessionStats      = "get_session_stats"
+	CmdSetSessionName       = "set_session_name"
+	CmdSwitchSession        = "switch_session"
+	CmdGetAvailableCommands = "get_available_commands"
 )
+
+// ProtocolVersion is the RPC protocol agentsh speaks: the reference's
+// version 1, every frame one whole JSON line. (Its version 2 splits large
+// frames into rpc_chunk lines, which agentsh neither writes nor reads.)
+const ProtocolVersion = 1
+
+// maxFrameBytes is the ready line's limit of a frame (and of a reassembled
+// one): agentsh reads and writes lines of any length, so it says the
+// largest integer a JSON client holds exactly (2^53-1).
+const maxFrameBytes = 1<<53 - 1
+
+// readyLine is the first line Serve writes, in the reference's shape.
+type readyLine struct {
+	Type                      string `json:"type"`
+	ProtocolVersion           int    `json:"protocolVersion"`
+	SupportedProtocolVersions []int  `json:"supportedProtocolVersions"`
+	MaxFrameBytes             int64  `json:"maxFrameBytes"`
+	MaxReassembledFrameBytes  int64  `json:"maxReassembledFrameBytes"`
+}
 
 // ErrNoModel is the prompt error when Config.Provider is nil.
 var ErrNoModel = fmt.Errorf("no model configured: use --model provider/model (providers: %s)", strings.Join(llm.Providers, ", "))
 
 // errStreaming refuses a prompt while another one runs.
-var errStreaming = errors.New("Agent is already streaming: send abort first") //lint:ignore ST1005 user-facing text
+var errStreaming = errors.New("Agent is already processing. Use steer() or followUp() to queue messages, or wait for completion.") //lint:ignore ST1005 the reference's text
 
 // command is one input line. ID is kept raw so it is echoed exactly.
 type command struct {
@@ -81,6 +117,16 @@ type command struct {
 	Bash *string `json:"bash,omitempty"`
 	// OutputPath is export_html's (i15-export).
 	OutputPath *string `json:"outputPath,omitempty"`
+	// Prompting and the session (i15-rpc): prompt's streamingBehavior,
+	// negotiate_protocol's version, get_messages_page's cursor and limit,
+	// set_session_name's name, new_session's parent, switch_session's path.
+	StreamingBehavior *string         `json:"streamingBehavior,omitempty"`
+	ProtocolVersion   json.RawMessage `json:"protocolVersion,omitempty"`
+	Cursor            *string         `json:"cursor,omitempty"`
+	Limit             *float64        `json:"limit,omitempty"`
+	Name              *string         `json:"name,omitempty"`
+	ParentSession     *string         `json:"parentSession,omitempty"`
+	SessionPath       *string         `json:"sessionPath,omitempty"`
 }
 
 // Response answers one command.
@@ -91,25 +137,56 @@ type Response struct {
 	Success bool            `json:"success"`
 	Data    any             `json:"data,omitempty"`
 	Error   string          `json:"error,omitempty"`
+	// Code is a machine-readable reason of some errors (the reference's
+	// "session_busy", "stale_cursor").
+	Code string `json:"code,omitempty"`
 }
 
-// ModelInfo is get_state's model.
+// ModelInfo is a model in the reference's Model shape (get_state's model).
+// What agentsh does not know is zero: no base URL, no window, no prices.
 type ModelInfo struct {
-	Provider string `json:"provider"`
-	ID       string `json:"id"`
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	API           string    `json:"api"`
+	Provider      string    `json:"provider"`
+	BaseURL       string    `json:"baseUrl"`
+	Reasoning     bool      `json:"reasoning"`
+	Input         []string  `json:"input"`
+	Cost          ModelCost `json:"cost"`
+	ContextWindow int       `json:"contextWindow"`
+	MaxTokens     int       `json:"maxTokens"`
 }
 
-// State is get_state's data.
+// ModelCost is a model's price per million tokens in USD (0 = unknown).
+type ModelCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+}
+
+// State is get_state's data: the reference's RpcSessionState, plus
+// isBashRunning and sandbox.
 type State struct {
-	Model              *ModelInfo `json:"model"`
-	IsStreaming        bool       `json:"isStreaming"`
-	IsCompacting       bool       `json:"isCompacting"`
-	IsBashRunning      bool       `json:"isBashRunning"`
-	SessionFile        string     `json:"sessionFile,omitempty"`
-	SessionID          string     `json:"sessionId"`
-	MessageCount       int        `json:"messageCount"`
-	QueuedMessageCount int        `json:"queuedMessageCount"`
-	Sandbox            Sandbox    `json:"sandbox"`
+	Model                 *ModelInfo `json:"model,omitempty"`
+	ThinkingLevel         string     `json:"thinkingLevel,omitempty"`
+	IsStreaming           bool       `json:"isStreaming"`
+	IsCompacting          bool       `json:"isCompacting"`
+	SteeringMode          string     `json:"steeringMode"`
+	FollowUpMode          string     `json:"followUpMode"`
+	InterruptMode         string     `json:"interruptMode"`
+	SessionFile           string     `json:"sessionFile,omitempty"`
+	SessionID             string     `json:"sessionId"`
+	SessionName           string     `json:"sessionName,omitempty"`
+	AutoCompactionEnabled bool       `json:"autoCompactionEnabled"`
+	FastModeEnabled       bool       `json:"fastModeEnabled"`
+	FastModeActive        bool       `json:"fastModeActive"`
+	TokensPerSecond       *float64   `json:"tokensPerSecond"`
+	MessageCount          int        `json:"messageCount"`
+	QueuedMessageCount    int        `json:"queuedMessageCount"`
+	TodoPhases            []any      `json:"todoPhases"`
+	IsBashRunning         bool       `json:"isBashRunning"`
+	Sandbox               Sandbox    `json:"sandbox"`
 }
 
 // job is a running prompt or bash command.
@@ -132,8 +209,11 @@ type server struct {
 	sess   *session.AgentSession
 	sbox   sandboxChoice // the client's set_sandbox, kept across new_session
 	prompt *job
-	bashes map[*job]struct{}
-	wg     sync.WaitGroup
+	// queuedBy is the command that queued the latest steer or follow-up:
+	// a run started for queued input reports its failure to it.
+	queuedBy *command
+	bashes   map[*job]struct{}
+	wg       sync.WaitGroup
 }
 
 // Serve reads commands from in and writes responses and events to out until
@@ -157,7 +237,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	defer cancel()
 	s := &server{cfg: cfg, base: base, out: out, outGone: make(chan struct{}), sess: sess, bashes: map[*job]struct{}{},
 		sbox: sandboxChoice{model: sess.Sandbox(), bash: sandbox.Off}}
-	s.writeLine(map[string]string{"type": "ready"})
+	s.writeLine(readyLine{Type: "ready", ProtocolVersion: ProtocolVersion, SupportedProtocolVersions: []int{ProtocolVersion},
+		MaxFrameBytes: maxFrameBytes, MaxReassembledFrameBytes: maxFrameBytes})
 	if cfg.Jobs != nil {
 		cfg.Jobs.OnChange(s.jobEvent)
 		defer cfg.Jobs.OnChange(nil)
@@ -250,6 +331,11 @@ func (s *server) fail(c *command, err error) {
 	s.writeLine(Response{ID: c.ID, Type: "response", Command: *c.Type, Error: err.Error()})
 }
 
+// failCode is fail with a machine-readable code.
+func (s *server) failCode(c *command, err error, code string) {
+	s.writeLine(Response{ID: c.ID, Type: "response", Command: *c.Type, Error: err.Error(), Code: code})
+}
+
 func (s *server) handleLine(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
@@ -271,7 +357,7 @@ func (s *server) handleLine(line []byte) {
 	case CmdPrompt:
 		s.startPrompt(&c)
 	case CmdAbort:
-		s.waitJobs(s.cancelPrompt())
+		s.abortRuns()
 		s.ok(&c, nil)
 	case CmdGetState:
 		s.ok(&c, s.state())
@@ -300,50 +386,182 @@ func (s *server) handleLine(line []byte) {
 		s.setSandbox(&c)
 	case CmdExportHTML:
 		s.exportHTML(&c)
+	// Prompting and the session (i15-rpc).
+	case CmdNegotiateProtocol:
+		s.negotiate(&c)
+	case CmdSteer, CmdFollowUp:
+		s.queueInput(&c)
+	case CmdAbortAndPrompt:
+		s.abortRuns()
+		s.startPrompt(&c)
+	case CmdSetSteeringMode, CmdSetFollowUpMode, CmdSetInterruptMode:
+		s.setQueueMode(&c)
+	case CmdGetMessagesPage:
+		s.getMessagesPage(&c)
+	case CmdGetLastAssistantText:
+		s.getLastAssistantText(&c)
+	case CmdGetSessionStats:
+		s.getSessionStats(&c)
+	case CmdSetSessionName:
+		s.setSessionName(&c)
+	case CmdSwitchSession:
+		s.switchSession(&c)
+	case CmdGetAvailableCommands:
+		s.ok(&c, map[string]any{"commands": availableCommands()})
 	default:
-		s.writeLine(Response{Type: "response", Command: *c.Type, Error: "Unknown command: " + *c.Type})
+		// The id lets the client fail the call at once instead of waiting.
+		s.fail(&c, errors.New("Unknown command: "+*c.Type))
 	}
 }
 
+// Values of prompt's streamingBehavior.
+const (
+	behaviorSteer    = "steer"
+	behaviorFollowUp = "followUp"
+)
+
+// startPrompt is prompt (and abort_and_prompt's prompt): a run on the
+// message, or, while one runs and streamingBehavior says so, a steer or
+// follow-up of it.
 func (s *server) startPrompt(c *command) {
 	if s.cfg.Provider == nil {
 		s.fail(c, ErrNoModel)
 		return
 	}
 	if c.Message == nil || strings.TrimSpace(*c.Message) == "" {
-		s.fail(c, errors.New(`prompt needs a non-empty "message"`))
+		s.fail(c, fmt.Errorf(`%s needs a non-empty "message"`, *c.Type))
+		return
+	}
+	behavior := ""
+	if c.StreamingBehavior != nil && *c.Type == CmdPrompt {
+		behavior = *c.StreamingBehavior
+		if behavior != behaviorSteer && behavior != behaviorFollowUp {
+			s.fail(c, fmt.Errorf(`streamingBehavior must be %q or %q, not %q`, behaviorSteer, behaviorFollowUp, behavior))
+			return
+		}
+	}
+	text := *c.Message
+	s.mu.Lock()
+	if s.prompt != nil {
+		if behavior == "" {
+			s.mu.Unlock()
+			s.fail(c, errStreaming)
+			return
+		}
+		s.queueLocked(c, behavior == behaviorSteer, text)
+		s.mu.Unlock()
+		s.ok(c, nil)
+		return
+	}
+	launch := s.runLocked(c, func(ctx context.Context, sess *session.AgentSession, emit func(session.Event)) error {
+		return sess.Prompt(ctx, text, s.cfg.Provider, s.cfg.Model, s.cfg.Tools, emit)
+	})
+	s.mu.Unlock()
+	// Acknowledge before the run can emit its first event.
+	s.ok(c, nil)
+	launch()
+}
+
+// queueLocked queues text as a steer or a follow-up of the session's run.
+func (s *server) queueLocked(c *command, steer bool, text string) {
+	if steer {
+		s.sess.Steer(text)
+	} else {
+		s.sess.FollowUp(text)
+	}
+	s.queuedBy = c
+}
+
+// queueInput is steer and follow_up: queued for the running prompt, or,
+// when none runs, the start of a run on it (as the reference's queue drain
+// does when idle).
+func (s *server) queueInput(c *command) {
+	if s.cfg.Provider == nil {
+		s.fail(c, ErrNoModel)
+		return
+	}
+	if c.Message == nil || strings.TrimSpace(*c.Message) == "" {
+		s.fail(c, fmt.Errorf(`%s needs a non-empty "message"`, *c.Type))
 		return
 	}
 	s.mu.Lock()
-	if s.prompt != nil {
-		s.mu.Unlock()
-		s.fail(c, errStreaming)
-		return
+	s.queueLocked(c, *c.Type == CmdSteer, *c.Message)
+	var launch func()
+	if s.prompt == nil {
+		launch = s.runLocked(c, s.continueRun)
+	}
+	s.mu.Unlock()
+	s.ok(c, nil)
+	if launch != nil {
+		launch()
+	}
+}
+
+// continueRun runs the agent on the session's queued input.
+func (s *server) continueRun(ctx context.Context, sess *session.AgentSession, emit func(session.Event)) error {
+	return sess.Continue(ctx, s.cfg.Provider, s.cfg.Model, s.cfg.Tools, emit)
+}
+
+// runLocked makes run the session's running prompt and returns the func
+// that starts it (called after the command's acknowledgement, so no event
+// comes before it). A failure is reported to c; an abort only by agent_end.
+// Input queued after the run's last look at the queues is not left behind:
+// a run that ended well is followed by one on it. Called with s.mu held.
+func (s *server) runLocked(c *command, run func(ctx context.Context, sess *session.AgentSession, emit func(session.Event)) error) (launch func()) {
+	if c == nil { // not expected: queued input always has its command
+		typ := CmdPrompt
+		c = &command{Type: &typ}
 	}
 	ctx, cancel := context.WithCancel(s.base)
 	j := &job{cancel: cancel, done: make(chan struct{})}
 	s.prompt = j
 	sess := s.sess
 	s.wg.Add(1)
-	s.mu.Unlock()
-	// Acknowledge before the run can emit its first event.
-	s.ok(c, nil)
-	text := *c.Message
-	go func() {
-		defer s.wg.Done()
-		defer close(j.done)
-		defer cancel()
-		err := sess.Prompt(ctx, text, s.cfg.Provider, s.cfg.Model, s.cfg.Tools, func(e session.Event) { s.writeLine(e) })
-		s.mu.Lock()
-		if s.prompt == j {
-			s.prompt = nil
+	return func() {
+		go func() {
+			defer s.wg.Done()
+			defer close(j.done)
+			defer cancel()
+			var next func()
+			// The run is over for the client once agent_end is written: a
+			// prompt sent after it must not find this one still running.
+			end := func(failed bool) {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if s.prompt != j {
+					return
+				}
+				s.prompt = nil
+				if !failed && ctx.Err() == nil && s.sess == sess && sess.QueuedInputCount() > 0 {
+					next = s.runLocked(s.queuedBy, s.continueRun)
+				}
+			}
+			err := run(ctx, sess, func(e session.Event) {
+				if e.Type == session.EventAgentEnd {
+					end(e.Error != "")
+				}
+				s.writeLine(e)
+			})
+			end(err != nil) // a run that ended without agent_end
+			if err != nil && ctx.Err() == nil {
+				s.fail(c, err)
+			}
+			if next != nil {
+				next()
+			}
+		}()
+	}
+}
+
+// abortRuns cancels the running prompt and waits for it, until none runs.
+func (s *server) abortRuns() {
+	for {
+		js := s.cancelPrompt()
+		if len(js) == 0 {
+			return
 		}
-		s.mu.Unlock()
-		// An abort is reported by agent_end (aborted: true), not as a failure.
-		if err != nil && ctx.Err() == nil {
-			s.fail(c, err)
-		}
-	}()
+		s.waitJobs(js)
+	}
 }
 
 // cancelPrompt cancels the running prompt and returns it (nil if none).
@@ -432,21 +650,62 @@ func (s *server) state() State {
 	sess, streaming, sbox := s.sess, s.prompt != nil, s.sbox
 	s.mu.Unlock()
 	st := State{
-		Sandbox:            sbox.state(),
-		IsStreaming:        streaming,
-		IsBashRunning:      sess.IsBashRunning(),
-		SessionID:          sess.ID(),
-		MessageCount:       len(sess.Messages()),
-		QueuedMessageCount: len(sess.QueuedMessages()),
-	}
-	if s.cfg.Provider != nil {
-		st.Model = &ModelInfo{Provider: s.cfg.Provider.Name(), ID: s.cfg.Model}
+		Model:                 s.modelInfo(),
+		ThinkingLevel:         s.thinkingLevel(),
+		IsStreaming:           streaming,
+		IsCompacting:          s.isCompacting(),
+		SteeringMode:          sess.SteeringMode(),
+		FollowUpMode:          sess.FollowUpMode(),
+		InterruptMode:         sess.InterruptMode(),
+		SessionID:             sess.ID(),
+		SessionName:           sess.Name(),
+		AutoCompactionEnabled: s.autoCompactionEnabled(),
+		TodoPhases:            []any{},
+		Sandbox:               sbox.state(),
+		IsBashRunning:         sess.IsBashRunning(),
+		MessageCount:          len(sess.Messages()),
+		// Steers and follow-ups waiting, and bash results recorded while
+		// the prompt streams (they join with the next one).
+		QueuedMessageCount: sess.QueuedInputCount() + len(sess.QueuedMessages()),
 	}
 	if store := sess.Store(); store != nil {
 		st.SessionFile = store.Path()
 	}
 	return st
 }
+
+// The fields of get_state that other areas own are read here, in one
+// place, so that each can fill its own: the model (i15-models), the
+// thinking level (i15-models), compaction (i15-compact).
+
+// modelInfo is the model prompts go to; nil without one.
+func (s *server) modelInfo() *ModelInfo {
+	p := s.cfg.Provider
+	if p == nil {
+		return nil
+	}
+	m := &ModelInfo{ID: s.cfg.Model, Name: s.cfg.Model, API: session.APIName(p), Provider: p.Name(), Input: []string{"text"}}
+	if b, ok := p.(interface{ BaseURL() string }); ok {
+		m.BaseURL = b.BaseURL()
+	}
+	return m
+}
+
+// thinkingLevel is the level the model is asked to think at: agentsh asks
+// for none yet. "" (no level, as the reference says for a model without
+// reasoning) when no model is configured.
+func (s *server) thinkingLevel() string {
+	if s.cfg.Provider == nil {
+		return ""
+	}
+	return "off"
+}
+
+// isCompacting: agentsh does not compact yet.
+func (s *server) isCompacting() bool { return false }
+
+// autoCompactionEnabled: agentsh does not compact yet.
+func (s *server) autoCompactionEnabled() bool { return false }
 
 func (s *server) getMessages(c *command) {
 	s.mu.Lock()
@@ -469,16 +728,38 @@ func (s *server) getMessages(c *command) {
 // then switches to a fresh session from the factory (the old one stays on
 // failure).
 func (s *server) newSession(c *command) {
-	js := append(s.cancelPrompt(), s.abortBash()...)
-	s.waitJobs(js)
+	s.stopWork()
 	sess, err := s.cfg.NewSession()
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
+	if c.ParentSession != nil && *c.ParentSession != "" {
+		if store := sess.Store(); store != nil {
+			store.SetParentSession(*c.ParentSession)
+		}
+	}
+	s.adopt(sess)
+	s.ok(c, map[string]bool{"cancelled": false})
+}
+
+// stopWork cancels the running prompt and bash commands and waits for them.
+func (s *server) stopWork() {
+	bashes := s.abortBash()
+	s.abortRuns()
+	s.waitJobs(bashes)
+}
+
+// adopt makes sess the session commands go to, with the client's sandbox.
+// The queue modes, like the sandbox, are the client's choice: kept.
+func (s *server) adopt(sess *session.AgentSession) {
 	s.mu.Lock()
+	old := s.sess
+	_ = sess.SetSteeringMode(old.SteeringMode())
+	_ = sess.SetFollowUpMode(old.FollowUpMode())
+	_ = sess.SetInterruptMode(old.InterruptMode())
 	s.sess = sess
+	s.queuedBy = nil
 	sess.SetSandbox(s.sbox.model)
 	s.mu.Unlock()
-	s.ok(c, map[string]bool{"cancelled": false})
 }

@@ -26,8 +26,10 @@ type client struct {
 	in    *io.PipeWriter
 	out   *io.PipeReader
 	lines chan map[string]any
-	done  chan error
-	tag   string // env value carried by every shell of this server
+	// skipped holds the lines response passed over, for until (queue_test.go).
+	skipped []map[string]any
+	done    chan error
+	tag     string // env value carried by every shell of this server
 }
 
 func newTag(t *testing.T) string {
@@ -92,8 +94,8 @@ func serve(t *testing.T, cfg Config, tag string) *client {
 			t.Error("Serve did not return after stdin closed")
 		}
 	})
-	if l := c.next(); l["type"] != "ready" || len(l) != 1 {
-		t.Fatalf("first line %v, want {type:ready}", l)
+	if l := c.next(); l["type"] != "ready" || l["protocolVersion"] != float64(1) || len(l) != 5 {
+		t.Fatalf("first line %v, want the ready line", l)
 	}
 	return c
 }
@@ -127,6 +129,7 @@ func (c *client) response(id string) map[string]any {
 		if l["type"] == "response" && l["id"] == id {
 			return l
 		}
+		c.skipped = append(c.skipped, l)
 	}
 }
 
@@ -163,7 +166,7 @@ func TestMalformedAndUnknown(t *testing.T) {
 	}
 	c.send(`{"id":"x","type":"frobnicate"}`)
 	l = c.next()
-	if _, has := l["id"]; has || l["command"] != "frobnicate" || l["success"] != false || l["error"] != "Unknown command: frobnicate" {
+	if l["id"] != "x" || l["command"] != "frobnicate" || l["success"] != false || l["error"] != "Unknown command: frobnicate" {
 		t.Errorf("unknown: %v", l)
 	}
 	c.send(`   `) // blank lines are ignored
@@ -472,7 +475,7 @@ func TestContextCancelEndsServe(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after ctx was cancelled")
 	}
-	if got := out.String(); got != "{\"type\":\"ready\"}\n" {
+	if got := out.String(); got != readyText {
 		t.Errorf("output %q", got)
 	}
 }
@@ -482,3 +485,6 @@ func TestNewSessionRequired(t *testing.T) {
 		t.Error("Serve without NewSession succeeded")
 	}
 }
+
+// readyText is the whole ready line: protocol 1, no frame limit.
+const readyText = `{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1],"maxFrameBytes":9007199254740991,"maxReassembledFrameBytes":9007199254740991}` + "\n"

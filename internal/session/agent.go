@@ -82,6 +82,8 @@ type AgentSession struct {
 	bgNow       chan struct{}      // closed by MoveToBackground; the running calls hold it
 	sandbox     SandboxSettings    // the model's sandbox (SetSandbox); zero = none
 	sbPolicy    *policyOnce        // the policy made of sandbox; nil = not made yet
+	q           msgQueues          // steering and follow-up messages (steer.go)
+	name        string             // the name of a session without a store (name.go)
 }
 
 // New returns a session for cwd. With a store, the id, the messages already

@@ -23,6 +23,7 @@ type Info struct {
 	Modified    time.Time // the file's last write
 	FirstPrompt string    // the first user prompt (or !command) on one line, cut to PromptPreviewRunes
 	Messages    int       // the messages a resume would load
+	Name        string    // the session's name (set_session_name), "" if none
 }
 
 // List returns the sessions of cwd that hold at least one message, newest
@@ -88,6 +89,9 @@ func scanInfo(f sessionFile) (Info, error) {
 		}
 		role, ok := lineRole(line)
 		if !ok {
+			if title, ok := titleOf(line); ok {
+				info.Name = title
+			}
 			return true
 		}
 		switch role {

@@ -41,6 +41,13 @@ const AbortedToolText = "Command aborted"
 // message is kept in memory); the first one is returned at the end when
 // nothing else failed.
 func (a *AgentSession) Prompt(ctx context.Context, text string, p llm.Provider, model string, reg *tools.Registry, emit func(Event)) error {
+	user := &UserMessage{Text: text, Timestamp: a.now().UnixMilli(), Attribution: "user"}
+	return a.runAgent(ctx, user, nil, p, model, reg, emit)
+}
+
+// runAgent is one run of the agent loop: prompt (nil for none) joins the
+// conversation at once, pending (queued input, steer.go) at the first step.
+func (a *AgentSession) runAgent(ctx context.Context, prompt Message, pending []Message, p llm.Provider, model string, reg *tools.Registry, emit func(Event)) error {
 	if p == nil {
 		return errors.New("no model configured")
 	}
@@ -57,12 +64,19 @@ func (a *AgentSession) Prompt(ctx context.Context, text string, p llm.Provider, 
 	r.note(a.FlushQueued())
 
 	a.SetStreaming(true)
-	defer a.SetStreaming(false)
+	streaming := true
+	defer func() {
+		if streaming {
+			a.SetStreaming(false)
+		}
+	}()
 
 	send(Event{Type: EventAgentStart})
-	user := &UserMessage{Text: text, Timestamp: a.now().UnixMilli(), Attribution: "user"}
-	r.append(user)
-	r.prompt = user
+	if prompt != nil {
+		r.append(prompt)
+		r.prompt = prompt
+	}
+	r.pending = pending
 	err := r.loop(ctx, p, model, reg)
 	if err == nil {
 		err = r.persistErr
@@ -71,6 +85,10 @@ func (a *AgentSession) Prompt(ctx context.Context, text string, p llm.Provider, 
 	if err != nil {
 		end.Error = err.Error()
 	}
+	// The run is over before agent_end says so: the next run, which may
+	// start on agent_end, streams on its own.
+	a.SetStreaming(false)
+	streaming = false
 	send(end)
 	return err
 }
@@ -81,7 +99,8 @@ type run struct {
 	send       func(Event)
 	added      []Message
 	persistErr error
-	prompt     Message // the user message that started the run
+	prompt     Message   // the user message that started the run (nil: queued input did)
+	pending    []Message // queued input that joins at the next step (steer.go)
 }
 
 func (r *run) note(err error) {
@@ -103,17 +122,27 @@ func (r *run) sendMessage(m Message) {
 }
 
 func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools.Registry) error {
+	// Steering sent before the run began joins at its first step.
+	r.pending = append(r.pending, r.a.dequeueSteering()...)
+	since := 0 // turns since the user last spoke (a follow-up starts over)
 	for turn := 1; ; turn++ {
-		if turn > MaxTurns {
+		if since++; since > MaxTurns {
 			return ErrMaxTurns
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		r.send(Event{Type: EventTurnStart, Turn: turn})
-		if turn == 1 {
+		if turn == 1 && r.prompt != nil {
 			r.sendMessage(r.prompt)
 		}
+		// Queued input joins the conversation here, between the last
+		// tool results and the next model call, as the reference does.
+		for _, m := range r.pending {
+			r.append(m)
+			r.sendMessage(m)
+		}
+		r.pending = nil
 		// Jobs that ended meanwhile are told as a user-role note after the
 		// tool results (or the prompt): it cannot split a call from its
 		// result, every provider accepts it there, and it stays in the
@@ -139,11 +168,19 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 			}
 			return streamErr
 		}
-		if len(msg.ToolCalls) == 0 {
-			return nil
-		}
 		if err := ctx.Err(); err != nil {
+			if len(msg.ToolCalls) == 0 {
+				return nil // the answer was whole
+			}
 			return err
+		}
+		r.pending = r.a.dequeueSteering()
+		if len(msg.ToolCalls) == 0 && len(r.pending) == 0 {
+			// The agent would stop: follow-ups go on with the same run.
+			if r.pending = r.a.dequeueFollowUp(); len(r.pending) == 0 {
+				return nil
+			}
+			since = 0
 		}
 	}
 }

@@ -28,6 +28,10 @@ const sessionExt = ".jsonl"
 const (
 	entrySession = "session" // the header, line 1
 	entryMessage = "message" // {"type":"message","message":{"role":…}}
+	// entryTitle names the session, as the reference's set_session_name
+	// does: {"type":"title_change","timestamp":…,"title":…,"source":"user"}.
+	// The last one is the session's name.
+	entryTitle = "title_change"
 )
 
 // ErrNoSession is returned by Newest when the cwd has no session with a
@@ -41,6 +45,30 @@ type Header struct {
 	ID        string `json:"id"`
 	Timestamp string `json:"timestamp"` // RFC 3339, UTC, milliseconds
 	Cwd       string `json:"cwd"`
+	// ParentSession is the session this one was started from (an RPC
+	// client's new_session parentSession), as the client gave it.
+	ParentSession string `json:"parentSession,omitempty"`
+}
+
+// titleEntry is a title_change line.
+type titleEntry struct {
+	Type          string `json:"type"` // always "title_change"
+	Timestamp     string `json:"timestamp"`
+	Title         string `json:"title"`
+	PreviousTitle string `json:"previousTitle,omitempty"`
+	Source        string `json:"source"` // "user"
+}
+
+// titleOf returns the title of a title_change line.
+func titleOf(line []byte) (string, bool) {
+	if !bytes.Contains(line, []byte(`"`+entryTitle+`"`)) {
+		return "", false
+	}
+	var e titleEntry
+	if json.Unmarshal(line, &e) != nil || e.Type != entryTitle || e.Title == "" {
+		return "", false
+	}
+	return e.Title, true
 }
 
 // messageEntry wraps a message on its line, leaving room for other entry
@@ -55,6 +83,7 @@ type Session struct {
 	Path     string
 	Header   Header
 	Messages []Message
+	Name     string // the last title_change's title ("" = never named)
 }
 
 // ArtifactsDir is the artifact folder beside the session file.
@@ -114,6 +143,10 @@ func Load(path string) (*Session, []LoadError, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		if title, ok := titleOf(line); ok {
+			s.Name = title
+			continue
+		}
 		m, err := decodeEntry(line)
 		if err != nil {
 			errs = append(errs, LoadError{Path: path, Line: lineNo, Err: err})
@@ -150,6 +183,7 @@ type Store struct {
 	path   string
 	header Header
 	loaded []Message // messages found when the file was opened
+	name   string    // the session's name (title_change), as loaded or last set
 
 	mu     sync.Mutex
 	f      *os.File // nil until the first Append of a new session
@@ -225,7 +259,7 @@ func Open(path string) (*Store, []LoadError, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: %w", err)
 	}
-	s := &Store{path: path, header: sess.Header, loaded: sess.Messages, f: f}
+	s := &Store{path: path, header: sess.Header, loaded: sess.Messages, name: sess.Name, f: f}
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, st.Size()-1); err != nil && err != io.EOF {
@@ -314,6 +348,48 @@ func (s *Store) writeLine(line []byte) error {
 		}
 	}
 	return err
+}
+
+// Name is the session's name: the last title_change's title, "" if none.
+func (s *Store) Name() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.name
+}
+
+// SetName appends a title_change entry naming the session (the file is
+// created by it if nothing was written yet), all or nothing as Append.
+func (s *Store) SetName(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	line, err := json.Marshal(titleEntry{Type: entryTitle, Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+		Title: name, PreviousTitle: s.name, Source: "user"})
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	if s.closed {
+		return errors.New("session: store is closed")
+	}
+	if s.f == nil {
+		err = s.create(line)
+	} else {
+		err = s.writeLine(line)
+	}
+	if err != nil {
+		return fmt.Errorf("session: set name: %w", err)
+	}
+	s.name = name
+	return nil
+}
+
+// SetParentSession records parent in the header of a session whose file
+// is not written yet (it is ignored afterwards: the header is line 1).
+func (s *Store) SetParentSession(parent string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		s.header.ParentSession = parent
+	}
 }
 
 // Close closes the file; later Appends fail.

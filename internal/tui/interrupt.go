@@ -9,6 +9,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/session"
+	"agentsh/internal/tools"
 )
 
 // quitArmWindow is how long a first ctrl+c on an idle editor waits for the
@@ -61,36 +64,42 @@ func (m *model) disarmOn(msg tea.Msg) {
 	}
 }
 
-// queue keeps a message sent while the agent works; it is sent when the
-// turn ends.
-func (m *model) queue(text string) {
+// queue sends a message typed while the agent works to the session's
+// queue: a follow-up, taken when the agent would stop (one per turn, in the
+// order typed), or a steer, taken at its next step.
+func (m *model) queue(text string, steer bool) {
 	m.pushHistory(text)
 	m.editor.Reset()
-	m.queued = append(m.queued, text)
+	if steer {
+		m.session().Steer(text)
+	} else {
+		m.session().FollowUp(text)
+	}
 }
 
-// takeBackQueued puts every queued message back into the editor, oldest
-// first and before what is being typed, and reports whether there was one.
+// takeBackQueued puts every queued message back into the editor (steers,
+// which would have gone first, then follow-ups, each oldest first) before
+// what is being typed, and reports whether there was one.
 func (m *model) takeBackQueued() bool {
-	if len(m.queued) == 0 {
+	steer, follow := m.session().TakeQueuedInput()
+	parts := append(steer, follow...)
+	if len(parts) == 0 {
 		return false
 	}
-	parts := append([]string(nil), m.queued...)
 	if draft := m.editor.Value(); draft != "" {
 		parts = append(parts, draft)
 	}
-	m.queued = nil
 	m.editor.SetValue(strings.Join(parts, "\n"))
 	m.histPos = len(m.history)
 	return true
 }
 
-// sendQueued starts the next queued message once a turn has ended: one
-// turn per message, in the order they were typed. A turn that failed or
-// was aborted sends nothing; its queue goes back into the editor instead,
-// so the user decides.
+// sendQueued is told that a run ended. The run took the queued messages
+// itself; one that came after its last look at the queue starts a run on
+// it. A run that failed or was aborted sends nothing: its queue goes back
+// into the editor, so the user decides.
 func (m *model) sendQueued(err error) tea.Cmd {
-	if len(m.queued) == 0 || m.agentRunning {
+	if m.agentRunning || m.session().QueuedInputCount() == 0 {
 		return nil
 	}
 	if err != nil {
@@ -100,26 +109,34 @@ func (m *model) sendQueued(err error) tea.Cmd {
 		}
 		return nil
 	}
-	text := m.queued[0]
-	m.queued = m.queued[1:]
-	m.tr.add(&textItem{kind: kindUser, text: text})
-	return m.startPrompt(text)
+	cfg := m.cfg
+	return m.startRun(func(ctx context.Context, sess *session.AgentSession, reg *tools.Registry, emit func(session.Event)) error {
+		return sess.Continue(ctx, cfg.Provider, cfg.Model, reg, emit)
+	})
 }
 
 // queueLines is the dim block above the editor that shows the queued
 // messages, one line each; nil when nothing waits.
 func (m *model) queueLines() []string {
-	n := len(m.queued)
+	steer, follow := m.session().QueuedInput()
+	var all []string
+	for _, q := range steer {
+		all = append(all, "steering: "+q)
+	}
+	for _, q := range follow {
+		all = append(all, "queued: "+q)
+	}
+	n := len(all)
 	if n == 0 || m.width <= 0 {
 		return nil
 	}
 	var lines []string
-	for i, q := range m.queued {
+	for i, q := range all {
 		if i == queueShown && n > queueShown+1 {
 			lines = append(lines, "queued: "+strconv.Itoa(n-queueShown)+" more messages")
 			break
 		}
-		lines = append(lines, "queued: "+strings.Join(strings.Fields(q), " "))
+		lines = append(lines, strings.Join(strings.Fields(q), " "))
 	}
 	back := " · " + name(keys.Main.Cancel) + " takes it back"
 	if n > 1 {

@@ -280,3 +280,47 @@ func TestAbortedTurnPutsQueueBack(t *testing.T) {
 		t.Errorf("the queued message was sent after an abort: %q", got)
 	}
 }
+
+// ctrl+s while the agent works steers: the message goes at the agent's
+// next step, before the follow-ups typed earlier with enter, and is shown
+// as steering until then.
+func TestSteerKeyWhileWorking(t *testing.T) {
+	h, f := newModelHarness(t)
+	h.send("first")
+	h.waitFor("the first request", func() bool { return len(f.requests()) == 1 })
+	h.send("later")
+	h.typeText("now")
+	h.press('s', tea.ModCtrl)
+	s := h.screen()
+	if !strings.Contains(s, "steering: now") || !strings.Contains(s, "queued: later · esc takes them back") {
+		t.Fatalf("queue not shown:\n%s", s)
+	}
+	if got := h.m.editor.Value(); got != "" {
+		t.Errorf("the editor kept the steer: %q", got)
+	}
+	for range 3 {
+		f.release <- struct{}{}
+	}
+	h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+	if got, want := strings.Join(f.requests(), "|"), "first|now|later"; got != want {
+		t.Errorf("the model saw %q, want %q", got, want)
+	}
+	s = h.screen()
+	at := 0
+	for _, w := range []string{"first", "answer 1", "now", "answer 2", "later", "answer 3"} {
+		i := strings.Index(s[at:], w)
+		if i < 0 {
+			t.Fatalf("%q missing or out of order:\n%s", w, s)
+		}
+		at += i + len(w)
+	}
+	if strings.Contains(s, "steering:") || strings.Contains(s, "queued:") {
+		t.Errorf("queue still shown:\n%s", s)
+	}
+	// Idle, ctrl+s sends as enter does.
+	h.typeText("again")
+	h.press('s', tea.ModCtrl)
+	h.waitFor("the next request", func() bool { return len(f.requests()) == 4 })
+	f.release <- struct{}{}
+	h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+}

@@ -52,7 +52,7 @@ type keyMap struct {
 
 // mainKeys are the transcript's and the editor's when no layer is open.
 type mainKeys struct {
-	Send, Cancel, Expand, SelectPrev, SelectNext, Pager, PageUp, PageDown,
+	Send, Steer, Cancel, Expand, SelectPrev, SelectNext, Pager, PageUp, PageDown,
 	Background, Jobs, Quit, QuitEmpty, HistoryPrev, HistoryNext, Mouse key.Binding
 }
 
@@ -129,7 +129,8 @@ func bind(help, desc string, ks ...string) key.Binding {
 func newKeyMap() keyMap {
 	return keyMap{
 		Main: mainKeys{
-			Send:        bind("enter", "sends", "enter"),
+			Send:        bind("enter", "sends (while the agent works: queued until it would stop)", "enter"),
+			Steer:       bind("ctrl+s", "while the agent works: sends at its next step (steers)", "ctrl+s"),
 			Cancel:      bind("esc", "cancels", "esc"),
 			Expand:      bind("ctrl+o", "expands output", "ctrl+o"),
 			SelectPrev:  bind("alt+↑", "selects the previous output", "alt+up", "ctrl+up"),
@@ -342,7 +343,7 @@ func helpSections() []helpSection {
 	mk := keys.Menu
 	return []helpSection{
 		{"Commands (typed in the editor; / opens the menu)", cmds},
-		{"Conversation", []entry{help(km.Send), help(ek.Newline), bangEntry(), help(km.Cancel), help(km.Expand),
+		{"Conversation", []entry{help(km.Send), help(km.Steer), help(ek.Newline), bangEntry(), help(km.Cancel), help(km.Expand),
 			help(km.SelectPrev), help(km.SelectNext), help(km.Pager), help(km.PageUp), help(km.PageDown),
 			help(km.Background), {Key: km.Jobs.Keys()[0] + ", /jobs", Desc: "opens the jobs panel"},
 			help(km.HistoryPrev), help(km.HistoryNext), {Key: name(km.Mouse) + ", /mouse", Desc: km.Mouse.Help().Desc},

@@ -80,8 +80,7 @@ type model struct {
 	usage     usage // the latest model call's tokens (usage.go)
 	mouse     bool  // mouse capture on (mouse.go)
 	quitArmed bool
-	quitGen   int      // numbers the arms, for their expiry ticks
-	queued    []string // sent while the agent works, oldest first
+	quitGen   int // numbers the arms, for their expiry ticks
 	quitting  bool
 	jobsWatch jobsWatch
 	spin      int
@@ -301,7 +300,9 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.tr.scrollBy(-max(m.transcriptHeight()-2, 1))
 		return nil
 	case is(k, km.Send):
-		return m.submit()
+		return m.submit(false)
+	case is(k, km.Steer):
+		return m.submit(true)
 	case is(k, km.HistoryPrev):
 		if m.editor.OnFirstRow() && m.recall(-1) {
 			return nil
@@ -405,7 +406,9 @@ func (m *model) pushHistory(text string) {
 	m.histDraft = ""
 }
 
-func (m *model) submit() tea.Cmd {
+// submit sends the editor's text; while the agent works it is queued: as a
+// steer (steer: at the agent's next step) or a follow-up.
+func (m *model) submit(steer bool) tea.Cmd {
 	text := m.editor.Value()
 	trimmed := strings.TrimSpace(text)
 	if trimmed == "" {
@@ -452,7 +455,7 @@ func (m *model) submit() tea.Cmd {
 		return nil
 	}
 	if m.agentRunning {
-		m.queue(text)
+		m.queue(text, steer)
 		return nil
 	}
 	m.pushHistory(text)
@@ -522,13 +525,22 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 }
 
 func (m *model) startPrompt(text string) tea.Cmd {
+	cfg := m.cfg
+	return m.startRun(func(ctx context.Context, sess *session.AgentSession, reg *tools.Registry, emit func(session.Event)) error {
+		return sess.Prompt(ctx, text, cfg.Provider, cfg.Model, reg, emit)
+	})
+}
+
+// startRun runs the agent (a Prompt, or a Continue on the queued
+// messages) in the background.
+func (m *model) startRun(run func(ctx context.Context, sess *session.AgentSession, reg *tools.Registry, emit func(session.Event)) error) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.agentRunning, m.agentCancel, m.tr.toolAborted = true, cancel, false
-	sess, p, send, cfg, reg := m.session(), m.pump, m.send, m.cfg, m.reg
+	sess, p, send, reg := m.session(), m.pump, m.send, m.reg
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		err := sess.Prompt(ctx, text, cfg.Provider, cfg.Model, reg, p.event)
+		err := run(ctx, sess, reg, p.event)
 		send(agentDoneMsg{err: err})
 	}()
 	return m.startTick()
@@ -625,7 +637,7 @@ func (m *model) editorHeight() int { return m.editor.Height() + 2 }
 // transcriptHeight is the rows left for the transcript above the editor and
 // the status line.
 func (m *model) transcriptHeight() int {
-	return max(m.height-m.editorHeight()-min(len(m.queued), queueShown+1)-1, 1)
+	return max(m.height-m.editorHeight()-min(m.session().QueuedInputCount(), queueShown+1)-1, 1)
 }
 
 // View implements tea.Model.

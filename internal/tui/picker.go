@@ -136,6 +136,9 @@ func (p *sessionPicker) view(width, height int, st *styles) string {
 				mark = "› "
 			}
 			prompt := s.FirstPrompt
+			if s.Name != "" { // named (an RPC client's set_session_name)
+				prompt = s.Name + " · " + prompt
+			}
 			if s.ID == p.current && p.current != "" {
 				prompt = currentMark + prompt
 			}

@@ -119,3 +119,14 @@ func TestGoldenPicker(t *testing.T) {
 		t.Errorf("empty list:\n%s", s)
 	}
 }
+
+// A named session shows its name before its first prompt.
+func TestPickerShowsName(t *testing.T) {
+	list := pickerList(2)
+	list[1].Name = "parser work"
+	p := newSessionPicker("/w", list)
+	s := ansi.Strip(p.view(120, 10, newStyles(true)))
+	if !strings.Contains(s, "parser work · why is the build slow") || strings.Contains(s, "· fix the failing") {
+		t.Errorf("picker:\n%s", s)
+	}
+}

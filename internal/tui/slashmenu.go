@@ -6,6 +6,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/session"
 )
 
 // slashCommand is one command typed as /name in the editor. Commands run
@@ -17,20 +19,33 @@ type slashCommand struct {
 	run  func(m *model, arg string) tea.Cmd
 }
 
+// slashRuns is what each command of session.SlashCommands (the one list,
+// which an RPC client reads too) does here.
+// (A func, not a var: /help's text is made of the commands.)
+func slashRuns() map[string]func(m *model, arg string) tea.Cmd {
+	return map[string]func(m *model, arg string) tea.Cmd{
+		"/help":        (*model).cmdHelp,
+		"/new":         (*model).cmdNew,
+		"/resume":      (*model).cmdResume,
+		"/model":       (*model).cmdModel,
+		"/jobs":        (*model).cmdJobs,
+		"/permissions": (*model).cmdPermissions,
+		"/copy":        (*model).cmdCopy,
+		"/export":      (*model).cmdExport,
+		mouseCommand:   (*model).cmdMouse,
+		"/exit":        (*model).cmdExit,
+	}
+}
+
 // slashCommands is every command, in the menu's order.
 func slashCommands() []slashCommand {
-	return []slashCommand{
-		{name: "/help", desc: "lists keys and commands", run: (*model).cmdHelp},
-		{name: "/new", desc: "starts a fresh session", run: (*model).cmdNew},
-		{name: "/resume", desc: "resumes a saved session", run: (*model).cmdResume},
-		{name: "/model", args: "[provider/name]", desc: "shows or switches the model", run: (*model).cmdModel},
-		{name: "/jobs", desc: "opens the jobs panel", run: (*model).cmdJobs},
-		{name: "/permissions", desc: "lists saved approval rules", run: (*model).cmdPermissions},
-		{name: "/copy", desc: "copies the last answer (OSC 52)", run: (*model).cmdCopy},
-		{name: "/export", args: "[path]", desc: "writes the session as an HTML file", run: (*model).cmdExport},
-		{name: mouseCommand, desc: "turns mouse capture on or off", run: (*model).cmdMouse},
-		{name: "/exit", desc: "quits", run: (*model).cmdExit},
+	runs := slashRuns()
+	out := make([]slashCommand, 0, len(session.SlashCommands))
+	for _, c := range session.SlashCommands {
+		name := "/" + c.Name
+		out = append(out, slashCommand{name: name, args: c.Args, desc: c.Description, run: runs[name]})
 	}
+	return out
 }
 
 // commandWord is what a command's first word looks like. A message is a

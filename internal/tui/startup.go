@@ -20,5 +20,5 @@ func (m *model) initialPrompt() tea.Cmd {
 		return nil
 	}
 	m.editor.SetValue(m.cfg.Prompt)
-	return m.submit()
+	return m.submit(false)
 }

@@ -154,7 +154,12 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 	switch e.Type {
 	case session.EventMessageStart:
 		// User messages and tool results are reported too (the
-		// reference's events); the transcript already shows them.
+		// reference's events); the transcript already shows them, but
+		// for the queued messages, shown as they join.
+		if u, ok := e.Message.(*session.UserMessage); ok && u.Queued() {
+			t.add(&textItem{kind: kindUser, text: u.Text})
+			return
+		}
 		if _, ok := e.Message.(*session.AssistantMessage); !ok && e.Message != nil {
 			return
 		}
