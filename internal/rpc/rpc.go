@@ -612,11 +612,12 @@ func (s *server) startBash(c *command) {
 		defer s.wg.Done()
 		defer close(j.done)
 		defer cancel()
+		dir := sess.Cwd()
 		run, err := sess.ExecuteBashRun(ctx, cmd, nil, session.BashOptions{Sandbox: policy})
 		s.mu.Lock()
 		delete(s.bashes, j)
 		s.mu.Unlock()
-		data := BashData{BashRun: run}
+		data := BashData{BashRun: run, WorkingDir: dir}
 		if run.Job != nil {
 			data.JobID = run.Job.ID()
 		}
@@ -641,6 +642,9 @@ func (s *server) startBash(c *command) {
 // jobId when the command waited for input and became that job (SPEC §9).
 type BashData struct {
 	session.BashRun
+	// WorkingDir is the directory the command started in (the reference's
+	// field; a `cd` in the command moves the next one's).
+	WorkingDir string `json:"workingDir,omitempty"`
 	SaveError string `json:"saveError,omitempty"`
 	JobID     string `json:"jobId,omitempty"`
 }
