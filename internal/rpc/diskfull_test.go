@@ -55,7 +55,7 @@ func TestBashOnFullDiskKeepsTheOutput(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if want := []string{"cancelled", "exitCode", "output", "outputBytes", "outputLines", "saveError", "totalBytes", "totalLines", "truncated"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"cancelled", "exitCode", "output", "outputBytes", "outputLines", "saveError", "totalBytes", "totalLines", "truncated", "workingDir"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("data keys %q, want %q", keys, want)
 	}
 
