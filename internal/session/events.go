@@ -84,6 +84,9 @@ type Event struct {
 	Aborted       bool
 	Error         string
 	Usage         *llm.Usage
+	// Compaction is the payload of auto_compaction_start and _end
+	// (compact.go).
+	Compaction *AutoCompaction
 }
 
 // wireToolResultBody is a tool result inside tool_execution events, as the
@@ -119,6 +122,9 @@ type printable Event
 func (p printable) MarshalJSON() ([]byte, error) { return Event(p).marshal(false) }
 
 func (e Event) marshal(snapshots bool) ([]byte, error) {
+	if e.Compaction != nil {
+		return e.Compaction.marshal(e.Type)
+	}
 	out := struct {
 		Type                  string              `json:"type"`
 		Turn                  int                 `json:"turn,omitempty"`
