@@ -79,6 +79,10 @@ type command struct {
 	Mode *string `json:"mode,omitempty"`
 	Yolo *bool   `json:"yolo,omitempty"`
 	Bash *string `json:"bash,omitempty"`
+	// Compaction (compact.go): compact's customInstructions,
+	// set_auto_compaction's enabled.
+	CustomInstructions *string `json:"customInstructions,omitempty"`
+	Enabled            *bool   `json:"enabled,omitempty"`
 }
 
 // Response answers one command.
@@ -289,6 +293,10 @@ func (s *server) handleLine(line []byte) {
 		s.ok(&c, nil)
 	case CmdSetSandbox:
 		s.setSandbox(&c)
+	case CmdCompact:
+		s.compact(&c)
+	case CmdSetAutoCompaction:
+		s.setAutoCompaction(&c)
 	default:
 		s.writeLine(Response{Type: "response", Command: *c.Type, Error: "Unknown command: " + *c.Type})
 	}
@@ -424,6 +432,7 @@ func (s *server) state() State {
 		Sandbox:            sbox.state(),
 		IsStreaming:        streaming,
 		IsBashRunning:      sess.IsBashRunning(),
+		IsCompacting:       sess.IsCompacting(),
 		SessionID:          sess.ID(),
 		MessageCount:       len(sess.Messages()),
 		QueuedMessageCount: len(sess.QueuedMessages()),
