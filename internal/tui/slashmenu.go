@@ -27,6 +27,7 @@ func slashCommands() []slashCommand {
 		{name: "/jobs", desc: "opens the jobs panel", run: (*model).cmdJobs},
 		{name: "/permissions", desc: "lists saved approval rules", run: (*model).cmdPermissions},
 		{name: "/copy", desc: "copies the last answer (OSC 52)", run: (*model).cmdCopy},
+		{name: "/compact", args: "[focus]", desc: "summarizes the older turns for the model", run: (*model).cmdCompact},
 		{name: mouseCommand, desc: "turns mouse capture on or off", run: (*model).cmdMouse},
 		{name: "/exit", desc: "quits", run: (*model).cmdExit},
 	}
