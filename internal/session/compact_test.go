@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"agentsh/internal/bash"
@@ -132,9 +133,10 @@ type longSessionModel struct {
 	text      string
 }
 
-func (m *longSessionModel) script(srv **fakemodel.Server) fakemodel.Script {
+// script answers; srv is the server it is given to, set once made.
+func (m *longSessionModel) script(srv *atomic.Pointer[fakemodel.Server]) fakemodel.Script {
 	return func(n int, w *fakemodel.Writer) {
-		body := (*srv).Requests()[n].Body
+		body := srv.Load().Requests()[n].Body
 		m.mu.Lock()
 		if isSummaryRequest(body) {
 			m.summaries++
@@ -160,8 +162,9 @@ func TestAutoCompactionLongSession(t *testing.T) {
 	// estimated tokens; it keeps the newest ~1500.
 	followCompactionSettings(t, a, `{"contextWindow":8000,"reserveTokens":1000,"keepRecentTokens":1500}`)
 	model := &longSessionModel{calls: 10, text: "SUMMARY-OF-EARLIER-TURNS"}
-	var srv *fakemodel.Server
-	srv = fakemodel.New(t, model.script(&srv))
+	var self atomic.Pointer[fakemodel.Server]
+	srv := fakemodel.New(t, model.script(&self))
+	self.Store(srv)
 	p := openAIProvider(srv)
 	var log eventLog
 	if err := promptWithGuard(t, context.Background(), a, "print the turns", p, reg, log.emit); err != nil {
@@ -298,8 +301,9 @@ func runTurns(t *testing.T, a *AgentSession, calls int) (*fakemodel.Server, *lon
 	t.Helper()
 	reg := loopRegistry(t, a)
 	model := &longSessionModel{calls: calls, text: "MANUAL-SUMMARY"}
-	var srv *fakemodel.Server
-	srv = fakemodel.New(t, model.script(&srv))
+	var self atomic.Pointer[fakemodel.Server]
+	srv := fakemodel.New(t, model.script(&self))
+	self.Store(srv)
 	if err := promptWithGuard(t, context.Background(), a, "print the turns", openAIProvider(srv), reg, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -406,9 +410,9 @@ func TestOverflowCompactsAndRetriesOnce(t *testing.T) {
 	const overflow = `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`
 	var mu sync.Mutex
 	refusals := 1
-	var srv2 *fakemodel.Server
-	srv2 = fakemodel.New(t, func(n int, w *fakemodel.Writer) {
-		if isSummaryRequest(srv2.Requests()[n].Body) {
+	var self atomic.Pointer[fakemodel.Server]
+	srv2 := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		if isSummaryRequest(self.Load().Requests()[n].Body) {
 			w.Answer("OVERFLOW-SUMMARY")
 			return
 		}
@@ -424,6 +428,7 @@ func TestOverflowCompactsAndRetriesOnce(t *testing.T) {
 		}
 		w.Answer("fine now")
 	})
+	self.Store(srv2)
 	var log eventLog
 	if err := promptWithGuard(t, context.Background(), a, "go on", openAIProvider(srv2), reg, log.emit); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"agentsh/internal/fakemodel"
@@ -16,9 +17,9 @@ import (
 // is closed, and every other request with "answer".
 func compactModel(t *testing.T, h *harness, release chan struct{}) *fakemodel.Server {
 	t.Helper()
-	var srv *fakemodel.Server
-	srv = fakemodel.New(t, func(n int, w *fakemodel.Writer) {
-		msgs := fakemodel.OpenAIMessages(srv.Requests()[n].Body)
+	var self atomic.Pointer[fakemodel.Server]
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		msgs := fakemodel.OpenAIMessages(self.Load().Requests()[n].Body)
 		if len(msgs) > 0 && strings.Contains(msgs[0].Content, "working memory") {
 			select {
 			case <-release:
@@ -30,6 +31,7 @@ func compactModel(t *testing.T, h *harness, release chan struct{}) *fakemodel.Se
 		}
 		w.Answer("answer")
 	})
+	self.Store(srv)
 	zero := 0
 	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero})
 	h.m.cfg.Model, h.m.cfg.ModelLabel = "test", "openai/test"
