@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -152,18 +153,81 @@ type CompactionSettings struct {
 	ContextWindows map[string]int
 }
 
+// maxSettingTokens bounds the token counts of the settings: past it a
+// value is a typo.
+const maxSettingTokens = 1 << 40
+
+// tokenSetting reads a setting that counts tokens: a whole number from 0.
+func tokenSetting(v any) (int, bool) {
+	n, ok := v.(float64)
+	if !ok || n != math.Trunc(n) || n < 0 || n > maxSettingTokens {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// validateCompaction checks the "compaction" object of a settings file, so
+// a typo is reported where it is instead of silently ignored.
+func validateCompaction(tree map[string]any, fail func(key, msg string) error) error {
+	v, ok := tree["compaction"]
+	if !ok || v == nil {
+		return nil
+	}
+	c, ok := v.(map[string]any)
+	if !ok {
+		return fail("compaction", "expected object, got "+jsonKind(v))
+	}
+	if v, ok := c["enabled"]; ok && v != nil {
+		if _, ok := v.(bool); !ok {
+			return fail("compaction.enabled", "expected boolean, got "+jsonValue(v))
+		}
+	}
+	tokens := func(key string, v any) error {
+		if _, ok := tokenSetting(v); !ok {
+			return fail(key, "must be a whole number of tokens, got "+jsonValue(v))
+		}
+		return nil
+	}
+	for _, k := range []string{"reserveTokens", "keepRecentTokens"} {
+		if v, ok := c[k]; ok && v != nil {
+			if err := tokens("compaction."+k, v); err != nil {
+				return err
+			}
+		}
+	}
+	if v, ok := c["contextWindow"]; ok && v != nil {
+		table, isTable := v.(map[string]any)
+		if !isTable {
+			return tokens("compaction.contextWindow", v)
+		}
+		names := make([]string, 0, len(table))
+		for name := range table {
+			names = append(names, name)
+		}
+		sort.Strings(names) // report the first bad one, not a random one
+		for _, name := range names {
+			if err := tokens("compaction.contextWindow."+name, table[name]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // CompactionSettingsFrom reads the compaction keys of s (nil: defaults).
+// Settings loaded from files were validated (validateCompaction); a value
+// of the wrong kind is an error here too.
 func CompactionSettingsFrom(s *Settings) (CompactionSettings, error) {
 	c := CompactionSettings{Enabled: true}
 	if s == nil {
 		return c, nil
 	}
 	count := func(key string, v any) (int, error) {
-		n, ok := v.(float64)
-		if !ok || n != math.Trunc(n) || n < 0 || n > 1<<40 {
+		n, ok := tokenSetting(v)
+		if !ok {
 			return 0, fmt.Errorf("settings: %s: must be a whole number of tokens, got %s", key, jsonValue(v))
 		}
-		return int(n), nil
+		return n, nil
 	}
 	var err error
 	if v, ok := s.Lookup("compaction.enabled"); ok && v != nil {
