@@ -561,3 +561,27 @@ func TestCompactionSettings(t *testing.T) {
 			def.Reserve(8000), def.KeepRecent(200_000), def.KeepRecent(0))
 	}
 }
+
+// BenchmarkCompactionCheck is what every model call pays to decide whether
+// to compact first (the estimate and the cut of the whole conversation):
+// a session of 500 tool-call turns with 4 KB outputs, about 520k tokens.
+func BenchmarkCompactionCheck(b *testing.B) {
+	a, err := New(b.TempDir(), nil, nil, bash.ShellConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := strings.Repeat("x", 4096)
+	_ = a.Append(&UserMessage{Text: "go"})
+	for i := range 500 {
+		id := fmt.Sprintf("call_%d", i)
+		_ = a.Append(&AssistantMessage{ToolCalls: []ToolCall{{ID: id, Name: "bash", Arguments: json.RawMessage(`{"command":"cat f"}`)}},
+			Usage: &Usage{Input: int64(i) * 1030}})
+		_ = a.Append(&ToolResultMessage{ToolCallID: id, ToolName: "bash", Content: out})
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := a.plan("gpt-4o", 2000); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
