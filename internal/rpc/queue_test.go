@@ -592,7 +592,7 @@ func TestProtocolCommandsAndState(t *testing.T) {
 	d := r.ok("s", `{"id":"s","type":"get_state"}`).(map[string]any)
 	for k, want := range map[string]any{"thinkingLevel": "off", "isStreaming": false, "isCompacting": false,
 		"steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time", "interruptMode": "immediate",
-		"autoCompactionEnabled": false, "fastModeEnabled": false, "fastModeActive": false, "tokensPerSecond": nil,
+		"autoCompactionEnabled": true, "fastModeEnabled": false, "fastModeActive": false, "tokensPerSecond": nil,
 		"messageCount": 0.0, "queuedMessageCount": 0.0, "todoPhases": []any{}, "isBashRunning": false} {
 		if got, ok := d[k]; !ok || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)

@@ -127,6 +127,10 @@ type command struct {
 	Name              *string         `json:"name,omitempty"`
 	ParentSession     *string         `json:"parentSession,omitempty"`
 	SessionPath       *string         `json:"sessionPath,omitempty"`
+	// Compaction (compact.go): compact's customInstructions,
+	// set_auto_compaction's enabled.
+	CustomInstructions *string `json:"customInstructions,omitempty"`
+	Enabled            *bool   `json:"enabled,omitempty"`
 }
 
 // Response answers one command.
@@ -205,10 +209,13 @@ type server struct {
 	outGone  chan struct{} // closed at the first failed write
 	stopped  bool          // Serve has returned: late job events are dropped
 
-	mu     sync.Mutex
-	sess   *session.AgentSession
-	sbox   sandboxChoice // the client's set_sandbox, kept across new_session
-	prompt *job
+	mu   sync.Mutex
+	sess *session.AgentSession
+	sbox sandboxChoice // the client's set_sandbox, kept across new_session
+	// autoCompact is the client's set_auto_compaction, kept across
+	// new_session and switch_session (nil: the settings decide).
+	autoCompact *bool
+	prompt      *job
 	// queuedBy is the command that queued the latest steer or follow-up:
 	// a run started for queued input reports its failure to it.
 	queuedBy *command
@@ -408,6 +415,10 @@ func (s *server) handleLine(line []byte) {
 		s.switchSession(&c)
 	case CmdGetAvailableCommands:
 		s.ok(&c, map[string]any{"commands": availableCommands()})
+	case CmdCompact:
+		s.compact(&c)
+	case CmdSetAutoCompaction:
+		s.setAutoCompaction(&c)
 	default:
 		// The id lets the client fail the call at once instead of waiting.
 		s.fail(&c, errors.New("Unknown command: "+*c.Type))
@@ -645,8 +656,8 @@ type BashData struct {
 	// WorkingDir is the directory the command started in (the reference's
 	// field; a `cd` in the command moves the next one's).
 	WorkingDir string `json:"workingDir,omitempty"`
-	SaveError string `json:"saveError,omitempty"`
-	JobID     string `json:"jobId,omitempty"`
+	SaveError  string `json:"saveError,omitempty"`
+	JobID      string `json:"jobId,omitempty"`
 }
 
 func (s *server) state() State {
@@ -705,11 +716,21 @@ func (s *server) thinkingLevel() string {
 	return "off"
 }
 
-// isCompacting: agentsh does not compact yet.
-func (s *server) isCompacting() bool { return false }
+// isCompacting reports whether the session compacts its conversation now.
+func (s *server) isCompacting() bool {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	return sess.IsCompacting()
+}
 
-// autoCompactionEnabled: agentsh does not compact yet.
-func (s *server) autoCompactionEnabled() bool { return false }
+// autoCompactionEnabled is set_auto_compaction's choice, else the settings'.
+func (s *server) autoCompactionEnabled() bool {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	return sess.AutoCompactionEnabled()
+}
 
 func (s *server) getMessages(c *command) {
 	s.mu.Lock()
@@ -762,6 +783,9 @@ func (s *server) adopt(sess *session.AgentSession) {
 	_ = sess.SetSteeringMode(old.SteeringMode())
 	_ = sess.SetFollowUpMode(old.FollowUpMode())
 	_ = sess.SetInterruptMode(old.InterruptMode())
+	if s.autoCompact != nil {
+		sess.SetAutoCompaction(*s.autoCompact)
+	}
 	s.sess = sess
 	s.queuedBy = nil
 	sess.SetSandbox(s.sbox.model)

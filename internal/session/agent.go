@@ -84,6 +84,9 @@ type AgentSession struct {
 	sbPolicy    *policyOnce        // the policy made of sandbox; nil = not made yet
 	q           msgQueues          // steering and follow-up messages (steer.go)
 	name        string             // the name of a session without a store (name.go)
+	compacting  bool               // a compaction runs (compact.go)
+	autoCompact *bool              // set_auto_compaction's choice; nil = the settings'
+	localIDs    map[Message]string // entry ids of messages without a store (compact.go)
 }
 
 // New returns a session for cwd. With a store, the id, the messages already
@@ -100,7 +103,7 @@ func New(cwd string, store *Store, exec *bash.Executor, shell bash.ShellConfig) 
 	a := &AgentSession{cwd: cwd, store: store, exec: exec, shell: shell, now: time.Now, state: bash.NewSessionState(cwd)}
 	if store != nil {
 		a.id = store.ID()
-		a.messages = store.LoadedMessages()
+		a.messages = store.LoadedContext() // after a compaction: its summary and what it kept
 		a.artifacts = NewArtifactManager(store.ArtifactsDir())
 	} else {
 		id, err := NewID()
@@ -152,7 +155,10 @@ func (a *AgentSession) Store() *Store { return a.store }
 func (a *AgentSession) Artifacts() *ArtifactManager { return a.artifacts }
 
 // Messages returns a copy of the conversation as recorded (queued bang
-// results not included; see QueuedMessages).
+// results not included; see QueuedMessages). After a compaction it starts
+// with the summary (*CompactionSummaryMessage) followed by the kept
+// messages, as the reference's get_messages does; the session file keeps
+// the whole history.
 func (a *AgentSession) Messages() []Message {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -208,7 +214,8 @@ func (a *AgentSession) FlushQueued() error {
 }
 
 // ContextMessages is the conversation as the model sees it: `!!` results are
-// left out and bang results become user messages (BashExecutionToText).
+// left out, bang results become user messages (BashExecutionToText) and so
+// does a compaction's summary.
 func (a *AgentSession) ContextMessages() []Message {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -219,6 +226,10 @@ func (a *AgentSession) ContextMessages() []Message {
 				continue
 			}
 			out = append(out, &UserMessage{Text: BashExecutionToText(b), Timestamp: b.Timestamp})
+			continue
+		}
+		if c, ok := m.(*CompactionSummaryMessage); ok {
+			out = append(out, &UserMessage{Text: summaryContextText(c.Summary), Timestamp: c.Timestamp})
 			continue
 		}
 		out = append(out, m)

@@ -17,6 +17,7 @@ var SlashCommands = []SlashCommand{
 	{Name: "jobs", Description: "opens the jobs panel"},
 	{Name: "permissions", Description: "lists saved approval rules"},
 	{Name: "copy", Description: "copies the last answer (OSC 52)"},
+	{Name: "compact", Args: "[focus]", Description: "summarizes the older turns for the model"},
 	{Name: "export", Args: "[path]", Description: "writes the session as an HTML file"},
 	{Name: "mouse", Description: "turns mouse capture on or off"},
 	{Name: "exit", Description: "quits"},

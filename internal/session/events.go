@@ -88,6 +88,9 @@ type Event struct {
 	// itself (a queued follow-up starts the next run): the reference's
 	// isTerminal false.
 	NotTerminal bool
+	// Compaction is the payload of auto_compaction_start and _end
+	// (compact.go).
+	Compaction *AutoCompaction
 }
 
 // wireToolResultBody is a tool result inside tool_execution events, as the
@@ -126,6 +129,9 @@ func (p printable) MarshalJSON() ([]byte, error) { return Event(p).marshal(false
 // re-scan (compact) every snapshot once more per level, which made a long
 // streamed answer's events cost twice the time (BenchmarkRPCPrompt).
 func (e Event) marshal(snapshots bool) ([]byte, error) {
+	if e.Compaction != nil {
+		return e.Compaction.marshal(e.Type)
+	}
 	head := struct {
 		Type          string              `json:"type"`
 		Turn          int                 `json:"turn,omitempty"`

@@ -50,16 +50,29 @@ func ListIn(dir string) ([]Info, error) {
 	return out, nil
 }
 
-// entryPrefix starts every message line this package writes (messageEntry
-// with MarshalMessage's role first).
-var entryPrefix = []byte(`{"type":"message","message":{"role":"`)
+// entryPrefix starts every message line an older agentsh wrote (messageEntry
+// with MarshalMessage's role first); newer lines start with entryIDPrefix
+// and have their id, parentId and timestamp before entryMessageKey.
+var (
+	entryPrefix     = []byte(`{"type":"message","message":{"role":"`)
+	entryIDPrefix   = []byte(`{"type":"message","id":"`)
+	entryMessageKey = []byte(`,"message":{"role":"`)
+)
 
 // lineRole returns the role of a message line. Lines as written here are
 // read by their prefix and their closing braces, so listing does not parse
 // every tool output of every session (a cut line lacks the braces); any
 // other line is decoded.
 func lineRole(line []byte) (string, bool) {
-	if rest, ok := bytes.CutPrefix(line, entryPrefix); ok {
+	rest, ok := bytes.CutPrefix(line, entryPrefix)
+	if !ok && bytes.HasPrefix(line, entryIDPrefix) {
+		// The id, parentId and timestamp hold no such text: the first
+		// match is the message's.
+		if i := bytes.Index(line, entryMessageKey); i >= 0 {
+			rest, ok = line[i+len(entryMessageKey):], true
+		}
+	}
+	if ok {
 		i := bytes.IndexByte(rest, '"')
 		if i < 0 || !bytes.HasSuffix(line, []byte("}}")) {
 			return "", false

@@ -101,6 +101,7 @@ type run struct {
 	persistErr error
 	prompt     Message   // the user message that started the run (nil: queued input did)
 	pending    []Message // queued input that joins at the next step (steer.go)
+	overflowed bool      // the context was compacted once after the provider refused it as too long
 }
 
 func (r *run) note(err error) {
@@ -159,12 +160,29 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 			Messages: toLLM(r.a.ContextMessages()),
 			Tools:    reg.Specs(),
 		}
+		if r.autoCompact(ctx, p, req, CompactReasonThreshold) {
+			req.Messages = toLLM(r.a.ContextMessages())
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		msg, streamErr := r.stream(ctx, p, req)
 		results := r.runTools(ctx, reg, msg, streamErr != nil)
 		r.send(Event{Type: EventTurnEnd, Turn: turn, Message: msg, ToolResults: results})
 		if streamErr != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return cerr
+			}
+			// A context the provider finds too long is compacted and
+			// the call made again, once per prompt.
+			if !r.overflowed && IsContextOverflow(streamErr) {
+				r.overflowed = true
+				if r.autoCompact(ctx, p, req, CompactReasonOverflow) {
+					continue
+				}
+				if cerr := ctx.Err(); cerr != nil {
+					return cerr
+				}
 			}
 			return streamErr
 		}

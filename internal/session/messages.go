@@ -36,7 +36,7 @@ type UserMessage struct {
 	// "user" for what the user typed, "agent" for what agentsh added on
 	// its own (a job notice); empty in older session files.
 	Attribution string `json:"attribution,omitempty"`
-	queued   bool // sent with Steer or FollowUp (steer.go); not saved
+	queued      bool   // sent with Steer or FollowUp (steer.go); not saved
 }
 
 // ToolCall is one tool invocation requested by the model.

@@ -549,6 +549,9 @@ func (p *posParser) value(path string) (any, error) {
 					return nil, fmt.Errorf("unexpected token %v", kt)
 				}
 				segs := splitKey(key)
+				if literalKeys[path] {
+					segs = []string{key}
+				}
 				child, err := p.value(joinPath(path, segs...))
 				if err != nil {
 					return nil, err
@@ -574,6 +577,10 @@ func (p *posParser) value(path string) (any, error) {
 		return tok, nil
 	}
 }
+
+// literalKeys are the objects whose keys are names, not setting paths: a
+// model name such as "gpt-4.1" stays one key there.
+var literalKeys = map[string]bool{"compaction.contextWindow": true}
 
 // splitKey turns a dotted key into path segments. A key with an empty
 // segment ("a..b", ".a") is kept literally: it cannot be a nested setting, and
@@ -773,6 +780,9 @@ func validateSettings(tree map[string]any, fail func(key, msg string) error) err
 		}
 	}
 
+	if err := validateCompaction(tree, fail); err != nil {
+		return err
+	}
 	return validateSandbox(tree, fail)
 }
 

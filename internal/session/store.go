@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,11 +28,12 @@ const sessionExt = ".jsonl"
 
 // Entry types of a session file's lines.
 const (
-	entrySession = "session" // the header, line 1
-	entryMessage = "message" // {"type":"message","message":{"role":…}}
+	entrySession    = "session"    // the header, line 1
+	entryMessage    = "message"    // {"type":"message","id":…,"parentId":…,"timestamp":…,"message":{"role":…}}
+	entryCompaction = "compaction" // CompactionEntry: older messages summarized (compact.go)
 	// entryTitle names the session, as the reference's set_session_name
-	// does: {"type":"title_change","timestamp":…,"title":…,"source":"user"}.
-	// The last one is the session's name.
+	// does: {"type":"title_change",…,"title":…,"source":"user"}. The last
+	// one is the session's name.
 	entryTitle = "title_change"
 )
 
@@ -52,8 +55,7 @@ type Header struct {
 
 // titleEntry is a title_change line.
 type titleEntry struct {
-	Type          string `json:"type"` // always "title_change"
-	Timestamp     string `json:"timestamp"`
+	EntryBase
 	Title         string `json:"title"`
 	PreviousTitle string `json:"previousTitle,omitempty"`
 	Source        string `json:"source"` // "user"
@@ -71,10 +73,21 @@ func titleOf(line []byte) (string, bool) {
 	return e.Title, true
 }
 
-// messageEntry wraps a message on its line, leaving room for other entry
-// types later without ambiguity.
+// EntryBase starts every entry line after the header, as the reference's
+// session entries do: the entry's id (8 hex digits), the id of the entry
+// before it (null for the first) and when it was written. Lines written by
+// an older agentsh have none of these; Load gives them stable ids made from
+// the session id and the line number.
+type EntryBase struct {
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	ParentID  *string `json:"parentId"`  // null for the first entry
+	Timestamp string  `json:"timestamp"` // RFC 3339, UTC, milliseconds
+}
+
+// messageEntry wraps a message on its line.
 type messageEntry struct {
-	Type    string          `json:"type"`
+	EntryBase
 	Message json.RawMessage `json:"message"`
 }
 
@@ -82,8 +95,15 @@ type messageEntry struct {
 type Session struct {
 	Path     string
 	Header   Header
-	Messages []Message
-	Name     string // the last title_change's title ("" = never named)
+	Messages []Message // the whole history, compacted or not
+	// EntryIDs are the entry ids of Messages, index for index.
+	EntryIDs []string
+	// Compaction is the newest compaction entry, nil when the session was
+	// never compacted; CompactionAt is how many of Messages came before it.
+	Compaction   *CompactionEntry
+	CompactionAt int
+	Name         string // the last title_change's title ("" = never named)
+	lastID       string // the id of the last entry, the parent of the next one
 }
 
 // ArtifactsDir is the artifact folder beside the session file.
@@ -145,14 +165,28 @@ func Load(path string) (*Session, []LoadError, error) {
 		}
 		if title, ok := titleOf(line); ok {
 			s.Name = title
+			var base EntryBase
+			if json.Unmarshal(line, &base) == nil && base.ID != "" {
+				s.lastID = base.ID
+			}
 			continue
 		}
-		m, err := decodeEntry(line)
+		base, m, c, err := decodeLine(line)
 		if err != nil {
 			errs = append(errs, LoadError{Path: path, Line: lineNo, Err: err})
 			continue
 		}
+		if base.ID == "" {
+			base.ID = legacyEntryID(s.Header.ID, lineNo)
+		}
+		s.lastID = base.ID
+		if c != nil {
+			c.EntryBase = base
+			s.Compaction, s.CompactionAt = c, len(s.Messages)
+			continue
+		}
 		s.Messages = append(s.Messages, m)
+		s.EntryIDs = append(s.EntryIDs, base.ID)
 	}
 	if lineNo == 0 {
 		return nil, nil, fmt.Errorf("session: %s: empty file", path)
@@ -174,6 +208,41 @@ func decodeEntry(line []byte) (Message, error) {
 	return UnmarshalMessage(e.Message)
 }
 
+// decodeLine reads an entry line: a message (m) or a compaction (c).
+func decodeLine(line []byte) (base EntryBase, m Message, c *CompactionEntry, err error) {
+	if err = json.Unmarshal(line, &base); err != nil {
+		return base, nil, nil, err
+	}
+	if base.Type == entryCompaction {
+		c = &CompactionEntry{}
+		if err = json.Unmarshal(line, c); err != nil {
+			return base, nil, nil, err
+		}
+		if c.FirstKeptEntryID == "" {
+			return base, nil, nil, errors.New(`compaction entry without "firstKeptEntryId"`)
+		}
+		return base, nil, c, nil
+	}
+	m, err = decodeEntry(line)
+	return base, m, nil, err
+}
+
+// legacyEntryID is the id of an entry line written without one: the same
+// at every load, so a later entry can name it.
+func legacyEntryID(sessionID string, line int) string {
+	return fmt.Sprintf("%08x", crc32.ChecksumIEEE([]byte(sessionID+":"+strconv.Itoa(line))))
+}
+
+// newEntryID returns a random 8-hex-digit entry id.
+func newEntryID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
+	return hex.EncodeToString(b[:])
+}
+
+// entryTime is the timestamp of an entry written now.
+func entryTime() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+
 // Store appends to one session file. It is safe for concurrent use.
 //
 // A new session's file is created by its first Append, not by Create: a
@@ -182,13 +251,15 @@ func decodeEntry(line []byte) (Message, error) {
 type Store struct {
 	path   string
 	header Header
-	loaded []Message // messages found when the file was opened
-	name   string    // the session's name (title_change), as loaded or last set
+	loaded *Session // what the file held when it was opened; nil for a new session
 
 	mu     sync.Mutex
 	f      *os.File // nil until the first Append of a new session
 	needNL bool     // the file ends in a partial line: the next append starts with '\n'
 	closed bool
+	lastID string             // the last entry written or loaded: the next one's parentId
+	ids    map[Message]string // entry ids of the messages written or loaded
+	name   string             // the session's name (title_change), as loaded or last set
 }
 
 // Create starts a new session of cwd in SessionsDir(cwd).
@@ -259,7 +330,11 @@ func Open(path string) (*Store, []LoadError, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: %w", err)
 	}
-	s := &Store{path: path, header: sess.Header, loaded: sess.Messages, name: sess.Name, f: f}
+	s := &Store{path: path, header: sess.Header, loaded: sess, f: f, lastID: sess.lastID, name: sess.Name,
+		ids: make(map[Message]string, len(sess.Messages))}
+	for i, m := range sess.Messages {
+		s.ids[m] = sess.EntryIDs[i]
+	}
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, st.Size()-1); err != nil && err != io.EOF {
@@ -285,8 +360,31 @@ func (s *Store) Header() Header { return s.header }
 func (s *Store) ArtifactsDir() string { return ArtifactsDirFor(s.path) }
 
 // LoadedMessages returns the messages the file held when it was opened
-// (none for a new session).
-func (s *Store) LoadedMessages() []Message { return append([]Message(nil), s.loaded...) }
+// (none for a new session): the whole history, compacted or not.
+func (s *Store) LoadedMessages() []Message {
+	if s.loaded == nil {
+		return nil
+	}
+	return append([]Message(nil), s.loaded.Messages...)
+}
+
+// LoadedContext returns the conversation a resumed session continues from:
+// the history as loaded, or after a compaction its summary followed by the
+// messages it kept and those written after it (Session.Context).
+func (s *Store) LoadedContext() []Message {
+	if s.loaded == nil {
+		return nil
+	}
+	return s.loaded.Context()
+}
+
+// EntryID returns the entry id under which m was written or loaded, "" for
+// a message this store never wrote.
+func (s *Store) EntryID(m Message) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ids[m]
+}
 
 // Append writes m as one line, all or nothing: the line goes out in a single
 // write on an O_APPEND descriptor, followed by an fsync, and when either
@@ -298,25 +396,49 @@ func (s *Store) Append(m Message) error {
 	if err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-	line, err := json.Marshal(messageEntry{Type: entryMessage, Message: raw})
+	id, err := s.appendEntry(func(base EntryBase) any {
+		base.Type = entryMessage
+		return messageEntry{EntryBase: base, Message: raw}
+	})
 	if err != nil {
-		return fmt.Errorf("session: %w", err)
+		return err
 	}
+	s.mu.Lock()
+	if s.ids == nil {
+		s.ids = map[Message]string{}
+	}
+	s.ids[m] = id
+	s.mu.Unlock()
+	return nil
+}
+
+// appendEntry writes the entry that build makes of its id, parentId and
+// timestamp as one line (see Append), and returns the id.
+func (s *Store) appendEntry(build func(EntryBase) any) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return errors.New("session: store is closed")
+		return "", errors.New("session: store is closed")
+	}
+	base := EntryBase{ID: newEntryID(), Timestamp: entryTime()}
+	if s.lastID != "" {
+		parent := s.lastID
+		base.ParentID = &parent
+	}
+	line, err := json.Marshal(build(base))
+	if err != nil {
+		return "", fmt.Errorf("session: %w", err)
 	}
 	if s.f == nil {
-		if err := s.create(line); err != nil {
-			return fmt.Errorf("session: append: %w", err)
-		}
-		return nil
+		err = s.create(line)
+	} else {
+		err = s.writeLine(line)
 	}
-	if err := s.writeLine(line); err != nil {
-		return fmt.Errorf("session: append: %w", err)
+	if err != nil {
+		return "", fmt.Errorf("session: append: %w", err)
 	}
-	return nil
+	s.lastID = base.ID
+	return base.ID, nil
 }
 
 func (s *Store) writeLine(line []byte) error {
@@ -361,24 +483,17 @@ func (s *Store) Name() string {
 // created by it if nothing was written yet), all or nothing as Append.
 func (s *Store) SetName(name string) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	line, err := json.Marshal(titleEntry{Type: entryTitle, Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
-		Title: name, PreviousTitle: s.name, Source: "user"})
-	if err != nil {
-		return fmt.Errorf("session: %w", err)
-	}
-	if s.closed {
-		return errors.New("session: store is closed")
-	}
-	if s.f == nil {
-		err = s.create(line)
-	} else {
-		err = s.writeLine(line)
-	}
-	if err != nil {
+	prev := s.name
+	s.mu.Unlock()
+	if _, err := s.appendEntry(func(base EntryBase) any {
+		base.Type = entryTitle
+		return titleEntry{EntryBase: base, Title: name, PreviousTitle: prev, Source: "user"}
+	}); err != nil {
 		return fmt.Errorf("session: set name: %w", err)
 	}
+	s.mu.Lock()
 	s.name = name
+	s.mu.Unlock()
 	return nil
 }
 

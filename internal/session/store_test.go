@@ -87,8 +87,19 @@ func TestCreateAppendLoad(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339, ts); err != nil {
 		t.Errorf("header timestamp %q: %v", ts, err)
 	}
-	if !strings.HasPrefix(lines[1], `{"type":"message","message":{"role":"user",`) {
-		t.Errorf("message line %s", lines[1])
+	// Entries carry the reference's id, parentId (null for the first, then
+	// the entry before) and timestamp.
+	entryRE := regexp.MustCompile(`^\{"type":"message","id":"([0-9a-f]{8})","parentId":(null|"[0-9a-f]{8}"),"timestamp":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","message":\{"role":"`)
+	prev := "null"
+	for _, l := range lines[1:] {
+		m := entryRE.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("message line %s", l)
+		}
+		if m[2] != prev {
+			t.Errorf("parentId %s, want %s: %s", m[2], prev, l)
+		}
+		prev = `"` + m[1] + `"`
 	}
 
 	sess, errs, err := Load(s.Path())
@@ -126,7 +137,7 @@ func TestLoadCorruptMiddleAndTruncatedLastLine(t *testing.T) {
 		`{"type":"message","message":{"role":"user","te`+"\n"+ // line 3: corrupt
 		"\n"+ // line 4: blank, ignored
 		`{"type":"message","message":{"role":"weird"}}`+"\n"+ // line 5: unknown role
-		`{"type":"compaction","summary":"x"}`+"\n"+ // line 6: unknown entry
+		`{"type":"frobnicate","summary":"x"}`+"\n"+ // line 6: unknown entry
 		`{"type":"message","message":{"role":"user","text":"two"}}`+"\n"+
 		`{"type":"message","message":{"role":"assistant","text":"thr`) // line 8: cut by a crash
 	sess, errs, err := Load(p)
@@ -147,7 +158,7 @@ func TestLoadCorruptMiddleAndTruncatedLastLine(t *testing.T) {
 	if !reflect.DeepEqual(lines, []int{3, 5, 6, 8}) {
 		t.Errorf("error lines %v (%v), want [3 5 6 8]", lines, errs)
 	}
-	if !strings.Contains(errs[1].Error(), `unknown role "weird"`) || !strings.Contains(errs[2].Error(), `unknown entry type "compaction"`) {
+	if !strings.Contains(errs[1].Error(), `unknown role "weird"`) || !strings.Contains(errs[2].Error(), `unknown entry type "frobnicate"`) {
 		t.Errorf("errors: %v", errs)
 	}
 

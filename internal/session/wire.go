@@ -157,6 +157,8 @@ func MarshalMessage(m Message) ([]byte, error) {
 			Role string `json:"role"`
 			*BashExecutionMessage
 		}{RoleBashExecution, v})
+	case *CompactionSummaryMessage:
+		return marshalCompactionSummary(v)
 	case nil:
 		return nil, errors.New("message: nil")
 	}
@@ -278,6 +280,8 @@ func UnmarshalMessage(data []byte) (Message, error) {
 			return nil, wrap(err)
 		}
 		return &m, nil
+	case RoleCompactionSummary:
+		return unmarshalCompactionSummary(data)
 	}
 	return nil, fmt.Errorf("message: unknown role %q", role)
 }

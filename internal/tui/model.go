@@ -70,6 +70,7 @@ type model struct {
 
 	agentRunning bool
 	agentCancel  context.CancelFunc
+	compacting   bool // a /compact runs (compact.go); agentRunning is set too
 
 	bang        *bangItem
 	bangGen     int
@@ -183,6 +184,8 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		m.applyPump()
 		m.agentFinished(msg.err)
 		return m.sendQueued(msg.err)
+	case compactDoneMsg:
+		return m.compactFinished(msg)
 	case quitDisarmMsg:
 		if msg.gen == m.quitGen {
 			m.quitArmed = false
@@ -744,6 +747,8 @@ func (m *model) statusView() string {
 		right = m.st.warning.Render(m.flash)
 	case overlay != nil:
 		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(overlay.command) + " (" + name(overlay.killKey()) + " kills)")
+	case m.compacting || m.agentRunning && m.tr.compacting:
+		right = m.st.statusRunning.Render(spinner + " compacting the conversation… (" + name(keys.Main.Cancel) + " to abort)")
 	case m.agentRunning && m.tr.runningTools() > 0:
 		right = m.st.statusRunning.Render(spinner + " running tool… (" + name(keys.Main.Cancel) + " to abort)")
 	case m.agentRunning:

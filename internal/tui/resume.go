@@ -52,6 +52,10 @@ func resumeItems(msgs []session.Message, cwd string) []item {
 			for _, c := range v.ToolCalls {
 				out = append(out, resumedToolItem(c, results[c.ID], cwd))
 			}
+		case *session.CompactionSummaryMessage:
+			// The summary stands first for what the session file keeps
+			// before it; only the kept turns are shown again.
+			out = append(out, &textItem{kind: kindInfo, text: resumedCompactedText(v.TokensBefore, v.TokensAfter)})
 		case *session.BashExecutionMessage:
 			b := render.NewBang(v.Command, v.ExcludeFromContext)
 			var trunc *bash.TruncationMeta

@@ -32,6 +32,7 @@ func slashRuns() map[string]func(m *model, arg string) tea.Cmd {
 		"/permissions": (*model).cmdPermissions,
 		"/copy":        (*model).cmdCopy,
 		"/export":      (*model).cmdExport,
+		"/compact":     (*model).cmdCompact,
 		mouseCommand:   (*model).cmdMouse,
 		"/exit":        (*model).cmdExit,
 	}

@@ -30,6 +30,8 @@ type transcript struct {
 	// toolAborted: a tool call of the turn shows that it was cancelled, so
 	// the turn's end says nothing more.
 	toolAborted bool
+	// compacting: an automatic compaction runs (between two model calls).
+	compacting bool
 
 	selected item // the output block ctrl+o and ctrl+g act on; nil: the latest
 	scroll   int  // lines scrolled up from the bottom; 0 follows new output
@@ -152,6 +154,8 @@ func (t *transcript) endTurn() {
 func (t *transcript) apply(e session.Event, cwd func() string) {
 	t.dirty = true
 	switch e.Type {
+	case session.EventAutoCompactionStart, session.EventAutoCompactionEnd:
+		t.applyCompaction(e)
 	case session.EventMessageStart:
 		// User messages and tool results are reported too (the
 		// reference's events); the transcript already shows them, but

@@ -1,0 +1,71 @@
+package rpc
+
+// compact and set_auto_compaction (issue 15): the client asks for a
+// compaction of the conversation, or turns the automatic one off and on,
+// with the reference's request and response shapes.
+
+import (
+	"errors"
+
+	"agentsh/internal/session"
+)
+
+// Compaction commands.
+const (
+	CmdCompact           = "compact"
+	CmdSetAutoCompaction = "set_auto_compaction"
+)
+
+// CompactData is compact's data: the reference's CompactionResult, plus
+// saveError when the compaction could not be written to the session file
+// (it holds in memory all the same).
+type CompactData struct {
+	*session.CompactionResult
+	SaveError string `json:"saveError,omitempty"`
+}
+
+// compact summarizes the session's older turns in its own goroutine, so
+// get_state answers meanwhile (isCompacting); the response comes when it
+// is done.
+func (s *server) compact(c *command) {
+	if s.cfg.Provider == nil {
+		s.fail(c, ErrNoModel)
+		return
+	}
+	instructions := ""
+	if c.CustomInstructions != nil {
+		instructions = *c.CustomInstructions
+	}
+	s.mu.Lock()
+	sess := s.sess
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		res, err := sess.Compact(s.base, s.cfg.Provider, s.cfg.Model, instructions)
+		var save *session.SaveError
+		switch {
+		case res != nil && errors.As(err, &save):
+			s.ok(c, CompactData{CompactionResult: res, SaveError: err.Error()})
+		case err != nil:
+			s.fail(c, err)
+		default:
+			s.ok(c, CompactData{CompactionResult: res})
+		}
+	}()
+}
+
+// setAutoCompaction is set_auto_compaction {enabled}.
+func (s *server) setAutoCompaction(c *command) {
+	if c.Enabled == nil {
+		s.fail(c, errors.New(`set_auto_compaction needs "enabled" (true or false)`))
+		return
+	}
+	s.mu.Lock()
+	sess := s.sess
+	on := *c.Enabled
+	s.autoCompact = &on // the client's choice: kept for the sessions after this one
+	s.mu.Unlock()
+	sess.SetAutoCompaction(on)
+	s.ok(c, nil)
+}
