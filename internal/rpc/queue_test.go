@@ -598,6 +598,12 @@ func TestProtocolCommandsAndState(t *testing.T) {
 			t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)
 		}
 	}
+	if cu, _ := d["contextUsage"].(map[string]any); cu == nil || cu["tokens"].(float64) <= 0 || cu["contextWindow"] == nil || cu["percent"] == nil {
+		t.Errorf("contextUsage = %v, want tokens counted (system prompt and tools at least)", d["contextUsage"])
+	}
+	if sp, _ := d["systemPrompt"].([]any); len(sp) != 1 || len(sp[0].(string)) < 50 {
+		t.Errorf("systemPrompt = %.200v", d["systemPrompt"])
+	}
 	m := d["model"].(map[string]any)
 	for _, k := range []string{"id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens"} {
 		if _, ok := m[k]; !ok {

@@ -189,6 +189,10 @@ type State struct {
 	MessageCount          int        `json:"messageCount"`
 	QueuedMessageCount    int        `json:"queuedMessageCount"`
 	TodoPhases            []any      `json:"todoPhases"`
+	// SystemPrompt is the system prompt the model gets now (one part), and
+	// ContextUsage how full its context is (both absent without a model).
+	SystemPrompt []string              `json:"systemPrompt,omitempty"`
+	ContextUsage *session.ContextUsage `json:"contextUsage,omitempty"`
 	IsBashRunning         bool       `json:"isBashRunning"`
 	Sandbox               Sandbox    `json:"sandbox"`
 }
@@ -686,6 +690,13 @@ func (s *server) state() State {
 	if store := sess.Store(); store != nil {
 		st.SessionFile = store.Path()
 	}
+	if st.ContextUsage = s.contextUsage(sess); st.ContextUsage != nil {
+		var names []string
+		if s.cfg.Tools != nil {
+			names = s.cfg.Tools.Names()
+		}
+		st.SystemPrompt = []string{session.SystemPrompt(sess.Cwd(), names)}
+	}
 	return st
 }
 
@@ -714,6 +725,16 @@ func (s *server) thinkingLevel() string {
 		return ""
 	}
 	return "off"
+}
+
+// contextUsage is how full sess's context is for the current model; nil
+// without one.
+func (s *server) contextUsage(sess *session.AgentSession) *session.ContextUsage {
+	if s.cfg.Provider == nil {
+		return nil
+	}
+	u := sess.ContextUsage(s.cfg.Model, s.cfg.Tools)
+	return &u
 }
 
 // isCompacting reports whether the session compacts its conversation now.

@@ -206,6 +206,9 @@ type SessionStats struct {
 	Tokens            StatsTokens `json:"tokens"`
 	PremiumRequests   int         `json:"premiumRequests"`
 	Cost              float64     `json:"cost"`
+	// ContextUsage is how full the model's context is (nil without a
+	// model).
+	ContextUsage *session.ContextUsage `json:"contextUsage,omitempty"`
 }
 
 // StatsTokens sums the answers' usage.
@@ -251,6 +254,7 @@ func (s *server) getSessionStats(c *command) {
 	s.mu.Unlock()
 	st := Stats(sess.Messages())
 	st.SessionID = sess.ID()
+	st.ContextUsage = s.contextUsage(sess)
 	if store := sess.Store(); store != nil {
 		st.SessionFile = store.Path()
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"agentsh/internal/llm"
+	"agentsh/internal/tools"
 )
 
 // RoleCompactionSummary is the role of the summary that stands for the
@@ -786,4 +787,28 @@ func (r *run) autoCompact(ctx context.Context, p llm.Provider, req llm.Request, 
 	}
 	r.send(Event{Type: EventAutoCompactionEnd, Compaction: end})
 	return err == nil
+}
+
+// ContextUsage is how full the model's context is, in the reference's
+// shape (get_state, get_session_stats).
+type ContextUsage struct {
+	Tokens        int64   `json:"tokens"`        // estimated (or last counted) tokens of the context
+	ContextWindow int     `json:"contextWindow"` // 0 when the model's window is not known
+	Percent       float64 `json:"percent"`       // Tokens of ContextWindow, in percent (0 when unknown)
+}
+
+// ContextUsage measures the context the next request to model would send:
+// the conversation as the model sees it plus the system prompt and the
+// tools of reg (may be nil), counted as auto compaction counts it.
+func (a *AgentSession) ContextUsage(model string, reg *tools.Registry) ContextUsage {
+	req := llm.Request{Model: model}
+	if reg != nil {
+		req.System, req.Tools = SystemPrompt(a.Cwd(), reg.Names()), reg.Specs()
+	}
+	u := ContextUsage{Tokens: contextTokens(a.Messages(), requestOverhead(req)),
+		ContextWindow: a.compactionSettings().Window(model)}
+	if u.ContextWindow > 0 {
+		u.Percent = float64(u.Tokens) / float64(u.ContextWindow) * 100
+	}
+	return u
 }
