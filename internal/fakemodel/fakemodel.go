@@ -34,16 +34,22 @@ type Request struct {
 // Server is a scripted fake model server; it closes with its test.
 type Server struct {
 	*httptest.Server
-	mu   sync.Mutex
-	reqs []Request
+	mu     sync.Mutex
+	reqs   []Request
+	models modelList
 }
 
 // New starts a server that answers the n-th request with script. A body
-// that is not JSON is answered 400 and neither recorded nor scripted.
+// that is not JSON is answered 400 and neither recorded nor scripted. The
+// model list (GET /v1/models) is answered apart: see SetModels.
 func New(t testing.TB, script Script) *Server {
 	t.Helper()
 	s := &Server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if isModelsRequest(r) {
+			s.serveModels(rw, r)
+			return
+		}
 		raw, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(rw, "read body: "+err.Error(), http.StatusInternalServerError)

@@ -60,13 +60,23 @@ func NewAnthropic(cfg AnthropicConfig) Provider {
 
 func (p *anthropicProvider) Name() string { return "anthropic" }
 
-func (p *anthropicProvider) params(req Request) (anthropic.MessageNewParams, error) {
+// params maps req onto the SDK's parameters, and the request options that
+// carry what the parameters cannot (the thinking configuration).
+func (p *anthropicProvider) params(req Request) (anthropic.MessageNewParams, []option.RequestOption, error) {
 	params := anthropic.MessageNewParams{
 		Model:     anthropic.Model(req.Model),
 		MaxTokens: DefaultAnthropicMaxTokens,
 	}
 	if req.MaxTokens > 0 {
 		params.MaxTokens = int64(req.MaxTokens)
+	}
+	var opts []option.RequestOption
+	if budget := int64(ThinkingBudget(req.Thinking)); budget > 0 {
+		params.MaxTokens, budget = anthropicThinkingTokens(req.Model, params.MaxTokens, budget)
+		// Set as raw JSON rather than params.Thinking: for some models the
+		// SDK then writes a deprecation warning to stderr, which would land
+		// in the middle of the terminal's screen.
+		opts = append(opts, option.WithJSONSet("thinking", map[string]any{"type": "enabled", "budget_tokens": budget}))
 	}
 	if req.System != "" {
 		params.System = []anthropic.TextBlockParam{{Text: req.System}}
@@ -100,6 +110,20 @@ func (p *anthropicProvider) params(req Request) (anthropic.MessageNewParams, err
 		case RoleAssistant:
 			flush()
 			var blocks []anthropic.ContentBlockParamUnion
+			// Thinking goes back first and unaltered: with thinking on, the
+			// API requires the signed blocks of the turn that called tools.
+			// A block without a signature (from another provider) would be
+			// refused, so it stays behind.
+			for _, t := range m.Thinking {
+				switch {
+				case t.Redacted:
+					if t.Data != "" {
+						blocks = append(blocks, anthropic.NewRedactedThinkingBlock(t.Data))
+					}
+				case t.Signature != "":
+					blocks = append(blocks, anthropic.NewThinkingBlock(t.Signature, t.Text))
+				}
+			}
 			if m.Text != "" {
 				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
 			}
@@ -110,7 +134,7 @@ func (p *anthropicProvider) params(req Request) (anthropic.MessageNewParams, err
 				params.Messages = append(params.Messages, anthropic.NewAssistantMessage(blocks...))
 			}
 		default:
-			return params, fmt.Errorf("anthropic: message %d has unknown role %q", i, m.Role)
+			return params, nil, fmt.Errorf("anthropic: message %d has unknown role %q", i, m.Role)
 		}
 	}
 	flush()
@@ -118,7 +142,7 @@ func (p *anthropicProvider) params(req Request) (anthropic.MessageNewParams, err
 	for _, t := range req.Tools {
 		schema, err := anthropicSchema(t.Parameters)
 		if err != nil {
-			return params, fmt.Errorf("anthropic: tool %s: %w", t.Name, err)
+			return params, nil, fmt.Errorf("anthropic: tool %s: %w", t.Name, err)
 		}
 		tool := anthropic.ToolParam{Name: t.Name, InputSchema: schema}
 		if t.Description != "" {
@@ -126,7 +150,25 @@ func (p *anthropicProvider) params(req Request) (anthropic.MessageNewParams, err
 		}
 		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tool})
 	}
-	return params, nil
+	return params, opts, nil
+}
+
+// anthropicThinkingTokens returns max_tokens and the thinking budget for a
+// request: the API wants the budget below max_tokens, so max_tokens is
+// raised to leave the usual room for the answer after the thinking, but not
+// past what the model can write when that is known (then the budget
+// shrinks instead, never below the API's minimum of 1024).
+func anthropicThinkingTokens(model string, maxTokens, budget int64) (int64, int64) {
+	if maxTokens <= budget {
+		maxTokens = budget + DefaultAnthropicMaxTokens
+	}
+	if limit := int64(MaxOutputTokens(model)); limit > 0 && maxTokens > limit {
+		maxTokens = limit
+		if budget >= maxTokens {
+			budget = max(1024, maxTokens-DefaultAnthropicMaxTokens)
+		}
+	}
+	return maxTokens, budget
 }
 
 // anthropicSchema maps a JSON schema object onto the SDK's input schema,
@@ -169,24 +211,43 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, emit func(E
 		emit = noEmit
 	}
 	out := Message{Role: RoleAssistant}
-	params, err := p.params(req)
+	params, opts, err := p.params(req)
 	if err != nil {
 		stop, err := finishErr(ctx, err, emit)
 		return out, stop, err
 	}
 
-	stream := p.client.Messages.NewStreaming(ctx, params)
+	stream := p.client.Messages.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 
 	var acc anthropic.Message
 	var text strings.Builder
 	calls := map[int64]*ToolCall{} // open tool_use blocks by content index
+	thinking := map[int64]bool{}   // open thinking and redacted_thinking blocks
 	usage := &Usage{}
 	sawUsage := false
+	// fail returns the partial message: the text and thinking so far (an
+	// unfinished thinking block without its signature, which is not sent
+	// back), and the tool calls that had ended.
 	fail := func(err error) (Message, string, error) {
 		out.Text = text.String()
+		for i := range acc.Content {
+			if !thinking[int64(i)] {
+				continue
+			}
+			if b := acc.Content[i]; b.Type == "redacted_thinking" {
+				out.Thinking = append(out.Thinking, Thinking{Redacted: true, Data: b.Data})
+			} else {
+				out.Thinking = append(out.Thinking, Thinking{Text: b.Thinking})
+			}
+		}
 		stop, err := finishErr(ctx, err, emit)
 		return out, stop, err
+	}
+	thinkingPiece := func(s string) {
+		if s != "" {
+			emit(Event{Kind: ThinkingDelta, Text: s})
+		}
 	}
 	for stream.Next() {
 		ev := stream.Current()
@@ -195,18 +256,29 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, emit func(E
 		}
 		switch ev.Type {
 		case "message_start":
-			usage.InputTokens = ev.Message.Usage.InputTokens
-			usage.OutputTokens = ev.Message.Usage.OutputTokens
+			u := ev.Message.Usage
+			usage.InputTokens = u.InputTokens
+			usage.OutputTokens = u.OutputTokens
+			usage.CacheReadTokens = u.CacheReadInputTokens
+			usage.CacheWriteTokens = u.CacheCreationInputTokens
+			usage.ReasoningTokens = u.OutputTokensDetails.ThinkingTokens
 			sawUsage = true
 		case "content_block_start":
-			if ev.ContentBlock.Type == "tool_use" {
+			switch ev.ContentBlock.Type {
+			case "tool_use":
 				tc := &ToolCall{ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name}
 				calls[ev.Index] = tc
 				emit(Event{Kind: ToolCallStart, ToolCall: &ToolCall{ID: tc.ID, Name: tc.Name}})
-			}
-			if ev.ContentBlock.Type == "text" && ev.ContentBlock.Text != "" {
-				text.WriteString(ev.ContentBlock.Text)
-				emit(Event{Kind: TextDelta, Text: ev.ContentBlock.Text})
+			case "text":
+				if ev.ContentBlock.Text != "" {
+					text.WriteString(ev.ContentBlock.Text)
+					emit(Event{Kind: TextDelta, Text: ev.ContentBlock.Text})
+				}
+			case "thinking":
+				thinking[ev.Index] = true
+				thinkingPiece(ev.ContentBlock.Thinking)
+			case "redacted_thinking":
+				thinking[ev.Index] = true
 			}
 		case "content_block_delta":
 			switch ev.Delta.Type {
@@ -220,8 +292,25 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, emit func(E
 					tc.Arguments = append(tc.Arguments, ev.Delta.PartialJSON...)
 					emit(Event{Kind: ToolCallDelta, Text: ev.Delta.PartialJSON, ToolCall: snapshot(tc)})
 				}
+			case "thinking_delta":
+				if thinking[ev.Index] {
+					thinkingPiece(ev.Delta.Thinking)
+				}
+			case "signature_delta":
+				// Not a piece of text: the block's ThinkingEnd carries it.
 			}
 		case "content_block_stop":
+			if thinking[ev.Index] {
+				delete(thinking, ev.Index)
+				// The SDK has accumulated the block: text, signature, data.
+				b := acc.Content[ev.Index]
+				t := Thinking{Text: b.Thinking, Signature: b.Signature}
+				if b.Type == "redacted_thinking" {
+					t = Thinking{Redacted: true, Data: b.Data}
+				}
+				out.Thinking = append(out.Thinking, t)
+				emit(Event{Kind: ThinkingEnd, Thinking: &t})
+			}
 			if tc := calls[ev.Index]; tc != nil {
 				delete(calls, ev.Index)
 				done := ToolCall{ID: tc.ID, Name: tc.Name, Arguments: args(tc.Arguments)}
@@ -234,9 +323,21 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, emit func(E
 				emit(Event{Kind: ToolCallEnd, ToolCall: snapshot(&done)})
 			}
 		case "message_delta":
-			usage.OutputTokens = ev.Usage.OutputTokens
-			if ev.Usage.JSON.InputTokens.Valid() && ev.Usage.InputTokens > 0 {
-				usage.InputTokens = ev.Usage.InputTokens
+			// The counts here are totals for the message so far; a count
+			// left out keeps message_start's.
+			u := ev.Usage
+			usage.OutputTokens = u.OutputTokens
+			if u.JSON.InputTokens.Valid() && u.InputTokens > 0 {
+				usage.InputTokens = u.InputTokens
+			}
+			if u.JSON.CacheReadInputTokens.Valid() {
+				usage.CacheReadTokens = u.CacheReadInputTokens
+			}
+			if u.JSON.CacheCreationInputTokens.Valid() {
+				usage.CacheWriteTokens = u.CacheCreationInputTokens
+			}
+			if u.JSON.OutputTokensDetails.Valid() {
+				usage.ReasoningTokens = u.OutputTokensDetails.ThinkingTokens
 			}
 			sawUsage = true
 		}

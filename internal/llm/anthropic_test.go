@@ -125,7 +125,7 @@ func TestAnthropicToolCallThenAnswer(t *testing.T) {
 // it, and empty texts are left out.
 func TestAnthropicMessageMapping(t *testing.T) {
 	p := NewAnthropic(AnthropicConfig{}).(*anthropicProvider)
-	params, err := p.params(Request{Model: "m", Messages: []Message{
+	params, _, err := p.params(Request{Model: "m", Messages: []Message{
 		{Role: RoleUser, Text: "go"},
 		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a", Name: "bash", Arguments: json.RawMessage(`{"command":"ls"}`)}, {ID: "b", Name: "bash"}}},
 		{Role: RoleTool, ToolCallID: "a", Text: "x"},

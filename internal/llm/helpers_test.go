@@ -69,6 +69,10 @@ func describe(evs []Event) []string {
 			}
 		case Error:
 			s += fmt.Sprintf(" %s %v", e.StopReason, e.Err)
+		case ThinkingDelta:
+			s += " " + e.Text
+		case ThinkingEnd:
+			s += fmt.Sprintf(" %+v", *e.Thinking)
 		}
 		out = append(out, s)
 	}

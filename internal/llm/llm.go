@@ -40,20 +40,25 @@ type ToolCall struct {
 //   - RoleTool: the result of the call ToolCallID: Text, and IsError when the
 //     tool failed. (OpenAI has no error flag on tool messages; there only the
 //     text tells the model it failed.)
+//
+// An assistant message's Thinking blocks are kept in the order the model
+// produced them and go back to the provider with the message (Anthropic
+// needs them, signed, when thinking is on and tools are used).
 type Message struct {
 	Role       Role       `json:"role"`
-	Thinking   []Thinking `json:"thinking,omitempty"`
 	Text       string     `json:"text,omitempty"`
+	Thinking   []Thinking `json:"thinking,omitempty"`
 	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`
 	ToolCallID string     `json:"toolCallId,omitempty"`
 	IsError    bool       `json:"isError,omitempty"`
 }
 
-// Thinking is one block of the model's reasoning. Signature is the
-// provider's proof (Anthropic) that must come back with the block; a
-// redacted block has only Data.
+// Thinking is one block of the model's reasoning. Text is the reasoning as
+// the provider shows it; Signature is Anthropic's proof that the block is
+// unaltered (empty from OpenAI-compatible servers). A Redacted block has no
+// text: Data is the encrypted reasoning, to be sent back as it came.
 type Thinking struct {
-	Text      string `json:"thinking,omitempty"`
+	Text      string `json:"text,omitempty"`
 	Signature string `json:"signature,omitempty"`
 	Redacted  bool   `json:"redacted,omitempty"`
 	Data      string `json:"data,omitempty"`
@@ -73,12 +78,46 @@ type Request struct {
 	System   string
 	Messages []Message
 	Tools    []ToolSpec
-	// Thinking is the reasoning level: "" or "off" for none, "minimal",
-	// "low", "medium", "high", "xhigh".
-	Thinking string
 	// MaxTokens caps the answer. 0 means the provider's default (OpenAI: not
 	// sent; Anthropic, where it is required: DefaultAnthropicMaxTokens).
+	// With thinking on, Anthropic counts the thinking budget in it: it is
+	// raised above the budget when it is not.
 	MaxTokens int
+	// Thinking is the reasoning level: "" or ThinkingOff for none, else one
+	// of ThinkingLevels. Anthropic gets a thinking budget (ThinkingBudget),
+	// OpenAI-compatible servers reasoning_effort.
+	Thinking string
+}
+
+// Thinking levels, from none to the most.
+const (
+	ThinkingOff     = "off"
+	ThinkingMinimal = "minimal"
+	ThinkingLow     = "low"
+	ThinkingMedium  = "medium"
+	ThinkingHigh    = "high"
+	ThinkingXHigh   = "xhigh"
+)
+
+// ThinkingLevels are the levels that turn thinking on, in increasing order.
+var ThinkingLevels = []string{ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh}
+
+// ThinkingBudget is the Anthropic thinking budget in tokens for a level, or
+// 0 when the level turns thinking off ("", "off") or is unknown.
+func ThinkingBudget(level string) int {
+	switch level {
+	case ThinkingMinimal:
+		return 1024 // the API's minimum
+	case ThinkingLow:
+		return 2048
+	case ThinkingMedium:
+		return 8192
+	case ThinkingHigh:
+		return 16384
+	case ThinkingXHigh:
+		return 32000
+	}
+	return 0
 }
 
 // EventKind says what an Event reports.
@@ -102,9 +141,12 @@ const (
 	// Error: the stream failed or was cancelled; Err and StopReason
 	// (StopError or StopAborted) are set.
 	Error
-	// ThinkingDelta: Text is the next piece of reasoning.
+	// ThinkingDelta: Text is the next piece of the current thinking block.
+	// (Signatures and redacted blocks have no pieces: they come whole with
+	// ThinkingEnd.)
 	ThinkingDelta
-	// ThinkingEnd: Thinking is the complete block.
+	// ThinkingEnd: Thinking is the complete block (text, signature, or the
+	// redacted data). A block that had no pieces has only this event.
 	ThinkingEnd
 )
 
@@ -130,15 +172,30 @@ func (k EventKind) String() string {
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
 
-// Usage is the token count of one model call.
+// Usage is the token count of one model call. The counts do not overlap:
+// InputTokens are the prompt tokens neither read from nor written to the
+// provider's cache (as Anthropic counts them; OpenAI's prompt_tokens, which
+// include the cached ones, are split up to match), so the prompt was
+// InputTokens+CacheReadTokens+CacheWriteTokens long. ReasoningTokens are the
+// part of OutputTokens spent on thinking, when the provider says.
 type Usage struct {
-	InputTokens      int64   `json:"inputTokens"`
-	OutputTokens     int64   `json:"outputTokens"`
-	CacheReadTokens  int64   `json:"cacheReadTokens,omitempty"`
-	CacheWriteTokens int64   `json:"cacheWriteTokens,omitempty"`
-	ReasoningTokens  int64   `json:"reasoningTokens,omitempty"`
-	Cost             float64 `json:"cost,omitempty"` // USD as the provider reported it; 0 = unknown
+	InputTokens      int64 `json:"inputTokens"`
+	OutputTokens     int64 `json:"outputTokens"`
+	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
+	ReasoningTokens  int64 `json:"reasoningTokens,omitempty"`
+	// Cost is the price of the call in USD as the provider reported it
+	// (OpenRouter does); 0 when unknown.
+	Cost float64 `json:"cost,omitempty"`
 }
+
+// PromptTokens is the length of the prompt: input plus cached tokens.
+func (u Usage) PromptTokens() int64 {
+	return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+}
+
+// TotalTokens is every token of the call: the prompt and the answer.
+func (u Usage) TotalTokens() int64 { return u.PromptTokens() + u.OutputTokens }
 
 // Event is one step of a streamed answer. See the EventKind constants for
 // which fields each kind sets.
@@ -171,8 +228,9 @@ type Provider interface {
 	// Stream sends req and streams the answer through emit (called
 	// synchronously, from the calling goroutine, never after Stream returns).
 	// It returns the complete assistant message and the normalised stop
-	// reason. On failure it returns the partial message (text so far, and
-	// only the tool calls that had ended), StopError or StopAborted, and the
+	// reason. On failure it returns the partial message (text and thinking
+	// so far, a thinking block cut off without its signature, and only the
+	// tool calls that had ended), StopError or StopAborted, and the
 	// error; cancelling ctx aborts the stream promptly and the error is then
 	// ctx.Err().
 	Stream(ctx context.Context, req Request, emit func(Event)) (msg Message, stopReason string, err error)

@@ -80,6 +80,9 @@ func (p *openAIProvider) params(req Request) (openai.ChatCompletionNewParams, er
 			params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
 		}
 	}
+	if e := reasoningEffort(req.Thinking); e != "" {
+		params.ReasoningEffort = e
+	}
 	if req.System != "" {
 		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
 	}
@@ -126,6 +129,61 @@ func (p *openAIProvider) params(req Request) (openai.ChatCompletionNewParams, er
 	return params, nil
 }
 
+// reasoningEffort maps a thinking level onto reasoning_effort: "" (not
+// sent) when thinking is off, and "high" for xhigh, which chat completions
+// do not know everywhere.
+func reasoningEffort(level string) shared.ReasoningEffort {
+	switch level {
+	case ThinkingMinimal:
+		return shared.ReasoningEffortMinimal
+	case ThinkingLow:
+		return shared.ReasoningEffortLow
+	case ThinkingMedium:
+		return shared.ReasoningEffortMedium
+	case ThinkingHigh, ThinkingXHigh:
+		return shared.ReasoningEffortHigh
+	}
+	return ""
+}
+
+// reasoningFields are the delta fields in which compatible servers stream
+// the model's reasoning: reasoning_content (DeepSeek, vLLM, llama.cpp),
+// reasoning (OpenRouter, Ollama). The first one present wins: some servers
+// send the same piece under two names.
+var reasoningFields = []string{"reasoning_content", "reasoning", "reasoning_text"}
+
+// deltaReasoning is the reasoning piece of a chunk's delta ("" when none).
+func deltaReasoning(d openai.ChatCompletionChunkChoiceDelta) string {
+	for _, f := range reasoningFields {
+		raw := d.JSON.ExtraFields[f].Raw()
+		if raw == "" || raw == "null" {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// openAIUsage reads a usage object. prompt_tokens include the cached
+// tokens (and OpenRouter's cache writes); Usage counts them apart.
+func openAIUsage(u openai.CompletionUsage) *Usage {
+	cached, written := u.PromptTokensDetails.CachedTokens, u.PromptTokensDetails.CacheWriteTokens
+	out := &Usage{
+		InputTokens:      max(0, u.PromptTokens-cached-written),
+		OutputTokens:     u.CompletionTokens,
+		CacheReadTokens:  cached,
+		CacheWriteTokens: written,
+		ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
+	}
+	if raw := u.JSON.ExtraFields["cost"].Raw(); raw != "" {
+		_ = json.Unmarshal([]byte(raw), &out.Cost)
+	}
+	return out
+}
+
 func (p *openAIProvider) Stream(ctx context.Context, req Request, emit func(Event)) (Message, string, error) {
 	if emit == nil {
 		emit = noEmit
@@ -145,15 +203,35 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, emit func(Even
 	calls := map[int64]*streamCall{} // by the tool-call index of the stream
 	var usage *Usage
 	finish := ""
+	// The reasoning comes first, as one block: it ends with the first piece
+	// of anything else, or with the stream.
+	var reasoning strings.Builder
+	reasoningOpen := false
+	endReasoning := func() {
+		if reasoningOpen {
+			reasoningOpen = false
+			t := Thinking{Text: reasoning.String()}
+			msg.Thinking = append(msg.Thinking, t)
+			emit(Event{Kind: ThinkingEnd, Thinking: &t})
+			reasoning.Reset()
+		}
+	}
+	// fail returns the partial message: the text and reasoning so far.
+	fail := func(err error) (Message, string, error) {
+		msg.Text = text.String()
+		if reasoningOpen {
+			msg.Thinking = append(msg.Thinking, Thinking{Text: reasoning.String()})
+		}
+		stop, err := finishErr(ctx, err, emit)
+		return msg, stop, err
+	}
 	for stream.Next() {
 		chunk := stream.Current()
 		if !acc.AddChunk(chunk) {
-			stop, err := finishErr(ctx, fmt.Errorf("%s: the server sent an inconsistent stream chunk", p.cfg.Name), emit)
-			msg.Text = text.String()
-			return msg, stop, err
+			return fail(fmt.Errorf("%s: the server sent an inconsistent stream chunk", p.cfg.Name))
 		}
 		if chunk.JSON.Usage.Valid() && chunk.Usage.TotalTokens+chunk.Usage.PromptTokens+chunk.Usage.CompletionTokens > 0 {
-			usage = &Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+			usage = openAIUsage(chunk.Usage)
 		}
 		for _, ch := range chunk.Choices {
 			if ch.Index != 0 {
@@ -161,6 +239,14 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, emit func(Even
 			}
 			if ch.FinishReason != "" {
 				finish = ch.FinishReason
+			}
+			if r := deltaReasoning(ch.Delta); r != "" {
+				reasoningOpen = true
+				reasoning.WriteString(r)
+				emit(Event{Kind: ThinkingDelta, Text: r})
+			}
+			if ch.Delta.Content != "" || len(ch.Delta.ToolCalls) > 0 {
+				endReasoning()
 			}
 			if d := ch.Delta.Content; d != "" {
 				text.WriteString(d)
@@ -201,15 +287,13 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, emit func(Even
 		}
 	}
 	if err := stream.Err(); err != nil {
-		msg.Text = text.String()
-		stop, err := finishErr(ctx, p.apiError(err), emit)
-		return msg, stop, err
+		return fail(p.apiError(err))
 	}
 	if err := ctx.Err(); err != nil {
-		msg.Text = text.String()
-		stop, err := finishErr(ctx, err, emit)
-		return msg, stop, err
+		return fail(err)
 	}
+
+	endReasoning()
 
 	// The accumulator has the whole message; prefer it over our own copy.
 	msg.Text = text.String()
