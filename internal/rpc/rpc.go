@@ -43,6 +43,11 @@ type Config struct {
 	// model's. Serve reports every job started while it runs as job_start,
 	// job_update and job_end events. nil = the job commands fail.
 	Jobs *jobs.Manager
+	// Models, when set, is the current model and thinking level (it wins
+	// over Provider and Model) and answers the model commands; Retry is
+	// the auto-retry of failed model calls (models.go).
+	Models *session.Models
+	Retry  *session.Retry
 }
 
 // Command types.
@@ -79,6 +84,12 @@ type command struct {
 	Mode *string `json:"mode,omitempty"`
 	Yolo *bool   `json:"yolo,omitempty"`
 	Bash *string `json:"bash,omitempty"`
+	// Models, thinking and retry (models.go): set_model's Provider and
+	// ModelID, set_thinking_level's Level, set_auto_retry's Enabled.
+	Provider *string `json:"provider,omitempty"`
+	ModelID  *string `json:"modelId,omitempty"`
+	Level    *string `json:"level,omitempty"`
+	Enabled  *bool   `json:"enabled,omitempty"`
 }
 
 // Response answers one command.
@@ -289,13 +300,17 @@ func (s *server) handleLine(line []byte) {
 		s.ok(&c, nil)
 	case CmdSetSandbox:
 		s.setSandbox(&c)
+	// models, thinking and retry (models.go)
+	case CmdSetModel, CmdCycleModel, CmdGetAvailableModels, CmdSetThinkingLevel, CmdCycleThinkingLevel,
+		CmdSetAutoRetry, CmdAbortRetry:
+		s.modelCommand(&c)
 	default:
 		s.writeLine(Response{Type: "response", Command: *c.Type, Error: "Unknown command: " + *c.Type})
 	}
 }
 
 func (s *server) startPrompt(c *command) {
-	if s.cfg.Provider == nil {
+	if p, _ := s.currentModel(); p == nil {
 		s.fail(c, ErrNoModel)
 		return
 	}
@@ -315,6 +330,8 @@ func (s *server) startPrompt(c *command) {
 	sess := s.sess
 	s.wg.Add(1)
 	s.mu.Unlock()
+	s.attachModels(sess)
+	provider, model := s.currentModel()
 	// Acknowledge before the run can emit its first event.
 	s.ok(c, nil)
 	text := *c.Message
@@ -322,7 +339,7 @@ func (s *server) startPrompt(c *command) {
 		defer s.wg.Done()
 		defer close(j.done)
 		defer cancel()
-		err := sess.Prompt(ctx, text, s.cfg.Provider, s.cfg.Model, s.cfg.Tools, func(e session.Event) { s.writeLine(e) })
+		err := sess.Prompt(ctx, text, provider, model, s.cfg.Tools, func(e session.Event) { s.writeLine(e) })
 		s.mu.Lock()
 		if s.prompt == j {
 			s.prompt = nil
@@ -428,8 +445,8 @@ func (s *server) state() State {
 		MessageCount:       len(sess.Messages()),
 		QueuedMessageCount: len(sess.QueuedMessages()),
 	}
-	if s.cfg.Provider != nil {
-		st.Model = &ModelInfo{Provider: s.cfg.Provider.Name(), ID: s.cfg.Model}
+	if p, m := s.currentModel(); p != nil {
+		st.Model = &ModelInfo{Provider: p.Name(), ID: m}
 	}
 	if store := sess.Store(); store != nil {
 		st.SessionFile = store.Path()

@@ -84,6 +84,13 @@ type Event struct {
 	Aborted       bool
 	Error         string
 	Usage         *llm.Usage
+	// auto_retry_start: Attempt, MaxAttempts, DelayMs, ErrorMessage;
+	// auto_retry_end: Success, Attempt, FinalError (retry.go).
+	Attempt, MaxAttempts int
+	DelayMs              int64
+	ErrorMessage         string
+	Success              bool
+	FinalError           string
 }
 
 // wireToolResultBody is a tool result inside tool_execution events, as the
@@ -119,6 +126,9 @@ type printable Event
 func (p printable) MarshalJSON() ([]byte, error) { return Event(p).marshal(false) }
 
 func (e Event) marshal(snapshots bool) ([]byte, error) {
+	if e.Type == EventAutoRetryStart || e.Type == EventAutoRetryEnd {
+		return e.marshalRetryEvent()
+	}
 	out := struct {
 		Type                  string              `json:"type"`
 		Turn                  int                 `json:"turn,omitempty"`

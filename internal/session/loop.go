@@ -41,7 +41,7 @@ const AbortedToolText = "Command aborted"
 // message is kept in memory); the first one is returned at the end when
 // nothing else failed.
 func (a *AgentSession) Prompt(ctx context.Context, text string, p llm.Provider, model string, reg *tools.Registry, emit func(Event)) error {
-	if p == nil {
+	if ms := a.models.Load(); p == nil && (ms == nil || ms.Spec() == "") {
 		return errors.New("no model configured")
 	}
 	var emitMu sync.Mutex
@@ -82,6 +82,11 @@ type run struct {
 	added      []Message
 	persistErr error
 	prompt     Message // the user message that started the run
+	// mayRetry, while set, says whether a failed call will be tried again
+	// (retry.go); stream then sets retrying and leaves the answer out of
+	// the conversation.
+	mayRetry func(*AssistantMessage, error) bool
+	retrying bool
 }
 
 func (r *run) note(err error) {
@@ -130,7 +135,17 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 			Messages: toLLM(r.a.ContextMessages()),
 			Tools:    reg.Specs(),
 		}
-		msg, streamErr := r.stream(ctx, p, req)
+		// The model and thinking level are read at every call (models.go),
+		// so a switch applies from the next one, a retry's included.
+		msg, streamErr := r.streamRetry(ctx, func() (llm.Provider, llm.Request) {
+			if ms := r.a.models.Load(); ms != nil {
+				if cp, cm, level := ms.Current(); cp != nil {
+					req.Model, req.Thinking = cm, level
+					return cp, req
+				}
+			}
+			return p, req
+		})
 		results := r.runTools(ctx, reg, msg, streamErr != nil)
 		r.send(Event{Type: EventTurnEnd, Turn: turn, Message: msg, ToolResults: results})
 		if streamErr != nil {
@@ -269,7 +284,8 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 	} else if stop == llm.StopRefusal {
 		msg.ErrorMessage = "The provider refused to answer."
 	}
-	if err == nil || msg.Text != "" || len(msg.ToolCalls) > 0 || len(msg.Thinking) > 0 {
+	r.retrying = err != nil && r.mayRetry != nil && r.mayRetry(msg, err)
+	if !r.retrying && (err == nil || msg.Text != "" || len(msg.ToolCalls) > 0 || len(msg.Thinking) > 0) {
 		r.append(msg)
 	}
 	r.send(Event{Type: EventMessageEnd, Message: msg, StopReason: stop, Usage: usage})

@@ -55,6 +55,9 @@ type Session struct {
 	Path     string
 	Header   Header
 	Messages []Message
+	// Model and ThinkingLevel are the last model_change and
+	// thinking_level_change entries ("" when none).
+	Model, ThinkingLevel string
 }
 
 // ArtifactsDir is the artifact folder beside the session file.
@@ -114,6 +117,12 @@ func Load(path string) (*Session, []LoadError, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		if handled, err := s.decodeModelEntry(line); handled {
+			if err != nil {
+				errs = append(errs, LoadError{Path: path, Line: lineNo, Err: err})
+			}
+			continue
+		}
 		m, err := decodeEntry(line)
 		if err != nil {
 			errs = append(errs, LoadError{Path: path, Line: lineNo, Err: err})
@@ -155,6 +164,9 @@ type Store struct {
 	f      *os.File // nil until the first Append of a new session
 	needNL bool     // the file ends in a partial line: the next append starts with '\n'
 	closed bool
+
+	model, thinkingLevel string   // the last model and thinking level changes
+	pending              [][]byte // change entries waiting for a new session's first message
 }
 
 // Create starts a new session of cwd in SessionsDir(cwd).
@@ -225,7 +237,7 @@ func Open(path string) (*Store, []LoadError, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: %w", err)
 	}
-	s := &Store{path: path, header: sess.Header, loaded: sess.Messages, f: f}
+	s := &Store{path: path, header: sess.Header, loaded: sess.Messages, f: f, model: sess.Model, thinkingLevel: sess.ThinkingLevel}
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, st.Size()-1); err != nil && err != io.EOF {
@@ -274,9 +286,10 @@ func (s *Store) Append(m Message) error {
 		return errors.New("session: store is closed")
 	}
 	if s.f == nil {
-		if err := s.create(line); err != nil {
+		if err := s.create(s.withPending(line)); err != nil {
 			return fmt.Errorf("session: append: %w", err)
 		}
+		s.pending = nil
 		return nil
 	}
 	if err := s.writeLine(line); err != nil {

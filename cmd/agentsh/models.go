@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+
+	"agentsh/internal/session"
+)
+
+// newModels is the process's current model (spec, "" for none) and
+// thinking level (--thinking, else settings defaultThinkingLevel), with the
+// settings' enabledModels, and its auto-retry (retry.*).
+func newModels(o printOptions, spec string, live *session.LiveSettings) (*session.Models, *session.Retry, error) {
+	settings, _ := live.Current()
+	ms, err := session.ModelSettingsOf(settings)
+	if err != nil {
+		return nil, nil, err
+	}
+	level := ms.ThinkingLevel
+	if o.thinking != "" {
+		level = o.thinking
+	}
+	models, err := session.NewModels(spec, session.ModelsOptions{Getenv: os.Getenv, ThinkingLevel: level, Enabled: ms.Enabled})
+	if err != nil {
+		return nil, nil, err
+	}
+	return models, ms.NewRetryOf(), nil
+}
+
+// attachModels makes agent's loop read models and retry at every call. A
+// resumed session continues with the model and level it recorded last,
+// unless --model or --thinking chose one; the model then in use is
+// recorded (a new session's entry waits for its first message).
+func attachModels(agent *session.AgentSession, models *session.Models, retry *session.Retry, o printOptions) error {
+	agent.SetModels(models)
+	agent.SetRetry(retry)
+	var err error
+	if o.model == "" && o.thinking == "" && len(agent.Messages()) > 0 {
+		err = agent.RestoreModel(models)
+	}
+	if rerr := agent.RecordModelsOf(models); err == nil {
+		err = rerr
+	}
+	return err
+}
