@@ -78,7 +78,7 @@ type Models struct {
 	providers map[string]llm.Provider // built on first use
 	provider  llm.Provider            // nil: no model configured
 	model     string
-	level     string                    // as chosen; the effective one is clamped to the model
+	level     string                     // as chosen; the effective one is clamped to the model
 	listed    map[string][]llm.ModelInfo // successful listings, per provider
 	onChange  []func()
 }
