@@ -357,7 +357,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	if err != nil {
 		return fail(err)
 	}
-	provider, model, _ := models.Current()
+	provider, model := models.Provider()
 	defer bash.CloseAll()
 	warmSnapshot(toolSettings)
 	warnSandbox(o.sb, stderr, false)

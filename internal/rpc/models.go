@@ -26,8 +26,7 @@ var errNoModels = errors.New("model switching is not available in this mode")
 // else Config.Provider and Model.
 func (s *server) currentModel() (llm.Provider, string) {
 	if ms := s.cfg.Models; ms != nil {
-		p, m, _ := ms.Current()
-		return p, m
+		return ms.Provider()
 	}
 	return s.cfg.Provider, s.cfg.Model
 }

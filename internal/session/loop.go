@@ -139,7 +139,7 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 		// so a switch applies from the next one, a retry's included.
 		msg, streamErr := r.streamRetry(ctx, func() (llm.Provider, llm.Request) {
 			if ms := r.a.models.Load(); ms != nil {
-				if cp, cm, level := ms.Current(); cp != nil {
+				if cp, cm, level := ms.Current(ctx); cp != nil {
 					req.Model, req.Thinking = cm, level
 					return cp, req
 				}

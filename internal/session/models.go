@@ -130,11 +130,25 @@ func (m *Models) changed() {
 
 // Current is the model to call now: its provider (nil when none is
 // configured), the model id, and the effective thinking level ("off" for a
-// model that does not think).
-func (m *Models) Current() (llm.Provider, string, string) {
+// model that does not think). With a level chosen, whether the model thinks
+// is asked of its provider's listing the first time (within ctx).
+func (m *Models) Current(ctx context.Context) (llm.Provider, string, string) {
+	m.mu.Lock()
+	p, level := m.provider, m.level
+	m.mu.Unlock()
+	if p != nil && level != llm.ThinkingOff {
+		m.list(ctx, p.Name())
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.provider, m.model, m.effectiveLocked()
+}
+
+// Provider is the current model's provider (nil when none) and id.
+func (m *Models) Provider() (llm.Provider, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.provider, m.model
 }
 
 // Spec is the current model as "provider/id" ("" when none).
@@ -515,7 +529,8 @@ func (a *AgentSession) RecordModel(spec, level string) error {
 			return err
 		}
 	}
-	if level != "" && level != lastLevel {
+	// No level recorded yet means off: no entry to say so.
+	if level != "" && level != lastLevel && (lastLevel != "" || level != llm.ThinkingOff) {
 		return a.store.AppendThinkingLevelChange(level)
 	}
 	return nil

@@ -93,19 +93,25 @@ func (r *Retry) delay(attempt int) time.Duration {
 	return min(d, r.MaxDelay)
 }
 
-// wait sleeps d; errRetryAborted when Abort (or ctx) ended it first.
-func (r *Retry) wait(ctx context.Context, d time.Duration) error {
+// startWait registers a wait for a retry, so that an Abort from the
+// moment it is announced ends it.
+func (r *Retry) startWait(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	w := &retryWait{cancel: cancel}
 	r.mu.Lock()
 	r.waits[w] = struct{}{}
 	r.mu.Unlock()
-	defer func() {
+	return ctx, func() {
 		r.mu.Lock()
 		delete(r.waits, w)
 		r.mu.Unlock()
-	}()
+		cancel()
+	}
+}
+
+// sleep waits d; errRetryAborted when ctx (the prompt's, or Abort through
+// startWait) ended it first.
+func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -187,9 +193,12 @@ func (r *run) streamRetry(ctx context.Context, pick func() (llm.Provider, llm.Re
 		}
 		rt := r.a.retry.Load()
 		d := rt.delay(attempt + 1)
+		wctx, done := rt.startWait(ctx)
 		r.send(Event{Type: EventAutoRetryStart, Attempt: attempt + 1, MaxAttempts: rt.MaxRetries,
 			DelayMs: d.Milliseconds(), ErrorMessage: err.Error()})
-		if rt.wait(ctx, d) != nil {
+		werr := sleep(wctx, d)
+		done()
+		if werr != nil {
 			r.send(Event{Type: EventAutoRetryEnd, Attempt: attempt + 1, FinalError: RetryCancelled})
 			r.keepFailed(msg)
 			return msg, err
