@@ -31,10 +31,16 @@ func newModels(o printOptions, spec string, live *session.LiveSettings) (*sessio
 // unless --model or --thinking chose one; the model then in use is
 // recorded (a new session's entry waits for its first message).
 func attachModels(agent *session.AgentSession, models *session.Models, retry *session.Retry, o printOptions) error {
+	return attachModelsRestoring(agent, models, retry, o.model == "" && o.thinking == "")
+}
+
+// attachModelsRestoring is attachModels; restore says whether a resumed
+// session's own model and level come back.
+func attachModelsRestoring(agent *session.AgentSession, models *session.Models, retry *session.Retry, restore bool) error {
 	agent.SetModels(models)
 	agent.SetRetry(retry)
 	var err error
-	if o.model == "" && o.thinking == "" && len(agent.Messages()) > 0 {
+	if restore && len(agent.Messages()) > 0 {
 		err = agent.RestoreModel(models)
 	}
 	if rerr := agent.RecordModelsOf(models); err == nil {

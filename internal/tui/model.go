@@ -204,7 +204,10 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return nil // the next View reads the screen
 	case approvalAskMsg:
 		return m.askApproval(msg) // approval.go
-	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg, approvalGoneMsg, permissionsLoadedMsg:
+	case thinkingCycledMsg:
+		m.thinkingCycled(msg) // modelpicker.go
+		return nil
+	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg, approvalGoneMsg, permissionsLoadedMsg, modelsLoadedMsg:
 		return m.broadcast(msg) // a layer's own report
 	case sessionOpenedMsg:
 		m.sessionOpened(msg) // resumecmd.go
@@ -283,6 +286,11 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case is(k, km.Mouse):
 		m.toggleMouse()
+		return nil
+	case is(k, km.ThinkingLevel):
+		return m.cycleThinking()
+	case is(k, km.Thinking):
+		m.tr.toggleThinking()
 		return nil
 	case is(k, km.Background):
 		if m.moveToBackground() {
@@ -444,7 +452,7 @@ func (m *model) submit() tea.Cmd {
 		m.editor.Reset()
 		return m.startBang(command, excluded)
 	}
-	if m.cfg.Provider == nil {
+	if p, _, _ := m.modelNow(); p == nil {
 		m.pushHistory(text)
 		m.editor.Reset()
 		m.tr.add(&textItem{kind: kindUser, text: text})
@@ -524,11 +532,15 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 func (m *model) startPrompt(text string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.agentRunning, m.agentCancel, m.tr.toolAborted = true, cancel, false
-	sess, p, send, cfg, reg := m.session(), m.pump, m.send, m.cfg, m.reg
+	sess, p, send, reg := m.session(), m.pump, m.send, m.reg
+	provider, modelName, _ := m.modelNow()
+	if m.cfg.Models != nil {
+		sess.SetModels(m.cfg.Models) // the loop reads the model at every call
+	}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		err := sess.Prompt(ctx, text, cfg.Provider, cfg.Model, reg, p.event)
+		err := sess.Prompt(ctx, text, provider, modelName, reg, p.event)
 		send(agentDoneMsg{err: err})
 	}()
 	return m.startTick()
@@ -688,12 +700,12 @@ func (m *model) statusView() string {
 	if home, err := os.UserHomeDir(); err == nil && home != "" && (cwd == home || strings.HasPrefix(cwd, home+"/")) {
 		cwd = "~" + strings.TrimPrefix(cwd, home)
 	}
-	label := m.cfg.ModelLabel
-	if label == "" {
-		label = m.cfg.Model
+	provider, modelName, label := m.modelNow()
+	if th := m.thinkingStatus(); th != "" {
+		label += " · " + th
 	}
 	model := m.st.statusModel.Render(label)
-	if m.cfg.Provider == nil {
+	if provider == nil {
 		model = m.st.warning.Render(noModelStatus(m.cfg))
 	}
 	// The sandbox comes before the model, whose text may be long: a cut
@@ -709,7 +721,7 @@ func (m *model) statusView() string {
 		}
 	}
 	rest += model
-	if u := m.usage.text(m.cfg.Model); u != "" {
+	if u := m.usage.text(modelName); u != "" {
 		rest += m.st.status.Render(" · " + u)
 	}
 	// A long cwd gives way from its start ("…/app"), down to minCwd

@@ -26,6 +26,10 @@ type transcript struct {
 	pending []item // bang commands started while the agent streams (SPEC §5)
 
 	assistant *textItem            // the answer streaming now
+	thinking  *thinkingItem        // its thinking, once some came (thinking.go)
+	// showThinking: every thinking block is shown in full, not as its
+	// first words.
+	showThinking bool
 	tools     map[string]*toolItem // the turn's running tool calls by id
 	// toolAborted: a tool call of the turn shows that it was cancelled, so
 	// the turn's end says nothing more.
@@ -66,6 +70,9 @@ func newTranscript() *transcript {
 
 // add appends it and follows the end.
 func (t *transcript) add(it item) {
+	if th, ok := it.(*thinkingItem); ok {
+		th.show = &t.showThinking
+	}
 	t.items = append(t.items, it)
 	t.scroll = 0
 	t.dirty = true
@@ -128,7 +135,7 @@ func (t *transcript) runningTools() int { return len(t.tools) }
 // endTurn closes the agent's turn: its calls stop running and the bang
 // commands that ran meanwhile join the transcript after it.
 func (t *transcript) endTurn() {
-	t.assistant = nil
+	t.assistant, t.thinking = nil, nil
 	for id, it := range t.tools {
 		switch {
 		case it.placeholder:
@@ -166,9 +173,11 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 		}
 		if am, ok := e.Message.(*session.AssistantMessage); ok && t.assistant != nil {
 			t.assistant.text = strings.TrimSpace(am.Text)
+			t.streamThinking(am)
 		}
 		t.streamToolCall(e)
 		if e.Type == session.EventMessageEnd && t.assistant != nil {
+			t.thinking = nil
 			t.assistant.live = false
 			if t.assistant.text == "" {
 				t.remove(t.assistant)
