@@ -25,12 +25,12 @@ type transcript struct {
 	items   []item
 	pending []item // bang commands started while the agent streams (SPEC §5)
 
-	assistant *textItem            // the answer streaming now
-	thinking  *thinkingItem        // its thinking, once some came (thinking.go)
+	assistant *textItem     // the answer streaming now
+	thinking  *thinkingItem // its thinking, once some came (thinking.go)
 	// showThinking: every thinking block is shown in full, not as its
 	// first words.
 	showThinking bool
-	tools     map[string]*toolItem // the turn's running tool calls by id
+	tools        map[string]*toolItem // the turn's running tool calls by id
 	// toolAborted: a tool call of the turn shows that it was cancelled, so
 	// the turn's end says nothing more.
 	toolAborted bool
