@@ -217,7 +217,7 @@ func (m *model) cycleThinking() tea.Cmd {
 // thinkingCycled shows the new level.
 func (m *model) thinkingCycled(msg thinkingCycledMsg) {
 	if !msg.ok {
-		m.flash = "This model does not think: no thinking level to choose"
+		m.flash = "This model does not think"
 		return
 	}
 	m.flash = "Thinking: " + msg.level
