@@ -28,8 +28,9 @@ func newModels(o printOptions, spec string, live *session.LiveSettings) (*sessio
 
 // attachModels makes agent's loop read models and retry at every call. A
 // resumed session continues with the model and level it recorded last,
-// unless --model or --thinking chose one; the model then in use is
-// recorded (a new session's entry waits for its first message).
+// unless --model or --thinking chose one. Only changes are recorded (as
+// the reference does): a session that never switched continues with the
+// configured model.
 func attachModels(agent *session.AgentSession, models *session.Models, retry *session.Retry, o printOptions) error {
 	return attachModelsRestoring(agent, models, retry, o.model == "" && o.thinking == "")
 }
@@ -42,9 +43,6 @@ func attachModelsRestoring(agent *session.AgentSession, models *session.Models, 
 	var err error
 	if restore && len(agent.Messages()) > 0 {
 		err = agent.RestoreModel(models)
-	}
-	if rerr := agent.RecordModelsOf(models); err == nil {
-		err = rerr
 	}
 	return err
 }
