@@ -388,7 +388,7 @@ func (m *Models) enabledMatch(spec string) bool {
 
 // ModelNotFound is set_model's error for a model that is not available.
 func ModelNotFound(provider, id string) error {
-	return fmt.Errorf("Model not found: %s/%s", provider, id) //lint:ignore ST1005 the reference's text
+	return fmt.Errorf("Model not found: %s/%s", provider, id)
 }
 
 // Set switches to provider/id, which must be one of Available's models.

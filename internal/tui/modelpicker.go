@@ -9,6 +9,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -269,4 +270,10 @@ func (m *model) cmdModelWith(arg string) tea.Cmd {
 	}
 	m.modelSwitched(p + "/" + id)
 	return nil
+}
+
+// retryNotice says that a model call failed and is tried again.
+func retryNotice(e session.Event) string {
+	return fmt.Sprintf("%s · trying again in %s (%d of %d; %s gives up)", e.ErrorMessage,
+		time.Duration(e.DelayMs)*time.Millisecond, e.Attempt, e.MaxAttempts, name(keys.Main.Cancel))
 }

@@ -194,3 +194,16 @@ func TestGoldenModelScreens(t *testing.T) {
 		}
 	}
 }
+
+func TestRetryShownInTheTranscript(t *testing.T) {
+	h := newHarness(t, 100, 24)
+	h.m.agentRunning = true
+	h.m.pump.event(session.Event{Type: session.EventMessageStart, Message: &session.AssistantMessage{}})
+	h.m.pump.event(session.Event{Type: session.EventMessageEnd, Message: &session.AssistantMessage{StopReason: "error"}})
+	h.m.pump.event(session.Event{Type: session.EventAutoRetryStart, Attempt: 1, MaxAttempts: 10, DelayMs: 2000,
+		ErrorMessage: "openai: HTTP 429 Too Many Requests: slow down"})
+	h.update(flushMsg{})
+	if s := h.screen(); !strings.Contains(s, "openai: HTTP 429 Too Many Requests: slow down · trying again in 2s (1 of 10; esc gives up)") {
+		t.Errorf("screen:\n%s", s)
+	}
+}

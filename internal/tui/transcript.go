@@ -184,6 +184,8 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 			}
 			t.assistant = nil
 		}
+	case session.EventAutoRetryStart:
+		t.notice(kindWarning, retryNotice(e))
 	case session.EventToolExecutionStart:
 		it := t.tools[e.ToolCallID] // shown while its arguments streamed
 		if it == nil {
