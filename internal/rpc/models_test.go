@@ -467,3 +467,65 @@ func TestModelChangesRecordedInTheSessionFile(t *testing.T) {
 		t.Errorf("restored level %s", level)
 	}
 }
+
+func TestAutoRetryGivesUp(t *testing.T) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.Error(http.StatusInternalServerError, `{"error":{"message":"boom"}}`)
+	})
+	c, _, _ := startModels(t, modelsSetup{spec: "openai/test", env: srv.OpenAIEnv()})
+	events, failure := c.prompt("p", "hi")
+	if failure == nil || !strings.Contains(failure["error"].(string), "HTTP 500") {
+		t.Fatalf("failure %v", failure)
+	}
+	starts, ends := ofType(events, "auto_retry_start"), ofType(events, "auto_retry_end")
+	if len(starts) != 3 || len(ends) != 1 {
+		t.Fatalf("%d starts, %d ends", len(starts), len(ends))
+	}
+	for i, s := range starts {
+		if s["attempt"] != float64(i+1) || s["delayMs"] != float64(int(1)<<i) {
+			t.Errorf("start %d: %v", i, s)
+		}
+	}
+	if e := ends[0]; e["success"] != false || e["attempt"] != float64(3) || !strings.Contains(e["finalError"].(string), "HTTP 500") {
+		t.Errorf("end %v", e)
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("%d requests, want 4", n)
+	}
+}
+
+func TestAutoRetryAfterADroppedConnection(t *testing.T) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		if n == 0 {
+			panic(http.ErrAbortHandler) // the server drops the connection without an answer
+		}
+		w.Answer("made it")
+	})
+	c, _, _ := startModels(t, modelsSetup{spec: "openai/test", env: srv.OpenAIEnv()})
+	events, failure := c.prompt("p", "hi")
+	if failure != nil {
+		t.Fatalf("prompt failed: %v", failure)
+	}
+	if s := ofType(events, "auto_retry_start"); len(s) != 1 {
+		t.Fatalf("retry starts %v", s)
+	}
+}
+
+func TestNoRetryAfterOutput(t *testing.T) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.Text("half an answer")
+		panic(http.ErrAbortHandler)
+	})
+	c, _, _ := startModels(t, modelsSetup{spec: "openai/test", env: srv.OpenAIEnv()})
+	events, failure := c.prompt("p", "hi")
+	if failure == nil {
+		t.Fatal("the prompt did not fail")
+	}
+	if n := len(ofType(events, "auto_retry_start")); n != 0 || len(srv.Requests()) != 1 {
+		t.Errorf("%d retries, %d requests after text had come", n, len(srv.Requests()))
+	}
+	msgs := c.call("m", `{"id":"m","type":"get_messages"}`)["data"].(map[string]any)["messages"].([]any)
+	if len(msgs) != 2 || msgs[1].(map[string]any)["stopReason"] != "error" {
+		t.Errorf("the partial answer is not kept: %v", msgs)
+	}
+}

@@ -130,7 +130,7 @@ func (a *AgentSession) SetRetry(r *Retry) { a.retry.Store(r) }
 
 // Retryable reports whether a model call's error is passing: HTTP 408, 429
 // or 5xx, an overloaded or rate-limited stream, or a connection that broke
-// or could not be made. Cancellation is not.
+// or timed out. Cancellation is not.
 func Retryable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
@@ -149,12 +149,15 @@ func Retryable(err error) bool {
 			return false
 		}
 	}
-	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, io.ErrUnexpectedEOF) {
+	// A connection that broke (the server or a proxy went away mid-request)
+	// or timed out. One that could not be made (refused, an unknown host)
+	// is an address to fix, not a passing error.
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
 	}
 	var ne net.Error
-	if errors.As(err, &ne) {
+	if errors.As(err, &ne) && ne.Timeout() {
 		return true
 	}
 	msg := strings.ToLower(err.Error())
