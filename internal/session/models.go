@@ -80,7 +80,6 @@ type Models struct {
 	model     string
 	level     string                     // as chosen; the effective one is clamped to the model
 	listed    map[string][]llm.ModelInfo // successful listings, per provider
-	onChange  []func()
 }
 
 // NewModels starts with spec ("provider/model", "" for none), whose
@@ -109,23 +108,6 @@ func NewModels(spec string, opts ModelsOptions) (*Models, error) {
 		m.provider, m.model = p, id
 	}
 	return m, nil
-}
-
-// OnChange registers f to be called (without locks held) after the model or
-// the thinking level changed.
-func (m *Models) OnChange(f func()) {
-	m.mu.Lock()
-	m.onChange = append(m.onChange, f)
-	m.mu.Unlock()
-}
-
-func (m *Models) changed() {
-	m.mu.Lock()
-	fs := append([]func(){}, m.onChange...)
-	m.mu.Unlock()
-	for _, f := range fs {
-		f()
-	}
 }
 
 // Current is the model to call now: its provider (nil when none is
@@ -283,15 +265,16 @@ func (m *Models) ConfiguredProviders() []string {
 	return out
 }
 
-// providerFor returns the (cached) provider named name.
-func (m *Models) providerFor(name string) (llm.Provider, error) {
+// providerFor returns the (cached) provider named name; id is the model
+// asked for, named in an error.
+func (m *Models) providerFor(name, id string) (llm.Provider, error) {
 	m.mu.Lock()
 	p := m.providers[name]
 	m.mu.Unlock()
 	if p != nil {
 		return p, nil
 	}
-	p, _, err := llm.FromEnv(name+"/any", m.getenv)
+	p, _, err := llm.FromEnv(name+"/"+id, m.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +297,7 @@ func (m *Models) list(ctx context.Context, provider string) []llm.ModelInfo {
 	if ok {
 		return infos
 	}
-	p, err := m.providerFor(provider)
+	p, err := m.providerFor(provider, "models")
 	if err != nil {
 		return nil
 	}
@@ -408,14 +391,13 @@ func (m *Models) Set(ctx context.Context, provider, id string) (Model, error) {
 // (as --model does; a resumed session's model): only the provider must be
 // configured.
 func (m *Models) Use(provider, id string) error {
-	p, err := m.providerFor(provider)
+	p, err := m.providerFor(provider, id)
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	m.provider, m.model = p, id
 	m.mu.Unlock()
-	m.changed()
 	return nil
 }
 
@@ -489,7 +471,6 @@ func (m *Models) SetThinkingLevel(level string) error {
 	m.mu.Lock()
 	m.level = level
 	m.mu.Unlock()
-	m.changed()
 	return nil
 }
 
@@ -504,7 +485,6 @@ func (m *Models) CycleThinkingLevel(ctx context.Context) (string, bool) {
 	m.level = AllThinkingLevels[(i+1)%len(AllThinkingLevels)]
 	level := m.level
 	m.mu.Unlock()
-	m.changed()
 	return level, true
 }
 

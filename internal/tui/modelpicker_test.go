@@ -207,3 +207,17 @@ func TestRetryShownInTheTranscript(t *testing.T) {
 		t.Errorf("screen:\n%s", s)
 	}
 }
+
+func TestModelCommandWithAName(t *testing.T) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) { w.Answer("ok") })
+	h := newHarness(t, 120, 24)
+	ms := withModels(t, h, srv, "openai/alpha")
+	h.sendLine("/model anthropic/claude-sonnet-4-5")
+	if s := h.screen(); !strings.Contains(s, "Model unchanged (openai/alpha): model anthropic/claude-sonnet-4-5: no Anthropic API key: set ANTHROPIC_API_KEY") {
+		t.Errorf("unconfigured provider:\n%s", s)
+	}
+	h.sendLine("/model openai/gamma")
+	if ms.Spec() != "openai/gamma" || !strings.Contains(h.screen(), "Model: openai/gamma.") {
+		t.Errorf("model %s:\n%s", ms.Spec(), h.screen())
+	}
+}
