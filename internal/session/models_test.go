@@ -161,3 +161,26 @@ func TestRecordModelOnlyWhenChanged(t *testing.T) {
 		t.Errorf("%d level changes:\n%s", got, data)
 	}
 }
+
+// BenchmarkLoadSession loads a session of 2000 messages and a few model
+// changes: the cost of looking for model entries on every line.
+func BenchmarkLoadSession(b *testing.B) {
+	st, err := CreateIn(b.TempDir(), "/w")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 1000 {
+		if i%100 == 0 {
+			st.AppendModelChange(fmt.Sprintf("openai/m%d", i))
+		}
+		st.Append(&UserMessage{Text: fmt.Sprintf("question %d about model_change handling", i)})
+		st.Append(&AssistantMessage{Text: strings.Repeat("an answer ", 20)})
+	}
+	st.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, _, err := Load(st.Path()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
