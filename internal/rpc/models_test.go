@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,18 @@ func (c *client) prompt(id, text string) (events []map[string]any, failure map[s
 	}
 	if l, _ := events[len(events)-1]["error"].(string); l != "" {
 		failure = c.response(id)
+	}
+	// agent_end comes just before the prompt is done: the next prompt
+	// waits until get_state says so.
+	for i := 0; ; i++ {
+		sid := id + "_state" + strconv.Itoa(i)
+		if c.call(sid, `{"id":"`+sid+`","type":"get_state"}`)["data"].(map[string]any)["isStreaming"] == false {
+			break
+		}
+		if i == 10000 {
+			c.t.Fatal("the prompt still streams after its agent_end")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	return events, failure
 }
