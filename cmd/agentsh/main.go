@@ -43,6 +43,8 @@ Usage:
         --model PROVIDER/MODEL  else settings "model", else $AGENTSH_MODEL
                               (providers: openai, anthropic, ollama, openrouter;
                               keys: OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY)
+        --thinking LEVEL      off, minimal, low, medium, high or xhigh (else
+                              settings "defaultThinkingLevel", else off)
         -c, --continue        continue the newest session of this directory
                               (none: says so on stderr and starts a new one)
         -r, --resume ID|PATH  resume a given session

@@ -45,6 +45,7 @@ type printOptions struct {
 	print     bool   // -p / --print
 	mode      string // "" (not given), text, json, rpc
 	model     string // --model
+	thinking  string // --thinking LEVEL
 	cont      bool   // --continue / -c
 	resume    string // --resume / -r
 	pick      bool   // -r without an id: the session picker (TUI only)
@@ -113,6 +114,10 @@ func parseModeArgs(args []string) (printOptions, error) {
 			}
 		case "--model":
 			o.model, err = value()
+		case "--thinking":
+			if o.thinking, err = value(); err == nil && !session.ValidThinkingLevel(o.thinking) {
+				err = session.ThinkingLevelError(o.thinking)
+			}
 		case "--sandbox":
 			var v string
 			if v, err = value(); err == nil {
@@ -349,10 +354,11 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		fmt.Fprintf(stderr, noModelMessage, strings.Join(llm.Providers, ", "))
 		return 1
 	}
-	provider, model, err := llm.FromEnv(spec, os.Getenv)
+	models, retry, err := newModels(o, spec, live)
 	if err != nil {
 		return fail(err)
 	}
+	provider, model := models.Provider()
 	defer bash.CloseAll()
 	warmSnapshot(toolSettings)
 	warnSandbox(o.sb, stderr, false)
@@ -368,6 +374,9 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	jm := newJobs(toolSettings)
 	defer stopJobs(jm, stderr)
 	agent.SetJobs(jm)
+	if err := attachModels(agent, models, retry, o); err != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+	}
 	// Print mode has no UI: never a PTY.
 	reg, err := session.NewTools(session.ToolsConfig{Current: func() *session.AgentSession { return agent },
 		Executor: executor, Jobs: jm, Settings: toolSettings, Approvals: session.Approvals{AllowAsk: o.allowAsk}})
@@ -455,12 +464,9 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	var provider llm.Provider
-	model := ""
-	if spec != "" {
-		if provider, model, err = llm.FromEnv(spec, os.Getenv); err != nil {
-			return fail(err)
-		}
+	models, retry, err := newModels(o, spec, live)
+	if err != nil {
+		return fail(err)
 	}
 	defer bash.CloseAll() // stdin EOF: no shell and no process of a run is left
 	warmSnapshot(toolSettings)
@@ -521,6 +527,9 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		agent.FollowSettings(live) // settings.json edits apply from the next command
 		agent.SetSandbox(o.sb)
 		agent.SetJobs(jm)
+		if err := attachModels(agent, models, retry, o); err != nil {
+			fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		}
 		if store != nil {
 			stores = append(stores, store)
 		}
@@ -562,7 +571,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	// stdout closed by the client: Serve returns the write error after the
 	// same shutdown as on stdin EOF, and agentsh exits 1 (docs/rpc.md).
-	err = rpc.Serve(ctx, in, stdout, rpc.Config{NewSession: newSession, OpenSession: openSession, Provider: provider, Model: model, Tools: reg, Jobs: jm})
+	err = rpc.Serve(ctx, in, stdout, rpc.Config{NewSession: newSession, OpenSession: openSession, Models: models, Retry: retry, Tools: reg, Jobs: jm})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fail(err)
 	}

@@ -44,18 +44,17 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	var provider llm.Provider
-	model, modelErr := "", ""
-	if spec != "" {
-		// A broken model setting must not keep the user out: bang
-		// commands work without one, and the TUI says what is wrong.
-		p, name, err := llm.FromEnv(spec, os.Getenv)
-		if err != nil {
-			modelErr = err.Error()
-		} else {
-			provider, model = p, name
+	// A broken model setting must not keep the user out: bang commands
+	// work without one, and the TUI says what is wrong.
+	modelErr := ""
+	models, retry, err := newModels(o, spec, live)
+	if err != nil {
+		modelErr = err.Error()
+		if models, retry, err = newModels(o, "", live); err != nil {
+			return fail(err)
 		}
 	}
+	provider, model := models.Provider()
 	// The rc snapshot is taken in the background: the first frame does not
 	// wait for the user's rc files, only the first command might.
 	defer bash.CloseAll() // after the TUI: no shell of a bang command is left
@@ -87,7 +86,11 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	jm := newJobs(toolSettings)
 	agent.SetJobs(jm)
 	defer jm.Close() // quitting stops every job (their guardians would anyway)
+	if err := attachModels(agent, models, retry, o); err != nil {
+		notice = strings.TrimSpace(notice + " " + err.Error())
+	}
 	sessions := newTUISessions(o, cwd, live, executor, toolSettings.Shell, jm, agent, closeStore)
+	sessions.models, sessions.retry = models, retry
 	defer sessions.closeAll()
 	cfg := tui.Config{
 		Session: agent, Executor: executor, ToolSettings: toolSettings, Jobs: jm,
@@ -95,7 +98,7 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 		NoColor: os.Getenv("NO_COLOR") != "",
 		Sandbox: sandboxStatusLine(o.sb),
 		Notice:  notice, Prompt: strings.Join(o.messages, " "),
-		NewSession: sessions.newSession, LeftSession: sessions.left,
+		NewSession: sessions.newSession, LeftSession: sessions.left, Models: models,
 		SwitchModel: func(spec string) (llm.Provider, string, error) {
 			return llm.FromEnv(spec, os.Getenv)
 		},

@@ -21,6 +21,9 @@ type tuiSessions struct {
 	ex    *bash.Executor
 	shell bash.ShellConfig
 	jm    *jobs.Manager
+	// models and retry serve every session (models.go).
+	models *session.Models
+	retry  *session.Retry
 	// atExit closes the first session's file, or removes --no-session's
 	// artifact folder: kept until exit, since the jobs that session
 	// started may still write their full output there.
@@ -58,6 +61,9 @@ func (t *tuiSessions) adopt(store *session.Store) (*session.AgentSession, error)
 	agent.FollowSettings(t.live)
 	agent.SetSandbox(t.o.sb)
 	agent.SetJobs(t.jm)
+	// A resumed session continues with its model; the TUI has no stderr
+	// for a model that cannot come back, which stays as it was.
+	_ = attachModelsRestoring(agent, t.models, t.retry, true)
 	if store != nil {
 		t.mu.Lock()
 		t.files[agent] = store

@@ -56,27 +56,31 @@ func FromEnv(spec string, getenv func(string) string) (Provider, string, error) 
 		return nil, "", err
 	}
 	env := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	// The SDKs' own silent retries are off: the agent loop retries passing
+	// errors itself, reporting each try (auto_retry_start/end), and not at
+	// all when the user turned auto-retry off.
+	noRetry := new(int)
 	switch provider {
 	case "openai":
 		key, base := env("OPENAI_API_KEY"), env("OPENAI_BASE_URL")
 		if key == "" && (base == "" || strings.TrimRight(base, "/") == DefaultOpenAIBaseURL) {
 			return nil, "", fmt.Errorf("model %s: no OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL to use another OpenAI-compatible server)", spec)
 		}
-		return NewOpenAI(OpenAIConfig{Name: "openai", BaseURL: base, APIKey: key, KeyEnv: "OPENAI_API_KEY"}), model, nil
+		return NewOpenAI(OpenAIConfig{Name: "openai", BaseURL: base, APIKey: key, KeyEnv: "OPENAI_API_KEY", MaxRetries: noRetry}), model, nil
 	case "anthropic":
 		key := env("ANTHROPIC_API_KEY")
 		if key == "" {
 			return nil, "", fmt.Errorf("model %s: no Anthropic API key: set ANTHROPIC_API_KEY", spec)
 		}
-		return NewAnthropic(AnthropicConfig{BaseURL: env("ANTHROPIC_BASE_URL"), APIKey: key}), model, nil
+		return NewAnthropic(AnthropicConfig{BaseURL: env("ANTHROPIC_BASE_URL"), APIKey: key, MaxRetries: noRetry}), model, nil
 	case "ollama":
-		return NewOpenAI(OpenAIConfig{Name: "ollama", BaseURL: ollamaBaseURL(env("OLLAMA_HOST")), LegacyMaxTokens: true}), model, nil
+		return NewOpenAI(OpenAIConfig{Name: "ollama", BaseURL: ollamaBaseURL(env("OLLAMA_HOST")), LegacyMaxTokens: true, MaxRetries: noRetry}), model, nil
 	case "openrouter":
 		key := env("OPENROUTER_API_KEY")
 		if key == "" {
 			return nil, "", fmt.Errorf("model %s: no OpenRouter API key: set OPENROUTER_API_KEY", spec)
 		}
-		return NewOpenAI(OpenAIConfig{Name: "openrouter", BaseURL: DefaultOpenRouterBaseURL, APIKey: key, KeyEnv: "OPENROUTER_API_KEY", LegacyMaxTokens: true}), model, nil
+		return NewOpenAI(OpenAIConfig{Name: "openrouter", BaseURL: DefaultOpenRouterBaseURL, APIKey: key, KeyEnv: "OPENROUTER_API_KEY", LegacyMaxTokens: true, MaxRetries: noRetry}), model, nil
 	}
 	return nil, "", fmt.Errorf("unknown provider %q", provider) // ParseModel rules this out
 }

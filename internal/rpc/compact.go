@@ -28,7 +28,8 @@ type CompactData struct {
 // get_state answers meanwhile (isCompacting); the response comes when it
 // is done.
 func (s *server) compact(c *command) {
-	if s.cfg.Provider == nil {
+	provider, model := s.currentModel()
+	if provider == nil {
 		s.fail(c, ErrNoModel)
 		return
 	}
@@ -42,7 +43,7 @@ func (s *server) compact(c *command) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		res, err := sess.Compact(s.base, s.cfg.Provider, s.cfg.Model, instructions)
+		res, err := sess.Compact(s.base, provider, model, instructions)
 		var save *session.SaveError
 		switch {
 		case res != nil && errors.As(err, &save):

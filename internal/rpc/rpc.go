@@ -46,6 +46,11 @@ type Config struct {
 	// OpenSession opens a saved session file for switch_session (its
 	// messages, appended to from then on). nil = switch_session fails.
 	OpenSession func(path string) (*session.AgentSession, error)
+	// Models, when set, is the current model and thinking level (it wins
+	// over Provider and Model) and answers the model commands; Retry is
+	// the auto-retry of failed model calls (models.go).
+	Models *session.Models
+	Retry  *session.Retry
 }
 
 // Command types.
@@ -131,6 +136,11 @@ type command struct {
 	// set_auto_compaction's enabled.
 	CustomInstructions *string `json:"customInstructions,omitempty"`
 	Enabled            *bool   `json:"enabled,omitempty"`
+	// Models, thinking and retry (models.go): set_model's Provider and
+	// ModelID, set_thinking_level's Level (set_auto_retry's enabled is Enabled).
+	Provider *string `json:"provider,omitempty"`
+	ModelID  *string `json:"modelId,omitempty"`
+	Level    *string `json:"level,omitempty"`
 }
 
 // Response answers one command.
@@ -146,28 +156,9 @@ type Response struct {
 	Code string `json:"code,omitempty"`
 }
 
-// ModelInfo is a model in the reference's Model shape (get_state's model).
-// What agentsh does not know is zero: no base URL, no window, no prices.
-type ModelInfo struct {
-	ID            string    `json:"id"`
-	Name          string    `json:"name"`
-	API           string    `json:"api"`
-	Provider      string    `json:"provider"`
-	BaseURL       string    `json:"baseUrl"`
-	Reasoning     bool      `json:"reasoning"`
-	Input         []string  `json:"input"`
-	Cost          ModelCost `json:"cost"`
-	ContextWindow int       `json:"contextWindow"`
-	MaxTokens     int       `json:"maxTokens"`
-}
-
-// ModelCost is a model's price per million tokens in USD (0 = unknown).
-type ModelCost struct {
-	Input      float64 `json:"input"`
-	Output     float64 `json:"output"`
-	CacheRead  float64 `json:"cacheRead"`
-	CacheWrite float64 `json:"cacheWrite"`
-}
+// ModelInfo is a model in the reference's Model shape (get_state's model,
+// set_model's answer). What agentsh does not know is zero.
+type ModelInfo = session.Model
 
 // State is get_state's data: the reference's RpcSessionState, plus
 // isBashRunning and sandbox.
@@ -191,10 +182,10 @@ type State struct {
 	TodoPhases            []any      `json:"todoPhases"`
 	// SystemPrompt is the system prompt the model gets now (one part), and
 	// ContextUsage how full its context is (both absent without a model).
-	SystemPrompt []string              `json:"systemPrompt,omitempty"`
-	ContextUsage *session.ContextUsage `json:"contextUsage,omitempty"`
-	IsBashRunning         bool       `json:"isBashRunning"`
-	Sandbox               Sandbox    `json:"sandbox"`
+	SystemPrompt  []string              `json:"systemPrompt,omitempty"`
+	ContextUsage  *session.ContextUsage `json:"contextUsage,omitempty"`
+	IsBashRunning bool                  `json:"isBashRunning"`
+	Sandbox       Sandbox               `json:"sandbox"`
 }
 
 // job is a running prompt or bash command.
@@ -423,6 +414,10 @@ func (s *server) handleLine(line []byte) {
 		s.compact(&c)
 	case CmdSetAutoCompaction:
 		s.setAutoCompaction(&c)
+	// models, thinking and retry (models.go)
+	case CmdSetModel, CmdCycleModel, CmdGetAvailableModels, CmdSetThinkingLevel, CmdCycleThinkingLevel,
+		CmdSetAutoRetry, CmdAbortRetry:
+		s.modelCommand(&c)
 	default:
 		// The id lets the client fail the call at once instead of waiting.
 		s.fail(&c, errors.New("Unknown command: "+*c.Type))
@@ -439,7 +434,7 @@ const (
 // message, or, while one runs and streamingBehavior says so, a steer or
 // follow-up of it.
 func (s *server) startPrompt(c *command) {
-	if s.cfg.Provider == nil {
+	if p, _ := s.currentModel(); p == nil {
 		s.fail(c, ErrNoModel)
 		return
 	}
@@ -469,7 +464,8 @@ func (s *server) startPrompt(c *command) {
 		return
 	}
 	launch := s.runLocked(c, func(ctx context.Context, sess *session.AgentSession, emit func(session.Event)) error {
-		return sess.Prompt(ctx, text, s.cfg.Provider, s.cfg.Model, s.cfg.Tools, emit)
+		provider, model := s.currentModel()
+		return sess.Prompt(ctx, text, provider, model, s.cfg.Tools, emit)
 	})
 	s.mu.Unlock()
 	// Acknowledge before the run can emit its first event.
@@ -491,7 +487,7 @@ func (s *server) queueLocked(c *command, steer bool, text string) {
 // when none runs, the start of a run on it (as the reference's queue drain
 // does when idle).
 func (s *server) queueInput(c *command) {
-	if s.cfg.Provider == nil {
+	if p, _ := s.currentModel(); p == nil {
 		s.fail(c, ErrNoModel)
 		return
 	}
@@ -514,7 +510,8 @@ func (s *server) queueInput(c *command) {
 
 // continueRun runs the agent on the session's queued input.
 func (s *server) continueRun(ctx context.Context, sess *session.AgentSession, emit func(session.Event)) error {
-	return sess.Continue(ctx, s.cfg.Provider, s.cfg.Model, s.cfg.Tools, emit)
+	provider, model := s.currentModel()
+	return sess.Continue(ctx, provider, model, s.cfg.Tools, emit)
 }
 
 // runLocked makes run the session's running prompt and returns the func
@@ -533,6 +530,7 @@ func (s *server) runLocked(c *command, run func(ctx context.Context, sess *sessi
 	sess := s.sess
 	s.wg.Add(1)
 	return func() {
+		s.attachModels(sess)
 		go func() {
 			defer s.wg.Done()
 			defer close(j.done)
@@ -706,6 +704,12 @@ func (s *server) state() State {
 
 // modelInfo is the model prompts go to; nil without one.
 func (s *server) modelInfo() *ModelInfo {
+	if ms := s.cfg.Models; ms != nil {
+		if m, ok := ms.CurrentModel(); ok {
+			return &m
+		}
+		return nil
+	}
 	p := s.cfg.Provider
 	if p == nil {
 		return nil
@@ -717,10 +721,13 @@ func (s *server) modelInfo() *ModelInfo {
 	return m
 }
 
-// thinkingLevel is the level the model is asked to think at: agentsh asks
-// for none yet. "" (no level, as the reference says for a model without
-// reasoning) when no model is configured.
+// thinkingLevel is the level the model is asked to think at; "" (no level,
+// as the reference says for a model without reasoning) when no model is
+// configured.
 func (s *server) thinkingLevel() string {
+	if ms := s.cfg.Models; ms != nil {
+		return ms.ThinkingLevel()
+	}
 	if s.cfg.Provider == nil {
 		return ""
 	}
@@ -730,10 +737,11 @@ func (s *server) thinkingLevel() string {
 // contextUsage is how full sess's context is for the current model; nil
 // without one.
 func (s *server) contextUsage(sess *session.AgentSession) *session.ContextUsage {
-	if s.cfg.Provider == nil {
+	p, model := s.currentModel()
+	if p == nil {
 		return nil
 	}
-	u := sess.ContextUsage(s.cfg.Model, s.cfg.Tools)
+	u := sess.ContextUsage(model, s.cfg.Tools)
 	return &u
 }
 

@@ -69,6 +69,8 @@ type AgentSession struct {
 	shell     bash.ShellConfig
 	state     *bash.SessionState           // cwd, exports, functions, aliases, options of every shell of the session
 	live      atomic.Pointer[LiveSettings] // nil: shell and the callers' settings as given
+	models    atomic.Pointer[Models]       // the model and thinking level of each call (SetModels); nil: Prompt's
+	retry     atomic.Pointer[Retry]        // auto-retry of failed model calls (SetRetry); nil: none
 	now       func() time.Time
 
 	mu          sync.Mutex

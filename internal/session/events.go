@@ -91,6 +91,13 @@ type Event struct {
 	// Compaction is the payload of auto_compaction_start and _end
 	// (compact.go).
 	Compaction *AutoCompaction
+	// auto_retry_start: Attempt, MaxAttempts, DelayMs, ErrorMessage;
+	// auto_retry_end: Success, Attempt, FinalError (retry.go).
+	Attempt, MaxAttempts int
+	DelayMs              int64
+	ErrorMessage         string
+	Success              bool
+	FinalError           string
 }
 
 // wireToolResultBody is a tool result inside tool_execution events, as the
@@ -129,6 +136,9 @@ func (p printable) MarshalJSON() ([]byte, error) { return Event(p).marshal(false
 // re-scan (compact) every snapshot once more per level, which made a long
 // streamed answer's events cost twice the time (BenchmarkRPCPrompt).
 func (e Event) marshal(snapshots bool) ([]byte, error) {
+	if e.Type == EventAutoRetryStart || e.Type == EventAutoRetryEnd {
+		return e.marshalRetryEvent()
+	}
 	if e.Compaction != nil {
 		return e.Compaction.marshal(e.Type)
 	}

@@ -48,7 +48,7 @@ func (a *AgentSession) Prompt(ctx context.Context, text string, p llm.Provider, 
 // runAgent is one run of the agent loop: prompt (nil for none) joins the
 // conversation at once, pending (queued input, steer.go) at the first step.
 func (a *AgentSession) runAgent(ctx context.Context, prompt Message, pending []Message, p llm.Provider, model string, reg *tools.Registry, emit func(Event)) error {
-	if p == nil {
+	if ms := a.models.Load(); p == nil && (ms == nil || ms.Spec() == "") {
 		return errors.New("no model configured")
 	}
 	var emitMu sync.Mutex
@@ -102,6 +102,11 @@ type run struct {
 	prompt     Message   // the user message that started the run (nil: queued input did)
 	pending    []Message // queued input that joins at the next step (steer.go)
 	overflowed bool      // the context was compacted once after the provider refused it as too long
+	// mayRetry, while set, says whether a failed call will be tried again
+	// (retry.go); stream then sets retrying and leaves the answer out of
+	// the conversation.
+	mayRetry func(*AssistantMessage, error) bool
+	retrying bool
 }
 
 func (r *run) note(err error) {
@@ -160,13 +165,24 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 			Messages: toLLM(r.a.ContextMessages()),
 			Tools:    reg.Specs(),
 		}
-		if r.autoCompact(ctx, p, req, CompactReasonThreshold) {
+		// The model and thinking level are read at every call (models.go),
+		// so a switch applies from the next one, a retry's included.
+		pick := func() (llm.Provider, llm.Request) {
+			if ms := r.a.models.Load(); ms != nil {
+				if cp, cm, level := ms.Current(ctx); cp != nil {
+					req.Model, req.Thinking = cm, level
+					return cp, req
+				}
+			}
+			return p, req
+		}
+		if cp, creq := pick(); r.autoCompact(ctx, cp, creq, CompactReasonThreshold) {
 			req.Messages = toLLM(r.a.ContextMessages())
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		msg, streamErr := r.stream(ctx, p, req)
+		msg, streamErr := r.streamRetry(ctx, pick)
 		results := r.runTools(ctx, reg, msg, streamErr != nil)
 		r.send(Event{Type: EventTurnEnd, Turn: turn, Message: msg, ToolResults: results})
 		if streamErr != nil {
@@ -177,7 +193,7 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 			// the call made again, once per prompt.
 			if !r.overflowed && IsContextOverflow(streamErr) {
 				r.overflowed = true
-				if r.autoCompact(ctx, p, req, CompactReasonOverflow) {
+				if cp, creq := pick(); r.autoCompact(ctx, cp, creq, CompactReasonOverflow) {
 					continue
 				}
 				if cerr := ctx.Err(); cerr != nil {
@@ -337,7 +353,8 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 	} else if stop == llm.StopRefusal {
 		msg.ErrorMessage = "The provider refused to answer."
 	}
-	if err == nil || msg.Text != "" || len(msg.ToolCalls) > 0 || len(msg.Thinking) > 0 {
+	r.retrying = err != nil && r.mayRetry != nil && r.mayRetry(msg, err)
+	if !r.retrying && (err == nil || msg.Text != "" || len(msg.ToolCalls) > 0 || len(msg.Thinking) > 0) {
 		r.append(msg)
 	}
 	r.send(Event{Type: EventMessageEnd, Message: msg, StopReason: stop, Usage: usage})

@@ -104,6 +104,9 @@ type Session struct {
 	CompactionAt int
 	Name         string // the last title_change's title ("" = never named)
 	lastID       string // the id of the last entry, the parent of the next one
+	// Model and ThinkingLevel are the last model_change and
+	// thinking_level_change entries ("" when none).
+	Model, ThinkingLevel string
 }
 
 // ArtifactsDir is the artifact folder beside the session file.
@@ -165,9 +168,14 @@ func Load(path string) (*Session, []LoadError, error) {
 		}
 		if title, ok := titleOf(line); ok {
 			s.Name = title
-			var base EntryBase
-			if json.Unmarshal(line, &base) == nil && base.ID != "" {
-				s.lastID = base.ID
+			s.noteID(line)
+			continue
+		}
+		if handled, err := s.decodeModelEntry(line); handled {
+			if err != nil {
+				errs = append(errs, LoadError{Path: path, Line: lineNo, Err: err})
+			} else {
+				s.noteID(line)
 			}
 			continue
 		}
@@ -227,6 +235,15 @@ func decodeLine(line []byte) (base EntryBase, m Message, c *CompactionEntry, err
 	return base, m, nil, err
 }
 
+// noteID makes the id of an entry line that Load handled itself (a title,
+// a model change) the parent of the next.
+func (s *Session) noteID(line []byte) {
+	var base EntryBase
+	if json.Unmarshal(line, &base) == nil && base.ID != "" {
+		s.lastID = base.ID
+	}
+}
+
 // legacyEntryID is the id of an entry line written without one: the same
 // at every load, so a later entry can name it.
 func legacyEntryID(sessionID string, line int) string {
@@ -260,6 +277,9 @@ type Store struct {
 	lastID string             // the last entry written or loaded: the next one's parentId
 	ids    map[Message]string // entry ids of the messages written or loaded
 	name   string             // the session's name (title_change), as loaded or last set
+
+	model, thinkingLevel string                // the last model and thinking level changes
+	pending              []func(EntryBase) any // change entries waiting for a new session's first message
 }
 
 // Create starts a new session of cwd in SessionsDir(cwd).
@@ -331,6 +351,7 @@ func Open(path string) (*Store, []LoadError, error) {
 		return nil, nil, fmt.Errorf("session: %w", err)
 	}
 	s := &Store{path: path, header: sess.Header, loaded: sess, f: f, lastID: sess.lastID, name: sess.Name,
+		model: sess.Model, thinkingLevel: sess.ThinkingLevel,
 		ids: make(map[Message]string, len(sess.Messages))}
 	for i, m := range sess.Messages {
 		s.ids[m] = sess.EntryIDs[i]
@@ -420,25 +441,49 @@ func (s *Store) appendEntry(build func(EntryBase) any) (string, error) {
 	if s.closed {
 		return "", errors.New("session: store is closed")
 	}
-	base := EntryBase{ID: newEntryID(), Timestamp: entryTime()}
-	if s.lastID != "" {
-		parent := s.lastID
-		base.ParentID = &parent
-	}
-	line, err := json.Marshal(build(base))
-	if err != nil {
-		return "", fmt.Errorf("session: %w", err)
+	// The change entries a new session waits with go first, in the same
+	// write, each the parent of the next.
+	var buf []byte
+	lastID := s.lastID
+	entry := func(build func(EntryBase) any) (string, error) {
+		base := EntryBase{ID: newEntryID(), Timestamp: entryTime()}
+		if lastID != "" {
+			parent := lastID
+			base.ParentID = &parent
+		}
+		line, err := json.Marshal(build(base))
+		if err != nil {
+			return "", fmt.Errorf("session: %w", err)
+		}
+		if len(buf) > 0 {
+			buf = append(buf, '\n')
+		}
+		buf = append(buf, line...)
+		lastID = base.ID
+		return base.ID, nil
 	}
 	if s.f == nil {
-		err = s.create(line)
+		for _, p := range s.pending {
+			if _, err := entry(p); err != nil {
+				return "", err
+			}
+		}
+	}
+	id, err := entry(build)
+	if err != nil {
+		return "", err
+	}
+	if s.f == nil {
+		err = s.create(buf)
 	} else {
-		err = s.writeLine(line)
+		err = s.writeLine(buf)
 	}
 	if err != nil {
 		return "", fmt.Errorf("session: append: %w", err)
 	}
-	s.lastID = base.ID
-	return base.ID, nil
+	s.pending = nil
+	s.lastID = lastID
+	return id, nil
 }
 
 func (s *Store) writeLine(line []byte) error {

@@ -25,7 +25,8 @@ type compactDoneMsg struct {
 // the model now; like a turn, esc cancels it and prompts typed meanwhile
 // wait for it.
 func (m *model) cmdCompact(arg string) tea.Cmd {
-	if m.cfg.Provider == nil {
+	provider, modelName, _ := m.modelNow()
+	if provider == nil {
 		m.tr.notice(kindWarning, "/compact needs a model: "+noModelText(m.cfg.ModelError))
 		return nil
 	}
@@ -35,11 +36,11 @@ func (m *model) cmdCompact(arg string) tea.Cmd {
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.agentRunning, m.agentCancel, m.compacting = true, cancel, true
-	sess, send, cfg := m.session(), m.send, m.cfg
+	sess, send := m.session(), m.send
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		res, err := sess.Compact(ctx, cfg.Provider, cfg.Model, arg)
+		res, err := sess.Compact(ctx, provider, modelName, arg)
 		send(compactDoneMsg{res: res, err: err})
 	}()
 	return m.startTick()

@@ -81,7 +81,7 @@ func TestToolCallCutOffWhileStreamingIsRemoved(t *testing.T) {
 	h := newHarness(t, 70, 20)
 	h.m.agentRunning = true
 	h.m.pump.event(session.Event{Type: session.EventMessageUpdate, UpdateKind: session.UpdateToolCallStart,
-		ToolCallID: "c1", ToolName: tools.BashName})
+		ToolCallID: "c1", ToolName: tools.BashName, Message: &session.AssistantMessage{}})
 	h.update(flushMsg{})
 	if !strings.Contains(h.screen(), "writing command…") {
 		t.Fatalf("no streaming header:\n%s", h.screen())

@@ -109,9 +109,9 @@ func (m *model) sendQueued(err error) tea.Cmd {
 		}
 		return nil
 	}
-	cfg := m.cfg
+	provider, modelName, _ := m.modelNow()
 	return m.startRun(func(ctx context.Context, sess *session.AgentSession, reg *tools.Registry, emit func(session.Event)) error {
-		return sess.Continue(ctx, cfg.Provider, cfg.Model, reg, emit)
+		return sess.Continue(ctx, provider, modelName, reg, emit)
 	})
 }
 

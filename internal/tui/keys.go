@@ -43,6 +43,8 @@ type keyMap struct {
 	Confirm confirmKeys
 	Menu    menuKeys
 	Picker  pickerKeys
+	// Models choose in /model's picker (modelpicker.go).
+	Models  pickerKeys
 	Mention mentionKeys
 	// Approval answers a question of the model's bash call;
 	// Permissions works /permissions (approval.go).
@@ -54,6 +56,9 @@ type keyMap struct {
 type mainKeys struct {
 	Send, Steer, Cancel, Expand, SelectPrev, SelectNext, Pager, PageUp, PageDown,
 	Background, Jobs, Quit, QuitEmpty, HistoryPrev, HistoryNext, Mouse key.Binding
+	// ThinkingLevel cycles the thinking level; Thinking shows every
+	// thinking block in full or collapsed (thinking.go, modelpicker.go).
+	ThinkingLevel, Thinking key.Binding
 }
 
 // editorKeys edit the prompt.
@@ -129,22 +134,24 @@ func bind(help, desc string, ks ...string) key.Binding {
 func newKeyMap() keyMap {
 	return keyMap{
 		Main: mainKeys{
-			Send:        bind("enter", "sends (while the agent works: queued until it would stop)", "enter"),
-			Steer:       bind("ctrl+s", "while the agent works: sends at its next step (steers)", "ctrl+s"),
-			Cancel:      bind("esc", "cancels", "esc"),
-			Expand:      bind("ctrl+o", "expands output", "ctrl+o"),
-			SelectPrev:  bind("alt+↑", "selects the previous output", "alt+up", "ctrl+up"),
-			SelectNext:  bind("alt+↓", "selects the next output", "alt+down", "ctrl+down"),
-			Pager:       bind(render.PagerKey, "shows a truncated output in full", render.PagerKey),
-			PageUp:      bind("pgup", "scrolls up", "pgup"),
-			PageDown:    bind("pgdn", "scrolls down", "pgdown"),
-			Background:  bind(BackgroundKey, "moves a running command to the background", BackgroundKey),
-			Jobs:        bind(JobsKey+" or /jobs:", "jobs", JobsKey),
-			Quit:        bind("ctrl+c", "interrupts like esc; twice on an idle editor quits", "ctrl+c"),
-			QuitEmpty:   bind("ctrl+d", "quits on an empty editor", "ctrl+d"),
-			HistoryPrev: bind("↑", "recalls the previous prompt", "up"),
-			HistoryNext: bind("↓", "recalls the next prompt", "down"),
-			Mouse:       bind("alt+m", "toggles mouse capture (on: clicks and the wheel; off: the terminal selects text)", "alt+m"),
+			Send:          bind("enter", "sends (while the agent works: queued until it would stop)", "enter"),
+			Steer:         bind("ctrl+s", "while the agent works: sends at its next step (steers)", "ctrl+s"),
+			Cancel:        bind("esc", "cancels", "esc"),
+			Expand:        bind("ctrl+o", "expands output", "ctrl+o"),
+			SelectPrev:    bind("alt+↑", "selects the previous output", "alt+up", "ctrl+up"),
+			SelectNext:    bind("alt+↓", "selects the next output", "alt+down", "ctrl+down"),
+			Pager:         bind(render.PagerKey, "shows a truncated output in full", render.PagerKey),
+			PageUp:        bind("pgup", "scrolls up", "pgup"),
+			PageDown:      bind("pgdn", "scrolls down", "pgdown"),
+			Background:    bind(BackgroundKey, "moves a running command to the background", BackgroundKey),
+			Jobs:          bind(JobsKey+" or /jobs:", "jobs", JobsKey),
+			Quit:          bind("ctrl+c", "interrupts like esc; twice on an idle editor quits", "ctrl+c"),
+			QuitEmpty:     bind("ctrl+d", "quits on an empty editor", "ctrl+d"),
+			HistoryPrev:   bind("↑", "recalls the previous prompt", "up"),
+			HistoryNext:   bind("↓", "recalls the next prompt", "down"),
+			Mouse:         bind("alt+m", "toggles mouse capture (on: clicks and the wheel; off: the terminal selects text)", "alt+m"),
+			ThinkingLevel: bind("shift+tab", "cycles the thinking level (off, minimal, low, medium, high, xhigh)", "shift+tab"),
+			Thinking:      bind("alt+t", "shows the model's thinking in full, or collapsed", "alt+t"),
 		},
 		Editor: editorKeys{
 			Newline:    bind("shift+enter", "newline", "shift+enter", "alt+enter", "ctrl+j"),
@@ -220,6 +227,16 @@ func newKeyMap() keyMap {
 			First:    bind("g", "newest", "home", "g"),
 			Last:     bind("G", "oldest", "end", "G"),
 			Choose:   bind("enter", "resume", "enter"),
+		},
+		Models: pickerKeys{
+			Cancel:   bind("esc", "cancel", "esc", "q", "ctrl+c"),
+			Up:       bind("↑", "previous", "up", "k", "ctrl+p"),
+			Down:     bind("↓", "next", "down", "j", "ctrl+n"),
+			PageUp:   bind("pgup", "page up", "pgup"),
+			PageDown: bind("pgdn", "page down", "pgdown"),
+			First:    bind("g", "first", "home", "g"),
+			Last:     bind("G", "last", "end", "G"),
+			Choose:   bind("enter", "switch", "enter"),
 		},
 		Approval: approvalKeys{
 			Once:   bind("y", "runs it (once)", "y", "Y"),
@@ -347,11 +364,14 @@ func helpSections() []helpSection {
 			help(km.SelectPrev), help(km.SelectNext), help(km.Pager), help(km.PageUp), help(km.PageDown),
 			help(km.Background), {Key: km.Jobs.Keys()[0] + ", /jobs", Desc: "opens the jobs panel"},
 			help(km.HistoryPrev), help(km.HistoryNext), {Key: name(km.Mouse) + ", /mouse", Desc: km.Mouse.Help().Desc},
-			help(km.Quit), help(km.QuitEmpty)}},
+			help(km.ThinkingLevel), help(km.Thinking), help(km.Quit), help(km.QuitEmpty)}},
 		{"Command menu (/)", []entry{help(mk.Up), help(mk.Down), help(mk.Complete), help(mk.Run), help(mk.Close)}},
 		{"Session picker (/resume)", []entry{help(keys.Picker.Up), help(keys.Picker.Down), help(keys.Picker.PageUp),
 			help(keys.Picker.PageDown), help(keys.Picker.First), help(keys.Picker.Last), help(keys.Picker.Choose),
 			help(keys.Picker.Cancel)}},
+		{"Model picker (/model)", []entry{help(keys.Models.Up), help(keys.Models.Down), help(keys.Models.PageUp),
+			help(keys.Models.PageDown), help(keys.Models.First), help(keys.Models.Last), help(keys.Models.Choose),
+			help(keys.Models.Cancel)}},
 		{"Editor", []entry{help(ek.Backspace), help(ek.Delete), help(ek.Left), help(ek.Right), help(ek.Up), help(ek.Down),
 			help(ek.LineStart), help(ek.LineEnd), help(ek.TextStart), help(ek.TextEnd), help(ek.KillBefore),
 			help(ek.KillAfter), help(ek.DeleteWord), help(ek.WordLeft), help(ek.WordRight), help(ek.Tab)}},

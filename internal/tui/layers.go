@@ -150,6 +150,9 @@ func (m *model) apply(l layer, a action) tea.Cmd {
 	case resumeSession:
 		m.removeLayer(l)
 		return m.resumeChosen(a.info)
+	case switchModel:
+		m.removeLayer(l)
+		m.modelChosen(a.model)
 	case attachJob:
 		at := newJobAttach(a.job)
 		at.fit(m.width, m.height)

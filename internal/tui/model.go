@@ -206,7 +206,10 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return nil // the next View reads the screen
 	case approvalAskMsg:
 		return m.askApproval(msg) // approval.go
-	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg, approvalGoneMsg, permissionsLoadedMsg:
+	case thinkingCycledMsg:
+		m.thinkingCycled(msg) // modelpicker.go
+		return nil
+	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg, approvalGoneMsg, permissionsLoadedMsg, modelsLoadedMsg:
 		return m.broadcast(msg) // a layer's own report
 	case sessionOpenedMsg:
 		m.sessionOpened(msg) // resumecmd.go
@@ -285,6 +288,11 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case is(k, km.Mouse):
 		m.toggleMouse()
+		return nil
+	case is(k, km.ThinkingLevel):
+		return m.cycleThinking()
+	case is(k, km.Thinking):
+		m.tr.toggleThinking()
 		return nil
 	case is(k, km.Background):
 		if m.moveToBackground() {
@@ -450,7 +458,7 @@ func (m *model) submit(steer bool) tea.Cmd {
 		m.editor.Reset()
 		return m.startBang(command, excluded)
 	}
-	if m.cfg.Provider == nil {
+	if p, _, _ := m.modelNow(); p == nil {
 		m.pushHistory(text)
 		m.editor.Reset()
 		m.tr.add(&textItem{kind: kindUser, text: text})
@@ -528,9 +536,9 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 }
 
 func (m *model) startPrompt(text string) tea.Cmd {
-	cfg := m.cfg
+	provider, modelName, _ := m.modelNow()
 	return m.startRun(func(ctx context.Context, sess *session.AgentSession, reg *tools.Registry, emit func(session.Event)) error {
-		return sess.Prompt(ctx, text, cfg.Provider, cfg.Model, reg, emit)
+		return sess.Prompt(ctx, text, provider, modelName, reg, emit)
 	})
 }
 
@@ -540,6 +548,9 @@ func (m *model) startRun(run func(ctx context.Context, sess *session.AgentSessio
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.agentRunning, m.agentCancel, m.tr.toolAborted = true, cancel, false
 	sess, p, send, reg := m.session(), m.pump, m.send, m.reg
+	if m.cfg.Models != nil {
+		sess.SetModels(m.cfg.Models) // the loop reads the model at every call
+	}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -703,12 +714,12 @@ func (m *model) statusView() string {
 	if home, err := os.UserHomeDir(); err == nil && home != "" && (cwd == home || strings.HasPrefix(cwd, home+"/")) {
 		cwd = "~" + strings.TrimPrefix(cwd, home)
 	}
-	label := m.cfg.ModelLabel
-	if label == "" {
-		label = m.cfg.Model
+	provider, modelName, label := m.modelNow()
+	if th := m.thinkingStatus(); th != "" {
+		label += " · " + th
 	}
 	model := m.st.statusModel.Render(label)
-	if m.cfg.Provider == nil {
+	if provider == nil {
 		model = m.st.warning.Render(noModelStatus(m.cfg))
 	}
 	// The sandbox comes before the model, whose text may be long: a cut
@@ -724,7 +735,7 @@ func (m *model) statusView() string {
 		}
 	}
 	rest += model
-	if u := m.usage.text(m.cfg.Model); u != "" {
+	if u := m.usage.text(modelName); u != "" {
 		rest += m.st.status.Render(" · " + u)
 	}
 	// A long cwd gives way from its start ("…/app"), down to minCwd

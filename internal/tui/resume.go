@@ -46,6 +46,9 @@ func resumeItems(msgs []session.Message, cwd string) []item {
 			}
 			out = append(out, &textItem{kind: kindUser, text: v.Text})
 		case *session.AssistantMessage:
+			if th := thinkingText(v.Thinking); th != "" {
+				out = append(out, &thinkingItem{text: th})
+			}
 			if text := strings.TrimSpace(v.Text); text != "" {
 				out = append(out, &textItem{kind: kindAssistant, text: text})
 			}

@@ -90,6 +90,9 @@ func (m *model) cmdNew(string) tea.Cmd {
 // choose; with one it switches the model for the next turns (a turn in
 // progress ends on the model it started with).
 func (m *model) cmdModel(arg string) tea.Cmd {
+	if m.cfg.Models != nil {
+		return m.cmdModelWith(arg) // modelpicker.go
+	}
 	current := m.cfg.ModelLabel
 	if current == "" {
 		current = m.cfg.Model

@@ -25,8 +25,12 @@ type transcript struct {
 	items   []item
 	pending []item // bang commands started while the agent streams (SPEC §5)
 
-	assistant *textItem            // the answer streaming now
-	tools     map[string]*toolItem // the turn's running tool calls by id
+	assistant *textItem     // the answer streaming now
+	thinking  *thinkingItem // its thinking, once some came (thinking.go)
+	// showThinking: every thinking block is shown in full, not as its
+	// first words.
+	showThinking bool
+	tools        map[string]*toolItem // the turn's running tool calls by id
 	// toolAborted: a tool call of the turn shows that it was cancelled, so
 	// the turn's end says nothing more.
 	toolAborted bool
@@ -68,6 +72,9 @@ func newTranscript() *transcript {
 
 // add appends it and follows the end.
 func (t *transcript) add(it item) {
+	if th, ok := it.(*thinkingItem); ok {
+		th.show = &t.showThinking
+	}
 	t.items = append(t.items, it)
 	t.scroll = 0
 	t.dirty = true
@@ -130,7 +137,7 @@ func (t *transcript) runningTools() int { return len(t.tools) }
 // endTurn closes the agent's turn: its calls stop running and the bang
 // commands that ran meanwhile join the transcript after it.
 func (t *transcript) endTurn() {
-	t.assistant = nil
+	t.assistant, t.thinking = nil, nil
 	for id, it := range t.tools {
 		switch {
 		case it.placeholder:
@@ -175,15 +182,19 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 		}
 		if am, ok := e.Message.(*session.AssistantMessage); ok && t.assistant != nil {
 			t.assistant.text = strings.TrimSpace(am.Text)
+			t.streamThinking(am)
 		}
 		t.streamToolCall(e)
 		if e.Type == session.EventMessageEnd && t.assistant != nil {
+			t.thinking = nil
 			t.assistant.live = false
 			if t.assistant.text == "" {
 				t.remove(t.assistant)
 			}
 			t.assistant = nil
 		}
+	case session.EventAutoRetryStart:
+		t.notice(kindWarning, retryNotice(e))
 	case session.EventToolExecutionStart:
 		it := t.tools[e.ToolCallID] // shown while its arguments streamed
 		if it == nil {

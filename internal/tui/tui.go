@@ -58,6 +58,11 @@ type Config struct {
 	// /model; it returns the provider and the model name the requests
 	// carry. nil: /model only shows the model.
 	SwitchModel func(spec string) (llm.Provider, string, error)
+	// Models, when set, is the process's current model and thinking level
+	// (it wins over Provider, Model and SwitchModel): /model opens a
+	// picker of its available models, keys.Main.ThinkingLevel cycles the
+	// level (modelpicker.go).
+	Models *session.Models
 	// Approvals decide on the model's commands that bash.patterns rules
 	// or the sandbox stop; the TUI is their Approver (approval.go).
 	Approvals session.Approvals

@@ -1,0 +1,166 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+
+	"agentsh/internal/llm"
+	"agentsh/internal/session"
+)
+
+// Model, thinking and retry command types (docs/rpc.md).
+const (
+	CmdSetModel           = "set_model"
+	CmdCycleModel         = "cycle_model"
+	CmdGetAvailableModels = "get_available_models"
+	CmdSetThinkingLevel   = "set_thinking_level"
+	CmdCycleThinkingLevel = "cycle_thinking_level"
+	CmdSetAutoRetry       = "set_auto_retry"
+	CmdAbortRetry         = "abort_retry"
+)
+
+// errNoModels answers the model commands of a server without Config.Models.
+var errNoModels = errors.New("model switching is not available in this mode")
+
+// currentModel is the model a prompt uses now: Config.Models' when set,
+// else Config.Provider and Model.
+func (s *server) currentModel() (llm.Provider, string) {
+	if ms := s.cfg.Models; ms != nil {
+		return ms.Provider()
+	}
+	return s.cfg.Provider, s.cfg.Model
+}
+
+// attachModels gives sess the server's models and retry, so its loop reads
+// the model and level at every call.
+func (s *server) attachModels(sess *session.AgentSession) {
+	if s.cfg.Models != nil {
+		sess.SetModels(s.cfg.Models)
+	}
+	if s.cfg.Retry != nil {
+		sess.SetRetry(s.cfg.Retry)
+	}
+}
+
+// recordModel writes the current model and level to the session file.
+func (s *server) recordModel() {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	// A session file that cannot take the entry keeps the switch in effect
+	// for this process: the change itself succeeded.
+	_ = sess.RecordModelsOf(s.cfg.Models)
+}
+
+func (s *server) modelCommand(c *command) {
+	ms := s.cfg.Models
+	if ms == nil && *c.Type != CmdSetAutoRetry && *c.Type != CmdAbortRetry {
+		s.fail(c, errNoModels)
+		return
+	}
+	switch *c.Type {
+	case CmdSetModel:
+		provider, id := "", ""
+		if c.Provider != nil {
+			provider = *c.Provider
+		}
+		if c.ModelID != nil {
+			id = *c.ModelID
+		}
+		// Listing the models may take a while: answered in the background,
+		// like bash, so later commands are not held up.
+		s.background(func(ctx context.Context) {
+			md, err := ms.Set(ctx, provider, id)
+			if err != nil {
+				s.fail(c, err)
+				return
+			}
+			s.recordModel()
+			s.ok(c, md)
+		})
+	case CmdCycleModel:
+		s.background(func(ctx context.Context) {
+			res, err := ms.Cycle(ctx)
+			switch {
+			case err != nil:
+				s.fail(c, err)
+			case res == nil:
+				s.writeLine(nullData(c))
+			default:
+				s.recordModel()
+				s.ok(c, res)
+			}
+		})
+	case CmdGetAvailableModels:
+		s.background(func(ctx context.Context) {
+			models := ms.Available(ctx)
+			if models == nil {
+				models = []session.Model{}
+			}
+			s.ok(c, map[string]any{"models": models})
+		})
+	case CmdSetThinkingLevel:
+		level := ""
+		if c.Level != nil {
+			level = *c.Level
+		}
+		if err := ms.SetThinkingLevel(level); err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.recordModel()
+		s.ok(c, nil)
+	case CmdCycleThinkingLevel:
+		s.background(func(ctx context.Context) {
+			level, ok := ms.CycleThinkingLevel(ctx)
+			if !ok {
+				s.writeLine(nullData(c))
+				return
+			}
+			s.recordModel()
+			s.ok(c, map[string]string{"level": level})
+		})
+	case CmdSetAutoRetry:
+		if c.Enabled == nil {
+			s.fail(c, errors.New(`set_auto_retry needs "enabled": true or false`))
+			return
+		}
+		if s.cfg.Retry != nil {
+			s.cfg.Retry.SetEnabled(*c.Enabled)
+		}
+		s.ok(c, nil)
+	case CmdAbortRetry:
+		if s.cfg.Retry != nil {
+			s.cfg.Retry.Abort()
+		}
+		s.ok(c, nil)
+	}
+}
+
+// nullData is a success whose data is null, as the reference answers
+// cycle_model and cycle_thinking_level when there is nothing to cycle.
+func nullData(c *command) any {
+	return struct {
+		ID      any    `json:"id,omitempty"`
+		Type    string `json:"type"`
+		Command string `json:"command"`
+		Success bool   `json:"success"`
+		Data    any    `json:"data"`
+	}{ID: rawID(c), Type: "response", Command: *c.Type, Success: true}
+}
+
+func rawID(c *command) any {
+	if len(c.ID) == 0 {
+		return nil
+	}
+	return c.ID
+}
+
+// background runs f in its own goroutine, waited for by Serve.
+func (s *server) background(f func(ctx context.Context)) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f(s.base)
+	}()
+}

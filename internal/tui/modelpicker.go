@@ -1,0 +1,279 @@
+package tui
+
+// /model: a picker of the available models (those of the configured
+// providers, Config.Models) as a layer over the transcript; the chosen
+// model answers from the next model call. keys.Main.ThinkingLevel cycles
+// the thinking level. Both are saved in the session file, so a resumed
+// session continues with them.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/llm"
+	"agentsh/internal/session"
+)
+
+// modelsLoadedMsg carries the available models to the picker.
+type modelsLoadedMsg struct{ models []session.Model }
+
+// thinkingCycledMsg carries the thinking level after a cycle; ok is false
+// when the model cannot think.
+type thinkingCycledMsg struct {
+	level string
+	ok    bool
+}
+
+// switchModel is the picker's action (see layers.go): use model from now.
+type switchModel struct{ model session.Model }
+
+// modelPicker lists the available models; the current one is marked and
+// selected first.
+type modelPicker struct {
+	models  []session.Model
+	loaded  bool
+	sel     int
+	current string // "provider/id" of the model in use
+}
+
+func (p *modelPicker) update(msg tea.Msg) (action, tea.Cmd) {
+	switch msg := msg.(type) {
+	case modelsLoadedMsg:
+		p.models, p.loaded = msg.models, true
+		for i, md := range p.models {
+			if md.Spec() == p.current {
+				p.sel = i
+			}
+		}
+	case tea.KeyPressMsg:
+		k := keys.Models
+		switch {
+		case key.Matches(msg, k.Cancel):
+			return closeLayer{}, nil
+		case key.Matches(msg, k.Up):
+			p.sel--
+		case key.Matches(msg, k.Down):
+			p.sel++
+		case key.Matches(msg, k.PageUp):
+			p.sel -= 10
+		case key.Matches(msg, k.PageDown):
+			p.sel += 10
+		case key.Matches(msg, k.First):
+			p.sel = 0
+		case key.Matches(msg, k.Last):
+			p.sel = len(p.models) - 1
+		case key.Matches(msg, k.Choose):
+			if len(p.models) > 0 {
+				return switchModel{model: p.models[p.sel]}, nil
+			}
+		}
+		p.sel = min(max(p.sel, 0), max(len(p.models)-1, 0))
+	}
+	return nil, nil // a paste or a click goes nowhere while the list shows
+}
+
+// modelPickerHelp is the picker's footer.
+func modelPickerHelp() string {
+	k := keys.Models
+	return helpLine(entry{Key: name(k.Up) + name(k.Down), Desc: "select"}, help(k.Choose), help(k.Cancel))
+}
+
+func (p *modelPicker) view(width, height int, st *styles) surface {
+	lines := make([]string, 0, height)
+	add := func(s string) {
+		if ansi.StringWidth(s) > width {
+			s = ansi.Truncate(s, width, "…")
+		}
+		lines = append(lines, s)
+	}
+	cur := p.current
+	if cur == "" {
+		cur = "none"
+	}
+	add(st.overlayTitle.Render("Switch model") + st.dim.Render(" · now "+cur))
+	add("")
+	switch {
+	case !p.loaded:
+		add(st.dim.Render("Asking the providers for their models…"))
+	case len(p.models) == 0:
+		add(st.dim.Render("No model available: set a provider's key (providers: " + strings.Join(llm.Providers, ", ") + ")."))
+	default:
+		specW := 0
+		for _, md := range p.models {
+			specW = max(specW, ansi.StringWidth(md.Spec()))
+		}
+		listH := max(height-len(lines)-2, 1)
+		first := min(max(p.sel-listH+1, 0), max(len(p.models)-listH, 0))
+		for i := first; i < min(first+listH, len(p.models)); i++ {
+			md := p.models[i]
+			mark := "  "
+			if i == p.sel {
+				mark = "› "
+			}
+			row := mark + md.Spec() + strings.Repeat(" ", specW-ansi.StringWidth(md.Spec())) + "  " + modelFacts(md)
+			if md.Spec() == p.current {
+				row += "  (current)"
+			}
+			if ansi.StringWidth(row) > width {
+				row = ansi.Truncate(row, width, "…")
+			}
+			if i == p.sel {
+				row = st.selected.Render(row)
+			}
+			add(row)
+		}
+	}
+	for len(lines) < height-1 {
+		lines = append(lines, "")
+	}
+	lines = lines[:max(height-1, 0)]
+	add(st.dim.Render(modelPickerHelp()))
+	return surface{content: strings.Join(lines, "\n")}
+}
+
+func (p *modelPicker) covers() bool { return true }
+
+// modelFacts is what the picker says of a model: its context window and
+// whether it thinks.
+func modelFacts(md session.Model) string {
+	var facts []string
+	if md.ContextWindow > 0 {
+		facts = append(facts, tokensShort(md.ContextWindow)+" context")
+	}
+	if md.Reasoning {
+		facts = append(facts, "thinks")
+	}
+	return strings.Join(facts, " · ")
+}
+
+// tokensShort is n as 128k or 1M.
+func tokensShort(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+	case n >= 1000:
+		return fmt.Sprintf("%dk", (n+500)/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// openModelPicker is /model without a word: the picker, with the models
+// asked of the providers in a command.
+func (m *model) openModelPicker() tea.Cmd {
+	ms := m.cfg.Models
+	m.push(&modelPicker{current: ms.Spec()})
+	ctx := m.ctx
+	return func() tea.Msg { return modelsLoadedMsg{models: ms.Available(ctx)} }
+}
+
+// modelChosen switches to the picker's choice.
+func (m *model) modelChosen(md session.Model) {
+	if err := m.cfg.Models.Use(md.Provider, md.ID); err != nil {
+		m.tr.notice(kindError, "Model unchanged: "+err.Error())
+		return
+	}
+	m.modelSwitched(md.Spec())
+}
+
+// modelSwitched says that the model is now spec and records it.
+func (m *model) modelSwitched(spec string) {
+	m.cfg.ModelError = ""
+	note := "Model: " + spec
+	if m.agentRunning {
+		note += " from the next model call"
+	}
+	m.tr.notice(kindInfo, note+".")
+	m.recordModel()
+}
+
+// recordModel writes the model and thinking level to the session file.
+func (m *model) recordModel() {
+	if err := m.session().RecordModelsOf(m.cfg.Models); err != nil {
+		m.tr.notice(kindWarning, "The session file did not take the change: "+err.Error())
+	}
+}
+
+// cycleThinking is keys.Main.ThinkingLevel: the next thinking level, found
+// in a command (whether the model thinks may be asked of its provider).
+func (m *model) cycleThinking() tea.Cmd {
+	ms := m.cfg.Models
+	if ms == nil {
+		m.flash = "Thinking levels are not available here"
+		return nil
+	}
+	ctx := m.ctx
+	return func() tea.Msg {
+		level, ok := ms.CycleThinkingLevel(ctx)
+		return thinkingCycledMsg{level: level, ok: ok}
+	}
+}
+
+// thinkingCycled shows the new level.
+func (m *model) thinkingCycled(msg thinkingCycledMsg) {
+	if !msg.ok {
+		m.flash = "This model does not think"
+		return
+	}
+	m.flash = "Thinking: " + msg.level
+	m.recordModel()
+}
+
+// modelNow is the model prompts go to: its provider (nil: none), the name
+// the requests carry, and the status line's label.
+func (m *model) modelNow() (llm.Provider, string, string) {
+	if ms := m.cfg.Models; ms != nil {
+		if p, id := ms.Provider(); p != nil {
+			return p, id, p.Name() + "/" + id
+		}
+		return nil, "", m.cfg.ModelLabel
+	}
+	label := m.cfg.ModelLabel
+	if label == "" {
+		label = m.cfg.Model
+	}
+	return m.cfg.Provider, m.cfg.Model, label
+}
+
+// thinkingStatus is the status line's thinking level ("" when off).
+func (m *model) thinkingStatus() string {
+	if m.cfg.Models == nil {
+		return ""
+	}
+	if l := m.cfg.Models.ThinkingLevel(); l != llm.ThinkingOff {
+		return "thinking " + l
+	}
+	return ""
+}
+
+// cmdModelWith is /model with Config.Models: without a word the picker,
+// with "provider/name" a switch to it (as --model, whether or not the
+// provider lists it).
+func (m *model) cmdModelWith(arg string) tea.Cmd {
+	if arg == "" {
+		return m.openModelPicker()
+	}
+	_, _, current := m.modelNow()
+	p, id, err := llm.ParseModel(arg)
+	if err == nil {
+		err = m.cfg.Models.Use(p, id)
+	}
+	if err != nil {
+		m.tr.notice(kindError, "Model unchanged ("+current+"): "+err.Error())
+		return nil
+	}
+	m.modelSwitched(p + "/" + id)
+	return nil
+}
+
+// retryNotice says that a model call failed and is tried again.
+func retryNotice(e session.Event) string {
+	return fmt.Sprintf("%s · trying again in %s (%d of %d; %s gives up)", e.ErrorMessage,
+		time.Duration(e.DelayMs)*time.Millisecond, e.Attempt, e.MaxAttempts, name(keys.Main.Cancel))
+}
