@@ -28,9 +28,9 @@ func newModels(o printOptions, spec string, live *session.LiveSettings) (*sessio
 
 // attachModels makes agent's loop read models and retry at every call. A
 // resumed session continues with the model and level it recorded last,
-// unless --model or --thinking chose one. Only changes are recorded (as
-// the reference does): a session that never switched continues with the
-// configured model.
+// unless --model or --thinking chose one. A new session records the model
+// it starts with, as the reference does (its first entries are the model
+// and level; they are written with the first message), then every change.
 func attachModels(agent *session.AgentSession, models *session.Models, retry *session.Retry, o printOptions) error {
 	return attachModelsRestoring(agent, models, retry, o.model == "" && o.thinking == "")
 }
@@ -40,9 +40,11 @@ func attachModels(agent *session.AgentSession, models *session.Models, retry *se
 func attachModelsRestoring(agent *session.AgentSession, models *session.Models, retry *session.Retry, restore bool) error {
 	agent.SetModels(models)
 	agent.SetRetry(retry)
-	var err error
-	if restore && len(agent.Messages()) > 0 {
-		err = agent.RestoreModel(models)
+	if len(agent.Messages()) == 0 {
+		return agent.RecordModelsOf(models)
 	}
-	return err
+	if restore {
+		return agent.RestoreModel(models)
+	}
+	return nil
 }

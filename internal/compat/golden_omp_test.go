@@ -1,8 +1,6 @@
-//go:build ompgolden
-
-// The golden comparison of agentsh against omp's recorded transcripts.
-// Enabled with `go test -tags ompgolden ./internal/compat`; to make it part
-// of every run, delete the build line above.
+// The golden comparison of agentsh against omp's recorded transcripts: it
+// runs in every `go test` (and so in CI); `make compat` runs omp's own
+// client against agentsh besides.
 
 package compat
 
@@ -15,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -142,8 +141,11 @@ func isMessageEntry(m map[string]any) bool { return m["type"] == "message" }
 // ModelScript and compares its transcript, and its session file's message
 // entries, with omp's.
 func TestOmpGoldenRPC(t *testing.T) {
-	var srv *fakemodel.Server
-	srv = fakemodel.New(t, ModelScript(func() *fakemodel.Server { return srv }))
+	// The script reads the server through an atomic: its handler runs on
+	// another goroutine than the one that gets the server from New.
+	var ref atomic.Pointer[fakemodel.Server]
+	srv := fakemodel.New(t, ModelScript(ref.Load))
+	ref.Store(srv)
 	r := newAgentshRun(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -173,8 +175,11 @@ func TestOmpGoldenRPC(t *testing.T) {
 // and compares its output, and its session file's message entries, with
 // omp's.
 func TestOmpGoldenJSON(t *testing.T) {
-	var srv *fakemodel.Server
-	srv = fakemodel.New(t, ModelScript(func() *fakemodel.Server { return srv }))
+	// The script reads the server through an atomic: its handler runs on
+	// another goroutine than the one that gets the server from New.
+	var ref atomic.Pointer[fakemodel.Server]
+	srv := fakemodel.New(t, ModelScript(ref.Load))
+	ref.Store(srv)
 	r := newAgentshRun(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

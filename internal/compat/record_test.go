@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,8 +36,11 @@ func TestRecordOmp(t *testing.T) {
 		}
 	}
 
-	var srv *fakemodel.Server
-	srv = fakemodel.New(t, ModelScript(func() *fakemodel.Server { return srv }))
+	// The script reads the server through an atomic: its handler runs on
+	// another goroutine than the one that gets the server from New.
+	var ref atomic.Pointer[fakemodel.Server]
+	srv := fakemodel.New(t, ModelScript(ref.Load))
+	ref.Store(srv)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

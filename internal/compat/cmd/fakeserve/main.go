@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -27,8 +28,11 @@ func (p *processTB) Cleanup(f func()) { p.cleanups = append(p.cleanups, f) }
 
 func main() {
 	tb := &processTB{}
-	var srv *fakemodel.Server
-	srv = fakemodel.New(tb, compat.ModelScript(func() *fakemodel.Server { return srv }))
+	// The script reads the server through an atomic: its handler runs on
+	// another goroutine than the one that gets the server from New.
+	var ref atomic.Pointer[fakemodel.Server]
+	srv := fakemodel.New(tb, compat.ModelScript(ref.Load))
+	ref.Store(srv)
 	fmt.Println(srv.OpenAIBaseURL())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
