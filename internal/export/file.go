@@ -13,16 +13,49 @@ import (
 
 // FromSession is the export input of a live session: its id, the
 // directory it started in, its start time (the session file's header; the
-// first message's time for a session kept in memory) and its messages as
-// recorded.
+// first message's time for a session kept in memory) and its messages.
+// A compacted session continues from a summary, but its file keeps every
+// message: the export is the whole history, read back from the file, with
+// the summary where the compaction took place. (A session kept in memory,
+// or one whose file cannot be read, exports what it holds.)
 func FromSession(a *session.AgentSession) ExportInput {
 	in := ExportInput{SessionID: a.ID(), Cwd: a.StartDir(), Messages: a.Messages()}
-	if st := a.Store(); st != nil {
-		if t, err := time.Parse(time.RFC3339Nano, st.Header().Timestamp); err == nil {
-			in.Start = t
+	st := a.Store()
+	if st == nil {
+		return in
+	}
+	if t, err := time.Parse(time.RFC3339Nano, st.Header().Timestamp); err == nil {
+		in.Start = t
+	}
+	if !startsWithSummary(in.Messages) {
+		return in
+	}
+	if full, _, err := session.Load(st.Path()); err == nil {
+		in.Messages = full.Messages
+		if c := full.Compaction; c != nil {
+			// Before the first message kept: what precedes it is what the
+			// summary stands for.
+			at := min(full.CompactionAt, len(full.Messages))
+			for i, id := range full.EntryIDs {
+				if id == c.FirstKeptEntryID {
+					at = i
+					break
+				}
+			}
+			marker := &session.CompactionSummaryMessage{Summary: c.Summary, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter}
+			in.Messages = append(append(append([]session.Message(nil), full.Messages[:at]...), marker), full.Messages[at:]...)
 		}
 	}
 	return in
+}
+
+// startsWithSummary reports whether msgs start from a compaction's summary.
+func startsWithSummary(msgs []session.Message) bool {
+	if len(msgs) == 0 {
+		return false
+	}
+	_, ok := msgs[0].(*session.CompactionSummaryMessage)
+	return ok
 }
 
 // DefaultFileName is where an export goes when no path is given, relative

@@ -136,3 +136,51 @@ func TestWriteSessionUnwritable(t *testing.T) {
 		t.Fatalf("writing over a folder: %v", err)
 	}
 }
+
+// A compacted session goes on from a summary, but the export is its whole
+// history, read back from the file, with the summary where it took place.
+func TestExportCompactedSessionHasTheWholeHistory(t *testing.T) {
+	a, store, cwd := storedSession(t)
+	old := &session.UserMessage{Text: "the oldest question", Timestamp: t0 + 2}
+	kept := &session.UserMessage{Text: "the newest question", Timestamp: t0 + 3}
+	if err := a.Append(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append(kept); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.AppendCompaction(session.CompactionEntry{Summary: "they talked <a lot>",
+		FirstKeptEntryID: store.EntryID(kept), TokensBefore: 1200, TokensAfter: 300}); err != nil {
+		t.Fatal(err)
+	}
+	path := store.Path()
+	store.Close()
+	reopened, _, err := session.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reopened.Close() })
+	exec := bash.NewExecutor()
+	t.Cleanup(exec.Close)
+	b, err := session.New(cwd, reopened, exec, bash.ShellConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs := b.Messages(); len(msgs) == 0 || msgs[0].Role() != session.RoleCompactionSummary {
+		t.Fatalf("the resumed session does not start from the summary: %v", msgs)
+	}
+	out, err := WriteSession(b, "full.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readChecked(t, out)
+	for _, want := range []string{"hello &lt;b&gt;there&lt;/b&gt;", "the oldest question", "the newest question",
+		"they talked &lt;a lot&gt;", "Compacted: the turns above were summarized"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the export lacks %q", want)
+		}
+	}
+	if i, j := strings.Index(page, "the oldest question"), strings.Index(page, "Compacted:"); i < 0 || j < i || j > strings.Index(page, "the newest question") {
+		t.Errorf("the compaction marker is not between the summarized and the kept turns")
+	}
+}

@@ -89,9 +89,21 @@ func writeDoc(b *strings.Builder, s ExportInput) {
 			}
 		case *session.BashExecutionMessage:
 			writeBang(b, v)
+		case *session.CompactionSummaryMessage:
+			writeCompaction(b, v)
 		}
 	}
 	b.WriteString("</main>\n</body>\n</html>\n")
+}
+
+// writeCompaction marks where the conversation was compacted: what came
+// before was summarized for the model (the summary, collapsed), what
+// follows it went on from there.
+func writeCompaction(b *strings.Builder, m *session.CompactionSummaryMessage) {
+	b.WriteString("<section class=\"msg compaction\">\n")
+	fmt.Fprintf(b, "<p class=\"meta\">Compacted: the turns above were summarized for the model (%s → %s tokens)</p>\n",
+		thousands(m.TokensBefore), thousands(m.TokensAfter))
+	b.WriteString("<details><summary>Summary</summary>\n<pre>" + esc(m.Summary) + "</pre>\n</details>\n</section>\n")
 }
 
 func writeHeader(b *strings.Builder, s ExportInput) {

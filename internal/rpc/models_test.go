@@ -191,6 +191,28 @@ func TestAvailableModelsFromTheServer(t *testing.T) {
 	}
 }
 
+// A server may answer for a model it does not list (an alias, a model
+// loaded on demand): the configured one is available all the same, so a
+// client can switch back to it.
+func TestAvailableModelsKeepTheConfiguredOne(t *testing.T) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) { w.Answer("ok") })
+	srv.SetModels(fakemodel.Model{ID: "listed"})
+	c, models, _ := startModels(t, modelsSetup{spec: "openai/unlisted", env: srv.OpenAIEnv()})
+	var ids []string
+	for _, m := range c.call("a", `{"id":"a","type":"get_available_models"}`)["data"].(map[string]any)["models"].([]any) {
+		ids = append(ids, m.(map[string]any)["id"].(string))
+	}
+	if strings.Join(ids, ",") != "listed,unlisted" {
+		t.Fatalf("models %v, want the listed one and the configured one", ids)
+	}
+	if r := c.call("s", `{"id":"s","type":"set_model","provider":"openai","modelId":"listed"}`); r["success"] != true || models.Spec() != "openai/listed" {
+		t.Errorf("set_model to the listed model: %v (now %s)", r, models.Spec())
+	}
+	if r := c.call("b", `{"id":"b","type":"set_model","provider":"openai","modelId":"unlisted"}`); r["success"] != true || models.Spec() != "openai/unlisted" {
+		t.Errorf("set_model back to the configured model: %v (now %s)", r, models.Spec())
+	}
+}
+
 func TestAvailableModelsListingFails(t *testing.T) {
 	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) { w.Answer("ok") })
 	srv.SetModelsError(http.StatusInternalServerError, `{"error":"down"}`)

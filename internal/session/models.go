@@ -78,6 +78,7 @@ type Models struct {
 	providers map[string]llm.Provider // built on first use
 	provider  llm.Provider            // nil: no model configured
 	model     string
+	initial   [2]string                  // the provider and model given at start: available whatever the listing says
 	level     string                     // as chosen; the effective one is clamped to the model
 	listed    map[string][]llm.ModelInfo // successful listings, per provider
 }
@@ -106,6 +107,7 @@ func NewModels(spec string, opts ModelsOptions) (*Models, error) {
 		}
 		m.providers[p.Name()] = p
 		m.provider, m.model = p, id
+		m.initial = [2]string{p.Name(), id}
 	}
 	return m, nil
 }
@@ -321,9 +323,11 @@ func (m *Models) list(ctx context.Context, provider string) []llm.ModelInfo {
 }
 
 // Available lists the models of the configured providers: each provider's
-// listing, or, when it has none (it failed, or the provider cannot list),
-// the models configured for it (the current one, the enabled ones). The
-// settings' enabledModels, when given, keep only the models they match.
+// listing, and the models configured for it (the current one, the one
+// given at start, the enabled ones) also when the listing leaves them out (it failed, the provider
+// cannot list, or the server answers for more names than it lists, as
+// aliases). The settings' enabledModels, when given, keep only the models
+// they match.
 func (m *Models) Available(ctx context.Context) []Model {
 	var out []Model
 	seen := map[string]bool{}
@@ -336,18 +340,18 @@ func (m *Models) Available(ctx context.Context) []Model {
 	for _, prov := range m.ConfiguredProviders() {
 		infos := m.list(ctx, prov)
 		m.mu.Lock()
-		if infos != nil {
-			for _, info := range infos {
-				add(m.describeLocked(prov, info.ID))
-			}
-		} else {
-			if m.provider != nil && m.provider.Name() == prov {
-				add(m.describeLocked(prov, m.model))
-			}
-			for _, e := range m.enabled {
-				if p, id, err := llm.ParseModel(e); err == nil && p == prov && !strings.ContainsAny(id, "*?[") {
-					add(m.describeLocked(p, id))
-				}
+		for _, info := range infos {
+			add(m.describeLocked(prov, info.ID))
+		}
+		if m.provider != nil && m.provider.Name() == prov {
+			add(m.describeLocked(prov, m.model))
+		}
+		if m.initial[0] == prov {
+			add(m.describeLocked(prov, m.initial[1]))
+		}
+		for _, e := range m.enabled {
+			if p, id, err := llm.ParseModel(e); err == nil && p == prov && !strings.ContainsAny(id, "*?[") {
+				add(m.describeLocked(p, id))
 			}
 		}
 		m.mu.Unlock()

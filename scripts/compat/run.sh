@@ -21,7 +21,10 @@ cleanup() {
 trap cleanup EXIT INT TERM
 go build -o "$tmp/agentsh" ./cmd/agentsh
 go build -o "$tmp/fakeserve" ./internal/compat/cmd/fakeserve
-mkdir -p "$tmp/home" "$tmp/data" "$tmp/config" "$tmp/work"
+mkdir -p "$tmp/home" "$tmp/data" "$tmp/config/agentsh" "$tmp/work"
+# The session the client builds is small: keep only its newest turn, so
+# compact has older turns to summarize.
+echo '{"compaction": {"keepRecentTokens": 1}}' >"$tmp/config/agentsh/settings.json"
 "$tmp/fakeserve" >"$tmp/url" &
 fake=$!
 i=0

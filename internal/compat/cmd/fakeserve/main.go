@@ -33,6 +33,9 @@ func main() {
 	var ref atomic.Pointer[fakemodel.Server]
 	srv := fakemodel.New(tb, compat.ModelScript(ref.Load))
 	ref.Store(srv)
+	// The model the compat client uses, listed as one that thinks, so its
+	// thinking level can be set and read back.
+	srv.SetModels(fakemodel.Model{ID: "fake-model", Name: "Fake Model", ContextWindow: 128_000, MaxTokens: 4_096, Reasoning: true})
 	fmt.Println(srv.OpenAIBaseURL())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
