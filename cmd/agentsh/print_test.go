@@ -80,8 +80,12 @@ func TestPrintText(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], `{"type":"session"`) {
-		t.Errorf("session file has %d lines (want header + user, assistant, tool result, assistant): %q", len(lines), clip(string(data)))
+	// The model the session starts with is its first entry, as the
+	// reference's; its parent is null, and the user message's its id.
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], `{"type":"session"`) ||
+		!strings.HasPrefix(lines[1], `{"type":"model_change","id":"`) || !strings.Contains(lines[1], `"parentId":null,`) ||
+		!strings.Contains(lines[1], `"model":"openai/test"`) || !strings.HasPrefix(lines[2], `{"type":"message","id":"`) {
+		t.Errorf("session file has %d lines (want header + model + user, assistant, tool result, assistant): %q", len(lines), clip(string(data)))
 	}
 
 	// --print is the long form; the model can also come from settings.
@@ -237,8 +241,9 @@ func TestPrintContinueAndResume(t *testing.T) {
 	}
 	f.Close()
 	r := s.runIn(nil, env, "--resume", files[0], "-p", "fourth", "--model", "openai/test")
-	if r.code != 0 || r.stdout != "answer 3\n" || !strings.Contains(r.stderr, files[0]+":6:") {
-		t.Errorf("resume with a corrupt line 6: %v", r)
+	// Line 1 is the header, 2 the model, 3–6 the two exchanges.
+	if r.code != 0 || r.stdout != "answer 3\n" || !strings.Contains(r.stderr, files[0]+":7:") {
+		t.Errorf("resume with a corrupt line 7: %v", r)
 	}
 	got = strings.Join(wire(srv.requests()[3]), "|")
 	if !strings.HasSuffix(got, "user: first|assistant: answer 0|user: second|assistant: answer 1|user: fourth") {
