@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"testing"
@@ -50,6 +51,52 @@ func FuzzParseSettingsFile(f *testing.F) {
 		}
 		if se.File != "f.json" || se.Line < 1 || se.Col < 1 {
 			t.Fatalf("error not located: %+v", se)
+		}
+	})
+}
+
+// FuzzUnmarshalMessage: a message line of a session file, or of a client's
+// get_messages reply fed back, is untrusted. Decoding never panics, and
+// what decodes encodes to the reference's shape and decodes to the same
+// message again.
+func FuzzUnmarshalMessage(f *testing.F) {
+	for _, m := range sampleMessages() {
+		b, err := MarshalMessage(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{
+		`{"role":"user","text":"old shape"}`,
+		`{"role":"user","content":"plain"}`,
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"bash","arguments":"not an object"}]}`,
+		`{"role":"assistant","content":[{"type":"thinking"},{"type":"redactedThinking"},{"type":"image","data":"x"}]}`,
+		`{"role":"toolResult","content":[{"type":"text"},{"type":"text","text":null}]}`,
+		`{"role":"compactionSummary","summary":"s","tokensBefore":1}`,
+		`{"role":"user","content":[1,2]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := UnmarshalMessage(data)
+		if err != nil {
+			return
+		}
+		b, err := MarshalMessage(m)
+		if err != nil {
+			t.Fatalf("decoded %s but cannot encode it: %v", data, err)
+		}
+		if !json.Valid(b) {
+			t.Fatalf("encoded %q is not JSON", b)
+		}
+		m2, err := UnmarshalMessage(b)
+		if err != nil {
+			t.Fatalf("cannot decode its own encoding %s: %v", b, err)
+		}
+		b2, err := MarshalMessage(m2)
+		if err != nil || string(b2) != string(b) {
+			t.Fatalf("encoding is not stable:\n%s\n%s (%v)", b, b2, err)
 		}
 	})
 }
