@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -22,31 +20,7 @@ func TestRPCSwitchSessionEndToEnd(t *testing.T) {
 	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) { w.Answer(fmt.Sprintf("answer %d", n)) })
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := s.command(ctx, s.work, srv.OpenAIEnv(), "--mode", "rpc", "--model", "openai/test")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outPipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(outPipe)
-	next := func() map[string]any {
-		t.Helper()
-		b, err := r.ReadBytes('\n')
-		if err != nil {
-			t.Fatalf("read: %v (%q)", err, b)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("not JSON: %q", b)
-		}
-		return m
-	}
+	cmd, in, next := startRPCLines(t, s.command(ctx, s.work, srv.OpenAIEnv(), "--mode", "rpc", "--model", "openai/test"))
 	call := func(id, line string) map[string]any {
 		t.Helper()
 		if _, err := io.WriteString(in, line+"\n"); err != nil {

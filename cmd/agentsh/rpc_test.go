@@ -159,16 +159,11 @@ func TestRPCModeEndToEnd(t *testing.T) {
 	assertNoMarkedProcs(t, strings.TrimPrefix(strings.TrimSpace(string(b)), "mark="))
 }
 
-// TestRPCPromptEndToEnd: a prompt over RPC against a local server speaking
-// OpenAI's streaming wire format is acknowledged at once, streams events
-// (the bash tool call included) and ends with agent_end; get_messages then
-// holds the whole turn.
-func TestRPCPromptEndToEnd(t *testing.T) {
-	s := newSandbox(t)
-	srv := newSSEServer(t, seqScript)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	cmd := s.command(ctx, s.work, srv.env(), "--mode", "rpc", "--model", "openai/test")
+// startRPCLines starts cmd (an `agentsh --mode rpc`) with pipes: in writes
+// commands, next reads the next output line as JSON (failing the test on
+// a read error or a line that is not JSON).
+func startRPCLines(t *testing.T, cmd *exec.Cmd) (*exec.Cmd, io.WriteCloser, func() map[string]any) {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -193,6 +188,19 @@ func TestRPCPromptEndToEnd(t *testing.T) {
 		}
 		return m
 	}
+	return cmd, in, next
+}
+
+// TestRPCPromptEndToEnd: a prompt over RPC against a local server speaking
+// OpenAI's streaming wire format is acknowledged at once, streams events
+// (the bash tool call included) and ends with agent_end; get_messages then
+// holds the whole turn.
+func TestRPCPromptEndToEnd(t *testing.T) {
+	s := newSandbox(t)
+	srv := newSSEServer(t, seqScript)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd, in, next := startRPCLines(t, s.command(ctx, s.work, srv.env(), "--mode", "rpc", "--model", "openai/test"))
 	if l := next(); l["type"] != "ready" {
 		t.Fatalf("first line %v", l)
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"agentsh/internal/render"
 )
@@ -101,9 +102,33 @@ type mentionKeys struct {
 	Accept, Close, Up, Down key.Binding
 }
 
-// pickerKeys choose in the session picker (picker.go).
+// pickerKeys choose in the session picker (picker.go) and the model
+// picker (modelpicker.go).
 type pickerKeys struct {
 	Cancel, Up, Down, PageUp, PageDown, First, Last, Choose key.Binding
+}
+
+// move is where a list's selection goes for msg (n items, sel selected
+// now), and whether msg was a movement key at all; the result is always a
+// valid index (0 for an empty list).
+func (k pickerKeys) move(msg tea.KeyPressMsg, sel, n int) (int, bool) {
+	switch {
+	case key.Matches(msg, k.Up):
+		sel--
+	case key.Matches(msg, k.Down):
+		sel++
+	case key.Matches(msg, k.PageUp):
+		sel -= 10
+	case key.Matches(msg, k.PageDown):
+		sel += 10
+	case key.Matches(msg, k.First):
+		sel = 0
+	case key.Matches(msg, k.Last):
+		sel = n - 1
+	default:
+		return min(max(sel, 0), max(n-1, 0)), false
+	}
+	return min(max(sel, 0), max(n-1, 0)), true
 }
 
 // menuKeys choose in the slash menu (slashmenu.go).

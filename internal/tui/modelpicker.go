@@ -52,27 +52,18 @@ func (p *modelPicker) update(msg tea.Msg) (action, tea.Cmd) {
 		}
 	case tea.KeyPressMsg:
 		k := keys.Models
+		var moved bool
+		if p.sel, moved = k.move(msg, p.sel, len(p.models)); moved {
+			return nil, nil
+		}
 		switch {
 		case key.Matches(msg, k.Cancel):
 			return closeLayer{}, nil
-		case key.Matches(msg, k.Up):
-			p.sel--
-		case key.Matches(msg, k.Down):
-			p.sel++
-		case key.Matches(msg, k.PageUp):
-			p.sel -= 10
-		case key.Matches(msg, k.PageDown):
-			p.sel += 10
-		case key.Matches(msg, k.First):
-			p.sel = 0
-		case key.Matches(msg, k.Last):
-			p.sel = len(p.models) - 1
 		case key.Matches(msg, k.Choose):
 			if len(p.models) > 0 {
 				return switchModel{model: p.models[p.sel]}, nil
 			}
 		}
-		p.sel = min(max(p.sel, 0), max(len(p.models)-1, 0))
 	}
 	return nil, nil // a paste or a click goes nowhere while the list shows
 }

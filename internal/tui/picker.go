@@ -83,27 +83,18 @@ func (p *sessionPicker) update(msg tea.Msg) any {
 		return nil
 	case tea.KeyPressMsg:
 		k := keys.Picker
+		var moved bool
+		if p.sel, moved = k.move(msg, p.sel, len(p.list)); moved {
+			return nil
+		}
 		switch {
 		case key.Matches(msg, k.Cancel):
 			return pickerCancel{}
-		case key.Matches(msg, k.Up):
-			p.sel--
-		case key.Matches(msg, k.Down):
-			p.sel++
-		case key.Matches(msg, k.PageUp):
-			p.sel -= 10
-		case key.Matches(msg, k.PageDown):
-			p.sel += 10
-		case key.Matches(msg, k.First):
-			p.sel = 0
-		case key.Matches(msg, k.Last):
-			p.sel = len(p.list) - 1
 		case key.Matches(msg, k.Choose):
 			if len(p.list) > 0 {
 				return pickerChoose{info: p.list[p.sel]}
 			}
 		}
-		p.sel = min(max(p.sel, 0), max(len(p.list)-1, 0))
 	}
 	return nil
 }
