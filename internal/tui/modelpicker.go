@@ -110,21 +110,10 @@ func (p *modelPicker) view(width, height int, st *styles) surface {
 			if md.Spec() == p.current {
 				row += "  (current)"
 			}
-			if ansi.StringWidth(row) > width {
-				row = ansi.Truncate(row, width, "…")
-			}
-			if i == p.sel {
-				row = st.selected.Render(row)
-			}
-			add(row)
+			add(pickerRow(row, width, i == p.sel, st))
 		}
 	}
-	for len(lines) < height-1 {
-		lines = append(lines, "")
-	}
-	lines = lines[:max(height-1, 0)]
-	add(st.dim.Render(modelPickerHelp()))
-	return surface{content: strings.Join(lines, "\n")}
+	return surface{content: pickerFrame(lines, width, height, st.dim.Render(modelPickerHelp()))}
 }
 
 func (p *modelPicker) covers() bool { return true }

@@ -133,23 +133,35 @@ func (p *sessionPicker) view(width, height int, st *styles) string {
 			if s.ID == p.current && p.current != "" {
 				prompt = currentMark + prompt
 			}
-			row := fmt.Sprintf("%s%s  %s  %s", mark, s.Modified.In(p.loc).Format("2006-01-02 15:04"),
-				padLeft(countText(s.Messages), len("999 messages")), prompt)
-			if ansi.StringWidth(row) > width {
-				row = ansi.Truncate(row, width, "…")
-			}
-			if i == p.sel {
-				row = st.selected.Render(row)
-			}
-			add(row)
+			add(pickerRow(fmt.Sprintf("%s%s  %s  %s", mark, s.Modified.In(p.loc).Format("2006-01-02 15:04"),
+				padLeft(countText(s.Messages), len("999 messages")), prompt), width, i == p.sel, st))
 		}
+	}
+	return pickerFrame(lines, width, height, st.dim.Render(pickerHelp()))
+}
+
+// pickerRow is one row of a picker's list: cut to width, highlighted when
+// selected.
+func pickerRow(row string, width int, selected bool, st *styles) string {
+	if ansi.StringWidth(row) > width {
+		row = ansi.Truncate(row, width, "…")
+	}
+	if selected {
+		row = st.selected.Render(row)
+	}
+	return row
+}
+
+// pickerFrame fills a picker's lines to height-1 (or cuts them there) and
+// ends them with its footer, cut to width: exactly height lines.
+func pickerFrame(lines []string, width, height int, footer string) string {
+	if ansi.StringWidth(footer) > width {
+		footer = ansi.Truncate(footer, width, "…")
 	}
 	for len(lines) < height-1 {
 		lines = append(lines, "")
 	}
-	lines = lines[:max(height-1, 0)]
-	add(st.dim.Render(pickerHelp()))
-	return strings.Join(lines, "\n")
+	return strings.Join(append(lines[:max(height-1, 0)], footer), "\n")
 }
 
 func countText(n int) string {
