@@ -5,6 +5,7 @@ package rpc
 // with the reference's request and response shapes.
 
 import (
+	"context"
 	"errors"
 
 	"agentsh/internal/session"
@@ -24,9 +25,13 @@ type CompactData struct {
 	SaveError string `json:"saveError,omitempty"`
 }
 
+// errCompactionCancelled answers a compact that abort stopped (the
+// reference's words); the conversation stays as it was.
+var errCompactionCancelled = errors.New("Compaction cancelled") //lint:ignore ST1005 the reference's text
+
 // compact summarizes the session's older turns in its own goroutine, so
 // get_state answers meanwhile (isCompacting); the response comes when it
-// is done.
+// is done, or when abort stops it.
 func (s *server) compact(c *command) {
 	provider, model := s.currentModel()
 	if provider == nil {
@@ -37,17 +42,27 @@ func (s *server) compact(c *command) {
 	if c.CustomInstructions != nil {
 		instructions = *c.CustomInstructions
 	}
+	ctx, cancel := context.WithCancel(s.base)
+	j := &job{cancel: cancel, done: make(chan struct{})}
 	s.mu.Lock()
 	sess := s.sess
+	s.compactions[j] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		res, err := sess.Compact(s.base, provider, model, instructions)
+		defer close(j.done)
+		defer cancel()
+		res, err := sess.Compact(ctx, provider, model, instructions)
+		s.mu.Lock()
+		delete(s.compactions, j)
+		s.mu.Unlock()
 		var save *session.SaveError
 		switch {
 		case res != nil && errors.As(err, &save):
 			s.ok(c, CompactData{CompactionResult: res, SaveError: err.Error()})
+		case err != nil && ctx.Err() != nil && s.base.Err() == nil:
+			s.fail(c, errCompactionCancelled) // abort stopped it
 		case err != nil:
 			s.fail(c, err)
 		default:
@@ -69,4 +84,16 @@ func (s *server) setAutoCompaction(c *command) {
 	s.mu.Unlock()
 	sess.SetAutoCompaction(on)
 	s.ok(c, nil)
+}
+
+// abortCompactions stops the running compactions and waits for them.
+func (s *server) abortCompactions() {
+	s.mu.Lock()
+	js := make([]*job, 0, len(s.compactions))
+	for j := range s.compactions {
+		j.cancel()
+		js = append(js, j)
+	}
+	s.mu.Unlock()
+	s.waitJobs(js)
 }

@@ -126,3 +126,65 @@ func TestCompactAndAutoCompaction(t *testing.T) {
 		t.Errorf("after new_session autoCompactionEnabled = %v, want false", d["autoCompactionEnabled"])
 	}
 }
+
+// abort stops a compact that waits on the model: the compact answers
+// "Compaction cancelled" (the reference's words), the conversation stays
+// as it was, and nothing is left compacting.
+func TestAbortStopsCompact(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		entered <- struct{}{}
+		<-w.Context().Done() // the summary never comes
+	})
+	zero := 0
+	p := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero})
+	dir := t.TempDir()
+	settings := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"compaction":{"keepRecentTokens":1000}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	live, err := session.WatchSettingsFrom(settings, filepath.Join(dir, "none.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := bash.NewExecutor()
+	t.Cleanup(exec.Close)
+	cfg := Config{
+		NewSession: func() (*session.AgentSession, error) {
+			a, err := session.New(dir, nil, exec, bash.ShellConfig{})
+			if err == nil {
+				a.FollowSettings(live)
+			}
+			return a, err
+		},
+		Provider: p,
+		Model:    "fake-model",
+	}
+	c := serve(t, cfg, newTag(t))
+	for i := range 4 {
+		id := "b" + string(rune('0'+i))
+		c.send(`{"id":"` + id + `","type":"bash","command":"for i in $(seq 1 500); do echo cmd` + string(rune('0'+i)) + `-line$i; done"}`)
+		if r := c.response(id); r["success"] != true {
+			t.Fatalf("bash: %v", r)
+		}
+	}
+	c.send(`{"id":"c","type":"compact"}`)
+	select {
+	case <-entered:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the summary request never came")
+	}
+	c.send(`{"id":"a","type":"abort"}`)
+	// abort answers once the compaction is over, so the compact's answer
+	// comes first.
+	if r := c.response("c"); r["success"] != false || r["error"] != "Compaction cancelled" {
+		t.Errorf("the aborted compact answered %v", r)
+	}
+	if r := c.response("a"); r["success"] != true {
+		t.Errorf("abort: %v", r)
+	}
+	c.send(`{"id":"s","type":"get_state"}`)
+	if d := c.response("s")["data"].(map[string]any); d["isCompacting"] != false || d["messageCount"] != 4.0 {
+		t.Errorf("after the abort: isCompacting %v, messageCount %v (want false, 4)", d["isCompacting"], d["messageCount"])
+	}
+}

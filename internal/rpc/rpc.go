@@ -215,7 +215,9 @@ type server struct {
 	// a run started for queued input reports its failure to it.
 	queuedBy *command
 	bashes   map[*job]struct{}
-	wg       sync.WaitGroup
+	// compactions are the running compact commands (abort stops them).
+	compactions map[*job]struct{}
+	wg          sync.WaitGroup
 }
 
 // Serve reads commands from in and writes responses and events to out until
@@ -237,7 +239,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	}
 	base, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{cfg: cfg, base: base, out: out, outGone: make(chan struct{}), sess: sess, bashes: map[*job]struct{}{},
+	s := &server{cfg: cfg, base: base, out: out, outGone: make(chan struct{}), sess: sess, bashes: map[*job]struct{}{}, compactions: map[*job]struct{}{},
 		sbox: sandboxChoice{model: sess.Sandbox(), bash: sandbox.Off}}
 	s.writeLine(readyLine{Type: "ready", ProtocolVersion: ProtocolVersion, SupportedProtocolVersions: []int{ProtocolVersion},
 		MaxFrameBytes: maxFrameBytes, MaxReassembledFrameBytes: maxFrameBytes})
@@ -360,6 +362,7 @@ func (s *server) handleLine(line []byte) {
 		s.startPrompt(&c)
 	case CmdAbort:
 		s.abortRuns()
+		s.abortCompactions()
 		s.ok(&c, nil)
 	case CmdGetState:
 		s.ok(&c, s.state())
