@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 )
@@ -19,31 +18,24 @@ type modelChangeEntry struct {
 	ThinkingLevel string `json:"thinkingLevel,omitempty"`
 }
 
-// decodeModelEntry reads line when it is a model or thinking level change
-// (handled), noting the change in s.
-func (s *Session) decodeModelEntry(line []byte) (handled bool, err error) {
-	if !bytes.Contains(line, []byte(entryModelChange)) && !bytes.Contains(line, []byte(entryThinkingLevelChange)) {
-		return false, nil
-	}
+// applyModelEntry notes a model_change or thinking_level_change line in s.
+func (s *Session) applyModelEntry(line []byte) error {
 	var e modelChangeEntry
-	if json.Unmarshal(line, &e) != nil {
-		return false, nil // not an object: decodeEntry says why
+	if err := json.Unmarshal(line, &e); err != nil {
+		return err
 	}
-	switch e.Type {
-	case entryModelChange:
+	if e.Type == entryModelChange {
 		if e.Model == "" {
-			return true, errors.New(`model_change entry without "model"`)
+			return errors.New(`model_change entry without "model"`)
 		}
 		s.Model = e.Model
-	case entryThinkingLevelChange:
-		s.ThinkingLevel = e.ThinkingLevel
-		if s.ThinkingLevel == "" {
-			s.ThinkingLevel = "off"
-		}
-	default:
-		return false, nil
+		return nil
 	}
-	return true, nil
+	s.ThinkingLevel = e.ThinkingLevel
+	if s.ThinkingLevel == "" {
+		s.ThinkingLevel = "off"
+	}
+	return nil
 }
 
 // ModelState is the model ("provider/id") and thinking level the session

@@ -166,35 +166,9 @@ func Load(path string) (*Session, []LoadError, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if title, ok := titleOf(line); ok {
-			s.Name = title
-			s.noteID(line)
-			continue
-		}
-		if handled, err := s.decodeModelEntry(line); handled {
-			if err != nil {
-				errs = append(errs, LoadError{Path: path, Line: lineNo, Err: err})
-			} else {
-				s.noteID(line)
-			}
-			continue
-		}
-		base, m, c, err := decodeLine(line)
-		if err != nil {
+		if err := s.decodeLine(line, lineNo); err != nil {
 			errs = append(errs, LoadError{Path: path, Line: lineNo, Err: err})
-			continue
 		}
-		if base.ID == "" {
-			base.ID = legacyEntryID(s.Header.ID, lineNo)
-		}
-		s.lastID = base.ID
-		if c != nil {
-			c.EntryBase = base
-			s.Compaction, s.CompactionAt = c, len(s.Messages)
-			continue
-		}
-		s.Messages = append(s.Messages, m)
-		s.EntryIDs = append(s.EntryIDs, base.ID)
 	}
 	if lineNo == 0 {
 		return nil, nil, fmt.Errorf("session: %s: empty file", path)
@@ -216,32 +190,48 @@ func decodeEntry(line []byte) (Message, error) {
 	return UnmarshalMessage(e.Message)
 }
 
-// decodeLine reads an entry line: a message (m) or a compaction (c).
-func decodeLine(line []byte) (base EntryBase, m Message, c *CompactionEntry, err error) {
-	if err = json.Unmarshal(line, &base); err != nil {
-		return base, nil, nil, err
-	}
-	if base.Type == entryCompaction {
-		c = &CompactionEntry{}
-		if err = json.Unmarshal(line, c); err != nil {
-			return base, nil, nil, err
-		}
-		if c.FirstKeptEntryID == "" {
-			return base, nil, nil, errors.New(`compaction entry without "firstKeptEntryId"`)
-		}
-		return base, nil, c, nil
-	}
-	m, err = decodeEntry(line)
-	return base, m, nil, err
-}
-
-// noteID makes the id of an entry line that Load handled itself (a title,
-// a model change) the parent of the next.
-func (s *Session) noteID(line []byte) {
+// decodeLine reads entry line lineNo into s by its type: a message, a
+// compaction, the session's name, a model or thinking level change. The
+// entry becomes the parent of the next; a line of an older agentsh has no
+// id and gets a stable one (legacyEntryID).
+func (s *Session) decodeLine(line []byte, lineNo int) error {
 	var base EntryBase
-	if json.Unmarshal(line, &base) == nil && base.ID != "" {
-		s.lastID = base.ID
+	if err := json.Unmarshal(line, &base); err != nil {
+		return err
 	}
+	if base.ID == "" {
+		base.ID = legacyEntryID(s.Header.ID, lineNo)
+	}
+	var err error
+	switch base.Type {
+	case entryCompaction:
+		c := &CompactionEntry{}
+		if err = json.Unmarshal(line, c); err == nil && c.FirstKeptEntryID == "" {
+			err = errors.New(`compaction entry without "firstKeptEntryId"`)
+		}
+		if err == nil {
+			c.EntryBase = base
+			s.Compaction, s.CompactionAt = c, len(s.Messages)
+		}
+	case entryTitle:
+		var e titleEntry
+		if err = json.Unmarshal(line, &e); err == nil && e.Title != "" {
+			s.Name = e.Title
+		}
+	case entryModelChange, entryThinkingLevelChange:
+		err = s.applyModelEntry(line)
+	default:
+		var m Message
+		if m, err = decodeEntry(line); err == nil {
+			s.Messages = append(s.Messages, m)
+			s.EntryIDs = append(s.EntryIDs, base.ID)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	s.lastID = base.ID
+	return nil
 }
 
 // legacyEntryID is the id of an entry line written without one: the same
