@@ -197,6 +197,32 @@ func joinText(blocks []contentBlock) string {
 	return strings.Join(parts, "\n")
 }
 
+// setContent makes m's thinking, text and tool calls those of a content
+// array.
+func (m *AssistantMessage) setContent(blocks []contentBlock) {
+	m.Thinking, m.ToolCalls = nil, nil
+	var text strings.Builder
+	for _, b := range blocks {
+		switch b.Type {
+		case blockText:
+			if b.Text != nil {
+				text.WriteString(*b.Text)
+			}
+		case blockThinking:
+			t := ThinkingBlock{Signature: b.ThinkingSignature}
+			if b.Thinking != nil {
+				t.Thinking = *b.Thinking
+			}
+			m.Thinking = append(m.Thinking, t)
+		case blockRedactedThinking:
+			m.Thinking = append(m.Thinking, ThinkingBlock{Redacted: true, Data: b.Data})
+		case blockToolCall:
+			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: llmArgs(b.Arguments)})
+		}
+	}
+	m.Text = text.String()
+}
+
 // UnmarshalMessage decodes a message in the reference's shape, or in the
 // older agentsh one, choosing the variant by its "role".
 func UnmarshalMessage(data []byte) (Message, error) {
@@ -212,17 +238,20 @@ func UnmarshalMessage(data []byte) (Message, error) {
 	}
 	role := *tag.Role
 	wrap := func(err error) error { return fmt.Errorf("message (%s): %w", role, err) }
+	// Content, in the reference's shape (blocks) or an older one (a
+	// string), replaces the older agentsh fields when present.
+	blocks, err := readContent(tag.Content)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	hasContent := tag.Content != nil
 	switch role {
 	case RoleUser:
 		var m UserMessage
 		if err := json.Unmarshal(data, &m); err != nil {
 			return nil, wrap(err)
 		}
-		if tag.Content != nil {
-			blocks, err := readContent(tag.Content)
-			if err != nil {
-				return nil, wrap(err)
-			}
+		if hasContent {
 			m.Text = joinText(blocks)
 		}
 		return &m, nil
@@ -231,35 +260,13 @@ func UnmarshalMessage(data []byte) (Message, error) {
 		if err := json.Unmarshal(data, &m); err != nil {
 			return nil, wrap(err)
 		}
-		if tag.Content != nil {
-			blocks, err := readContent(tag.Content)
-			if err != nil {
-				return nil, wrap(err)
-			}
-			m.Text, m.Thinking, m.ToolCalls = "", nil, nil
-			var texts []string
-			for _, b := range blocks {
-				switch b.Type {
-				case blockText:
-					if b.Text != nil {
-						texts = append(texts, *b.Text)
-					}
-				case blockThinking:
-					t := ThinkingBlock{Signature: b.ThinkingSignature}
-					if b.Thinking != nil {
-						t.Thinking = *b.Thinking
-					}
-					m.Thinking = append(m.Thinking, t)
-				case blockRedactedThinking:
-					m.Thinking = append(m.Thinking, ThinkingBlock{Redacted: true, Data: b.Data})
-				case blockToolCall:
-					m.ToolCalls = append(m.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: llmArgs(b.Arguments)})
-				}
-			}
-			m.Text = strings.Join(texts, "")
+		if hasContent {
+			m.setContent(blocks)
 		}
 		return &m, nil
 	case RoleToolResult:
+		// Content is a string in the Go struct: the wire's array goes in
+		// the shadowing field, and its text into the struct's.
 		var m struct {
 			ToolResultMessage
 			Content json.RawMessage `json:"content"`
@@ -267,13 +274,8 @@ func UnmarshalMessage(data []byte) (Message, error) {
 		if err := json.Unmarshal(data, &m); err != nil {
 			return nil, wrap(err)
 		}
-		out := m.ToolResultMessage
-		blocks, err := readContent(m.Content)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		out.Content = joinText(blocks)
-		return &out, nil
+		m.ToolResultMessage.Content = joinText(blocks)
+		return &m.ToolResultMessage, nil
 	case RoleBashExecution:
 		var m BashExecutionMessage
 		if err := json.Unmarshal(data, &m); err != nil {
