@@ -673,13 +673,13 @@ func (s *server) state() State {
 		Model:                 s.modelInfo(),
 		ThinkingLevel:         s.thinkingLevel(),
 		IsStreaming:           streaming,
-		IsCompacting:          s.isCompacting(),
+		IsCompacting:          sess.IsCompacting(),
 		SteeringMode:          sess.SteeringMode(),
 		FollowUpMode:          sess.FollowUpMode(),
 		InterruptMode:         sess.InterruptMode(),
 		SessionID:             sess.ID(),
 		SessionName:           sess.Name(),
-		AutoCompactionEnabled: s.autoCompactionEnabled(),
+		AutoCompactionEnabled: sess.AutoCompactionEnabled(),
 		TodoPhases:            []any{},
 		Sandbox:               sbox.state(),
 		IsBashRunning:         sess.IsBashRunning(),
@@ -701,9 +701,8 @@ func (s *server) state() State {
 	return st
 }
 
-// The fields of get_state that other areas own are read here, in one
-// place, so that each can fill its own: the model (i15-models), the
-// thinking level (i15-models), compaction (i15-compact).
+// The model fields of get_state: the current model (Config.Models, else
+// Config.Provider and Model) and its thinking level.
 
 // modelInfo is the model prompts go to; nil without one.
 func (s *server) modelInfo() *ModelInfo {
@@ -746,22 +745,6 @@ func (s *server) contextUsage(sess *session.AgentSession) *session.ContextUsage 
 	}
 	u := sess.ContextUsage(model, s.cfg.Tools)
 	return &u
-}
-
-// isCompacting reports whether the session compacts its conversation now.
-func (s *server) isCompacting() bool {
-	s.mu.Lock()
-	sess := s.sess
-	s.mu.Unlock()
-	return sess.IsCompacting()
-}
-
-// autoCompactionEnabled is set_auto_compaction's choice, else the settings'.
-func (s *server) autoCompactionEnabled() bool {
-	s.mu.Lock()
-	sess := s.sess
-	s.mu.Unlock()
-	return sess.AutoCompactionEnabled()
 }
 
 func (s *server) getMessages(c *command) {
