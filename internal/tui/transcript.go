@@ -177,10 +177,11 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 		t.assistant = &textItem{kind: kindAssistant, live: true}
 		t.add(t.assistant)
 	case session.EventMessageUpdate, session.EventMessageEnd:
-		if _, ok := e.Message.(*session.AssistantMessage); !ok && e.Message != nil {
-			return
+		am, isAnswer := e.Message.(*session.AssistantMessage)
+		if !isAnswer && e.Message != nil {
+			return // a user message's or tool result's end
 		}
-		if am, ok := e.Message.(*session.AssistantMessage); ok && t.assistant != nil {
+		if isAnswer && t.assistant != nil {
 			t.assistant.text = strings.TrimSpace(am.Text)
 			t.streamThinking(am)
 		}
