@@ -6,7 +6,6 @@ var OmpOnly = []Allowed{
 	{"event:extension_ui_request", "omp's extension UI protocol (a widget of its autoresearch extension); agentsh has no extensions"},
 	{"event:advisor_cost_changed", "omp's advisor feature (a second model reviewing the first); agentsh has none"},
 	{"event:available_commands_update", "pushed when omp's slash-command/skill catalogue changes; agentsh's commands are fixed and get_available_commands answers them"},
-	{".attribution", "omp's attribution of a user message to the user or to an agent (subagents, goal mode); agentsh has only the user"},
 	{"message_start(assistant):.message.content", "the answer is empty when it starts; omp serializes its message object after the stream has filled it (the fake server sends the whole answer at once), so its message_start shows the finished content"},
 	{".toolCall.partialArgs", "omp keeps the streamed argument text of a tool call in the block; arguments carries the parsed value"},
 	{".toolCall.streamIndex", "omp's index of the call in the provider stream; contentIndex says where the block is"},

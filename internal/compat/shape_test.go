@@ -60,7 +60,7 @@ func TestCompareAcceptsSameShapes(t *testing.T) {
 			if msg, ok := m["message"].(map[string]any); ok {
 				msg["timestamp"] = 7.0
 				msg["model"] = "other-model"
-				delete(msg, "attribution") // allowed
+				delete(msg, "contextSnapshot") // allowed
 			}
 			return m
 		})
@@ -109,7 +109,7 @@ func TestCompareReportsDifferences(t *testing.T) {
 			t.Errorf("diff lacks %q:\n%s", want, d)
 		}
 	}
-	if strings.Contains(d, "attribution") || strings.Contains(d, "partialArgs") {
+	if strings.Contains(d, "contextSnapshot") || strings.Contains(d, "partialArgs") {
 		t.Errorf("diff names an allowed field:\n%s", d)
 	}
 }
