@@ -18,8 +18,9 @@ import (
 //
 //	"bash": {"patterns": [{"deny": "git push --force"}, {"ask": "npm publish"}, {"allow": "git push"}]}
 //
-// A pattern is a command prefix or a /regex/ (bash.PatternRule). The
-// project file's rules replace the global file's, like every array.
+// A pattern is a command prefix or a /regex/ (bash.PatternRule). Unlike
+// every other array, the files' lists add up: the project file's rules
+// come after the global file's, never instead of them (issue 21).
 
 // patternActions are the keys a rule may have.
 var patternActions = []bash.PatternAction{bash.PatternAllow, bash.PatternAsk, bash.PatternDeny}
@@ -82,11 +83,15 @@ func patternRules(v any) []bash.PatternRule {
 	return rules
 }
 
-// applyBashPatterns fills s.BashPatterns from the merged tree.
-func (s *Settings) applyBashPatterns() {
-	if v, ok := s.Lookup("bash.patterns"); ok && v != nil {
-		s.BashPatterns = patternRules(v)
+// treePatterns are the bash.patterns rules of one file's parsed tree.
+// The files' lists add up (global first): a project's list never takes a
+// global deny or ask rule away, not even [] (issue 21).
+func treePatterns(tree map[string]any) []bash.PatternRule {
+	b, _ := tree["bash"].(map[string]any)
+	if b == nil || b["patterns"] == nil {
+		return nil
 	}
+	return patternRules(b["patterns"])
 }
 
 // ProjectPatternRules are the bash.patterns rules of the settings file at
