@@ -77,6 +77,13 @@ func UntrustedNotice(p *ProjectTrust) string {
 	return "Folder not trusted: ignoring " + p.Keys() + " from " + p.File + " (the rest of it applies)."
 }
 
+// UntrustedChangeNotice tells that the project file changed during the
+// session to loosen what the folder is not trusted for, and that the
+// change is ignored until the user trusts it.
+func UntrustedChangeNotice(p *ProjectTrust) string {
+	return p.File + " changed to loosen " + p.Keys() + ", which this folder is not trusted for: ignored"
+}
+
 // TrustedFoldersPath is the file of the user's trust answers and
 // "always outside" rules: ConfigDir()/trusted-folders.json.
 func TrustedFoldersPath() string { return filepath.Join(ConfigDir(), "trusted-folders.json") }
