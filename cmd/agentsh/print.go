@@ -54,8 +54,8 @@ type printOptions struct {
 	// trustProject applies what the project's settings loosen, as they
 	// are at start, for this run (--trust-project).
 	trustProject bool
-	help      bool   // -h / --help
-	messages  []string
+	help         bool // -h / --help
+	messages     []string
 
 	sandbox session.SandboxFlags // --sandbox MODE, --yolo
 	// sb is the sandbox of the model's commands: the settings as read at

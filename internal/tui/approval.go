@@ -43,7 +43,8 @@ func (a approver) Approve(ctx context.Context, q session.ApprovalQuestion) sessi
 
 // approval asks the user about one command, in a box at the bottom of the
 // screen: y runs it (once), a (sandbox denials with a prefix) runs it and
-// saves the prefix as an allow rule, n or esc refuses. Other keys are
+// saves the prefix among the folder's outside commands in the user's own
+// config (session.SaveOutsideRule), n or esc refuses. Other keys are
 // swallowed: the question stays until answered.
 type approval struct {
 	q     session.ApprovalQuestion

@@ -274,7 +274,7 @@ func newKeyMap() keyMap {
 		},
 		Approval: approvalKeys{
 			Once:   bind("y", "runs it (once)", "y", "Y"),
-			Always: bind("a", "always: saves an allow rule for the command's prefix in the project", "a", "A"),
+			Always: bind("a", "always: such commands run outside the sandbox in this folder from now on (kept in your config)", "a", "A"),
 			No:     bind("n", "refuses", "n", "N", "esc", "ctrl+c"),
 		},
 		Trust: trustKeys{
