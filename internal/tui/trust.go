@@ -221,12 +221,14 @@ type trustDoneMsg struct {
 }
 
 // followTrust makes a change of the project's settings that the folder
-// is not trusted for bring the question up (from the goroutine that read
-// the settings: a model's bash call, a `!` command).
+// is not trusted for bring the question up. The settings are read by a
+// model's bash call, a `!` command, or anything that reads them from
+// Update itself, where a blocking send would wait on its own loop: the
+// message goes from a goroutine of its own, joined with the others at exit.
 func (m *model) followTrust(live *session.LiveSettings) {
 	m.cfg.Settings = live
 	if live != nil {
-		live.OnUntrusted(func(p *session.ProjectTrust) { m.send(trustAskMsg{p: p}) })
+		live.OnUntrusted(func(p *session.ProjectTrust) { m.wg.Go(func() { m.send(trustAskMsg{p: p}) }) })
 	}
 }
 
