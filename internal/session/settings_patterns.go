@@ -105,21 +105,6 @@ func ProjectPatternRules(path string) ([]bash.PatternRule, error) {
 	return patternRules(v), nil
 }
 
-// SavePatternRule appends r to bash.patterns in the settings file at path
-// (created when missing), unless the file has that rule already. The file
-// is rewritten as indented JSON with its keys sorted; LiveSettings picks
-// the change up at the next command.
-func SavePatternRule(path string, r bash.PatternRule) error {
-	return editPatterns(path, func(rules []any) ([]any, error) {
-		for _, el := range rules {
-			if obj, ok := el.(map[string]any); ok && len(obj) == 1 && obj[string(r.Action)] == r.Pattern {
-				return rules, nil
-			}
-		}
-		return append(rules, map[string]any{string(r.Action): r.Pattern}), nil
-	})
-}
-
 // RemovePatternRule takes rule i (as ProjectPatternRules numbers them) out
 // of the settings file at path, after checking that it still is r (the file
 // may have changed since it was listed).
