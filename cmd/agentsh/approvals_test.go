@@ -61,7 +61,8 @@ func TestPrintApprovals(t *testing.T) {
 
 // TestTUIApprovals: an ask rule's question in the TUI, answered y, runs
 // the command; a deny rule refuses with its text; /permissions lists the
-// project's rules and removes one with d.
+// project's rules and removes one with d. (The project's allow rule
+// loosens: the folder is trusted first.)
 func TestTUIApprovals(t *testing.T) {
 	srv := newSSEServer(t, func(n int, w sseWriter) {
 		switch n {
@@ -76,6 +77,8 @@ func TestTUIApprovals(t *testing.T) {
 	s := newSandbox(t)
 	path := patternSettings(t, s, `[{"ask": "touch"}, {"deny": "git push --force"}, {"allow": "git status"}]`)
 	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
+	tt.waitText(`bash.patterns: {"allow": "git status"}`)
+	tt.keys("1")
 	tt.waitText("openai/test-model")
 
 	tt.typeLine("make the file")
@@ -104,7 +107,7 @@ func TestTUIApprovals(t *testing.T) {
 	}
 
 	tt.typeLine("/permissions")
-	tt.waitText("Permissions · bash.patterns in " + path)
+	tt.waitText("bash.patterns in " + path + ":")
 	scr = tt.waitText("> ask    touch")
 	for _, want := range []string{"  deny   git push --force", "  allow  git status", "d removes the rule"} {
 		if !strings.Contains(scr, want) {
@@ -159,9 +162,10 @@ func sandboxProbe(t *testing.T, s *sandbox, outside string) {
 }
 
 // TestTUISandboxDenialApproval: a write the sandbox refused asks whether to
-// run the command again outside; "always" runs it outside, saves
-// {"allow": "touch"} in the project's settings, and the next touch runs
-// outside without asking; /permissions lists the saved choice.
+// run the command again outside; "always" runs it outside, saves "touch"
+// among the folder's outside commands in the user's own config (not in
+// the project's file), and the next touch runs outside without asking;
+// /permissions lists the saved choice.
 func TestTUISandboxDenialApproval(t *testing.T) {
 	s := newSandbox(t)
 	outside := outsideDir(t)
@@ -199,8 +203,11 @@ func TestTUISandboxDenialApproval(t *testing.T) {
 	if got := lastToolResult(srv.requests()[3]); got != "wrote-second\n" {
 		t.Errorf("the model got %q", got)
 	}
+	if _, err := os.Stat(filepath.Join(s.work, ".agentsh", "settings.json")); err == nil {
+		t.Error("always wrote the project's settings file")
+	}
 	tt.typeLine("/permissions")
-	tt.waitText("> allow  touch")
+	tt.waitText("> outside touch")
 	tt.keys("Escape")
 	tt.waitScreen("the conversation back", func(s string) bool { return !strings.Contains(s, "Permissions ·") })
 	tt.keys("C-d")

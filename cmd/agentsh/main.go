@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,8 +25,11 @@ const usage = `agentsh — a terminal coding-agent shell
 
 Usage:
   agentsh [--model PROVIDER/MODEL] [-c | -r [ID|PATH] | --no-session]
-          [--sandbox MODE | --yolo] ["PROMPT"...]
+          [--sandbox MODE | --yolo] [--trust-project] ["PROMPT"...]
       In a terminal: the full-screen TUI, sending PROMPT first if given.
+      When .agentsh/settings.json loosens your own settings (yolo, sandbox
+      keys, allow rules, shell.path/prefix/env/scrubEnv), it first asks
+      whether you trust this folder.
       Enter sends, shift+enter adds a line, !cmd runs cmd in the shell
       (!!cmd keeps it from the model), esc cancels, ctrl+o expands output,
       ctrl+c twice or ctrl+d quits. -c continues the newest session of
@@ -59,11 +63,17 @@ Usage:
         --allow-ask           run the commands of bash.patterns "ask" rules
                               without asking (else refused: no one to ask;
                               also in --mode rpc)
+        --trust-project       apply what .agentsh/settings.json loosens, as it
+                              is at start, for this run (else such a file is
+                              refused here: no one is asked; also in the TUI,
+                              --mode rpc and exec)
       Exit status: 0, or 1 on an error or an abort (message on stderr).
   agentsh exec [--cwd DIR] [--timeout SECONDS] [--head N] [--tail N] [--json]
-               [--sandbox MODE | --yolo] -- COMMAND
+               [--sandbox MODE | --yolo] [--trust-project] -- COMMAND
       Run COMMAND exactly as the model's bash tool would, in its sandbox, and
-      print what the model would receive. COMMAND is one shell string;
+      print what the model would receive. DIR (default: here) is where it
+      runs, whose .agentsh/settings.json applies, and the sandbox's writable
+      root. COMMAND is one shell string;
       several words are joined with spaces, as ssh does. A one-line warning
       on stderr says when the sandbox is off or weaker on this system. Exit
       status: the command's, or 1 without one; 2 for a usage error.
@@ -163,7 +173,8 @@ func (o *optionalInt) Set(s string) error {
 func runExec(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cwdFlag := fs.String("cwd", "", "working directory of the command")
+	cwdFlag := fs.String("cwd", "", "working directory of the command, and the sandbox's writable root (default: the current directory)")
+	trustProject := fs.Bool("trust-project", false, "apply what DIR's .agentsh/settings.json loosens, for this run")
 	var timeout optionalFloat
 	var head, tail optionalInt
 	fs.Var(&timeout, "timeout", "timeout in seconds (default 300, clamped to 1-3600)")
@@ -194,14 +205,34 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	wd, err := os.Getwd()
+	// The command's directory (--cwd, else this one) is the session's:
+	// its project settings and the sandbox's writable root (issue 21),
+	// never the caller's directory when --cwd names another. The artifact
+	// folder stays the caller's, where `agentsh artifact` looks.
+	caller, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	settings, err := session.LoadSettings(wd)
+	wd := caller
+	if *cwdFlag != "" {
+		wd = *cwdFlag
+		if !filepath.IsAbs(wd) {
+			wd = filepath.Join(caller, wd)
+		}
+		wd = filepath.Clean(wd) // a missing one is the tool's error
+	}
+	project := session.ProjectSettingsPath(wd)
+	if st, err := os.Stat(wd); err != nil || !st.IsDir() {
+		project = "" // no such directory: the tool says so
+	}
+	settings, err := session.LoadSettingsTrusting(session.GlobalSettingsPath(), project, *trustProject)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+		return 1
+	}
+	if p := settings.Project; p != nil && !p.Trusted {
+		fmt.Fprintf(stderr, "agentsh: %v\n", &session.UntrustedError{Project: p})
 		return 1
 	}
 	toolSettings, err := bashToolSettings(settings)
@@ -214,7 +245,7 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 
-	arts := session.NewArtifactManager(session.ExecArtifactsDir(wd))
+	arts := session.NewArtifactManager(session.ExecArtifactsDir(caller))
 	// The model's sandbox, as the settings and the flags say.
 	sb := settings.Sandbox.With(flags)
 	warnSandbox(sb, stderr, flags.Mode != "")
@@ -233,7 +264,7 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 		Artifacts: arts,
 		Settings:  toolSettings,
 	}
-	params := bash.ToolParams{Command: command, Timeout: timeout.v, Cwd: *cwdFlag, Head: head.v, Tail: tail.v}
+	params := bash.ToolParams{Command: command, Timeout: timeout.v, Cwd: wd, Head: head.v, Tail: tail.v}
 	res, err := (&bash.Tool{}).Execute(ctx, params, tc, nil)
 	final := bash.Finalize(res, err)
 

@@ -765,7 +765,7 @@ func TestSettings(t *testing.T) {
 			`{"shell": {"env": {"AGSH_A": "global", "AGSH_B": "global-b"}}}`)
 		writeFile(t, filepath.Join(s.work, ".agentsh", "settings.json"),
 			`{"shell": {"env": {"AGSH_A": "project value"}}}`)
-		want(t, s.run("exec", "--", `echo "[$AGSH_A] [$AGSH_B]"`), "[project value] [global-b]\n", "", 0)
+		want(t, s.run("exec", "--trust-project", "--", `echo "[$AGSH_A] [$AGSH_B]"`), "[project value] [global-b]\n", "", 0)
 	})
 }
 

@@ -51,8 +51,11 @@ type printOptions struct {
 	pick      bool   // -r without an id: the session picker (TUI only)
 	noSession bool   // --no-session
 	allowAsk  bool   // --allow-ask: bash.patterns ask rules run without asking where no one can answer
-	help      bool   // -h / --help
-	messages  []string
+	// trustProject applies what the project's settings loosen, as they
+	// are at start, for this run (--trust-project).
+	trustProject bool
+	help         bool // -h / --help
+	messages     []string
 
 	sandbox session.SandboxFlags // --sandbox MODE, --yolo
 	// sb is the sandbox of the model's commands: the settings as read at
@@ -106,6 +109,9 @@ func parseModeArgs(args []string) (printOptions, error) {
 			o.help = true
 		case "--allow-ask":
 			o.allowAsk = true
+			err = noValue()
+		case "--trust-project":
+			o.trustProject = true
 			err = noValue()
 		case "--mode":
 			o.mode, err = value()
@@ -319,7 +325,12 @@ func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveS
 // cwd, the settings files (followed from now on), the bash tool's settings
 // as they are at start (the rc snapshot is left to warmSnapshot), the model
 // spec ("" = none configured) and, into o.sb, the sandbox.
-func modeSetup(o *printOptions) (cwd string, live *session.LiveSettings, ts bash.ToolSettings, spec string, err error) {
+//
+// A project settings file that loosens the user's own and whose folder is
+// not trusted for it is asked about with ask (the TUI; it trusts the folder
+// or not), applied for this run with --trust-project, or else refused
+// (session.UntrustedError): print, json and RPC have no one to ask.
+func modeSetup(o *printOptions, ask func(*session.LiveSettings, *session.ProjectTrust) error) (cwd string, live *session.LiveSettings, ts bash.ToolSettings, spec string, err error) {
 	if cwd, err = os.Getwd(); err != nil {
 		return "", nil, ts, "", err
 	}
@@ -327,6 +338,21 @@ func modeSetup(o *printOptions) (cwd string, live *session.LiveSettings, ts bash
 		return "", nil, ts, "", err
 	}
 	settings, _ := live.Current()
+	if p := settings.Project; p != nil && !p.Trusted {
+		switch {
+		case o.trustProject:
+			settings, err = live.TrustForRun()
+		case ask != nil:
+			if err = ask(live, p); err == nil {
+				settings, err = live.Current()
+			}
+		default:
+			err = &session.UntrustedError{Project: p}
+		}
+		if err != nil {
+			return "", nil, ts, "", err
+		}
+	}
 	o.sb = settings.Sandbox.With(o.sandbox)
 	if spec, err = resolveModel(o.model, settings); err != nil {
 		return "", nil, ts, "", err
@@ -335,6 +361,18 @@ func modeSetup(o *printOptions) (cwd string, live *session.LiveSettings, ts bash
 		return "", nil, ts, "", err
 	}
 	return cwd, live, ts, spec, nil
+}
+
+// untrustedChange says on stderr that a change of the project's settings
+// during the run loosens what the folder is not trusted for, and is
+// ignored (the modes without a UI).
+func untrustedChange(stderr io.Writer) func(*session.ProjectTrust) {
+	var mu sync.Mutex
+	return func(p *session.ProjectTrust) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "agentsh: %s\n", session.UntrustedChangeNotice(p))
+	}
 }
 
 // warmSnapshot takes the rc snapshot of ts's shell (cached per shell and
@@ -346,10 +384,11 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(&o)
+	cwd, live, toolSettings, spec, err := modeSetup(&o, nil)
 	if err != nil {
 		return fail(err)
 	}
+	live.OnUntrusted(untrustedChange(stderr))
 	if spec == "" {
 		fmt.Fprintf(stderr, noModelMessage, strings.Join(llm.Providers, ", "))
 		return 1
@@ -460,10 +499,11 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(&o)
+	cwd, live, toolSettings, spec, err := modeSetup(&o, nil)
 	if err != nil {
 		return fail(err)
 	}
+	live.OnUntrusted(untrustedChange(stderr))
 	models, retry, err := newModels(o, spec, live)
 	if err != nil {
 		return fail(err)

@@ -113,11 +113,12 @@ func TestModeSandboxFlags(t *testing.T) {
 		}
 	}
 	check(nil, "workspace-write", false, false, sbx.Describe(sbx.WorkspaceWrite, false, false))
+	// The project's yolo and network loosen: trusted for the run.
 	writeFile(t, filepath.Join(s.work, ".agentsh", "settings.json"), `{"sandbox": {"mode": "read-only", "network": "on"}, "yolo": true}`)
-	check(nil, "off", true, true, "YOLO")
-	check([]string{"--sandbox", "workspace-write"}, "workspace-write", false, true, sbx.Describe(sbx.WorkspaceWrite, true, false))
-	check([]string{"--sandbox=off"}, "off", false, true, "sandbox: off")
-	check([]string{"--yolo"}, "off", true, true, "YOLO")
+	check([]string{"--trust-project"}, "off", true, true, "YOLO")
+	check([]string{"--trust-project", "--sandbox", "workspace-write"}, "workspace-write", false, true, sbx.Describe(sbx.WorkspaceWrite, true, false))
+	check([]string{"--trust-project", "--sandbox=off"}, "off", false, true, "sandbox: off")
+	check([]string{"--trust-project", "--yolo"}, "off", true, true, "YOLO")
 
 	r := s.run("-p", "--sandbox", "nope", "hello")
 	if r.code != 2 || !strings.HasPrefix(r.stderr, "agentsh: --sandbox: unknown sandbox mode \"nope\" (want workspace-write, read-only or off)\n") {

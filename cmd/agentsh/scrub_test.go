@@ -111,8 +111,9 @@ func TestSecretsScrubbed(t *testing.T) {
 		t.Errorf("the user's RPC bash env showed %q, want %q", got, all)
 	}
 
+	// Fewer names than the default loosen: the project needs trust.
 	writeFile(t, filepath.Join(s.work, ".agentsh", "settings.json"), `{"shell": {"scrubEnv": ["*_TOKEN"]}}`)
-	r = s.runEnv(s.work, env, "exec", "--", "env")
+	r = s.runEnv(s.work, env, "exec", "--trust-project", "--", "env")
 	if got := secretNames(r.stdout); r.code != 0 || got != "DB_PASSWORD MY_SECRET_X OPENAI_API_KEY PLAIN_SCRUB_VAR" {
 		t.Errorf("with scrubEnv [*_TOKEN], exec env showed %q (%v)", got, r)
 	}

@@ -12,11 +12,11 @@ import (
 
 // A settings.json edit between two commands applies from the next one,
 // without a restart (SPEC §2.2, issue 11): the model's bash tool in print
-// mode sees the new shell.env and the newly enabled interceptor.
+// mode sees the new shell.env and the newly enabled interceptor. (The
+// user's own file: a project's looser env would wait for trust, issue 21.)
 func TestSettingsEditAppliesToNextToolCall(t *testing.T) {
 	s := newSandbox(t)
 	global := filepath.Join(s.config, "agentsh", "settings.json")
-	project := filepath.Join(s.work, ".agentsh", "settings.json")
 	writeFile(t, global, `{"shell": {"env": {"AGSH_LIVE": "one"}}}`)
 	writeFile(t, filepath.Join(s.work, "notes.txt"), "content\n")
 	srv := newSSEServer(t, func(n int, w sseWriter) {
@@ -25,10 +25,7 @@ func TestSettingsEditAppliesToNextToolCall(t *testing.T) {
 			w.bash("call_0", `{"command":"echo v=$AGSH_LIVE; cat notes.txt"}`)
 		case 1:
 			// The first command has run; the user edits the settings.
-			if err := os.MkdirAll(filepath.Dir(project), 0o755); err != nil {
-				t.Error(err)
-			}
-			if err := os.WriteFile(project, []byte(`{"shell.env.AGSH_LIVE": "two", "bashInterceptor": {"enabled": true}}`), 0o600); err != nil {
+			if err := os.WriteFile(global, []byte(`{"shell.env.AGSH_LIVE": "two", "bashInterceptor": {"enabled": true}}`), 0o600); err != nil {
 				t.Error(err)
 			}
 			w.bash("call_1", `{"command":"echo v=$AGSH_LIVE"}`)

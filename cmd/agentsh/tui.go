@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +41,32 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(&o)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	// A project file that loosens the user's settings: the trust question
+	// comes first, before anything runs with them.
+	trustNotice := ""
+	ask := func(live *session.LiveSettings, p *session.ProjectTrust) error {
+		trust, ok, err := tui.AskTrust(ctx, tui.TrustConfig{Project: p, NoColor: os.Getenv("NO_COLOR") != ""})
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return errLeftAtTrust
+		case trust:
+			if err := live.Trust(p); err != nil {
+				return err
+			}
+			trustNotice = tui.TrustedNotice(p, true)
+		default:
+			trustNotice = session.UntrustedNotice(p)
+		}
+		return nil
+	}
+	cwd, live, toolSettings, spec, err := modeSetup(&o, ask)
+	if errors.Is(err, errLeftAtTrust) {
+		return 0 // left at the question: nothing was started
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -62,8 +88,6 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	warm.Go(func() { warmSnapshot(toolSettings) })
 	defer warm.Wait() // before CloseAll removes the snapshots
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	pickNotice := ""
 	if o.pick {
 		// -r without an id: the user picks the session first.
@@ -83,6 +107,9 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	if notice == "" {
 		notice = pickNotice
 	}
+	if trustNotice != "" {
+		notice = strings.TrimSpace(trustNotice + " " + notice)
+	}
 	jm := newJobs(toolSettings)
 	agent.SetJobs(jm)
 	defer jm.Close() // quitting stops every job (their guardians would anyway)
@@ -98,7 +125,7 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 		NoColor: os.Getenv("NO_COLOR") != "",
 		Sandbox: sandboxStatusLine(o.sb),
 		Notice:  notice, Prompt: strings.Join(o.messages, " "),
-		NewSession: sessions.newSession, LeftSession: sessions.left, Models: models,
+		NewSession: sessions.newSession, LeftSession: sessions.left, Models: models, Settings: live,
 		SwitchModel: func(spec string) (llm.Provider, string, error) {
 			return llm.FromEnv(spec, os.Getenv)
 		},
@@ -113,6 +140,9 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// errLeftAtTrust: the user left agentsh at the trust question (ctrl+c).
+var errLeftAtTrust = errors.New("left at the trust question")
 
 // printResumeHint tells, after the TUI, how to come back to a saved session
 // that has a message (an empty one left no file to resume).

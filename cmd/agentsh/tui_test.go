@@ -104,7 +104,8 @@ func startTUIWith(t *testing.T, s *sandbox, args []string, keep bool, extraEnv .
 		}
 	})
 	tt.waitScreen("the first frame", func(s string) bool {
-		return strings.Contains(s, "/help for keys") || strings.Contains(s, "Resume a session") // the TUI, or -r's picker
+		// the TUI, -r's picker, or the trust question of a project's settings
+		return strings.Contains(s, "/help for keys") || strings.Contains(s, "Resume a session") || strings.Contains(s, "Do you trust this folder?")
 	})
 	return tt
 }

@@ -20,8 +20,9 @@ const (
 	// (run it) and Decline.
 	AskRule ApprovalKind = iota
 	// SandboxDenial: the command failed because of the sandbox; Once runs
-	// it again outside, Always also saves {"allow": Prefix} in the
-	// project's settings, Decline keeps the failure.
+	// it again outside, Always also saves Prefix among the folder's
+	// "always outside" commands in the user's own config
+	// (SaveOutsideRule), Decline keeps the failure.
 	SandboxDenial
 )
 
@@ -82,10 +83,17 @@ const (
 	sandboxSaveNote     = " [agentsh: the rule was not saved: %v]"
 )
 
-// gate is the bash tool's BashGate for a; settingsPath is the project
-// settings file "always" writes to; yolo reports the session's yolo (the
-// settings, --yolo, or an RPC client's set_sandbox), read on each call.
-func (a Approvals) gate(settingsPath func() string, yolo func() bool) tools.BashGate {
+// gate is the bash tool's BashGate for a; folder is the session's start
+// folder, whose "always outside" commands (OutsideRules) run outside the
+// sandbox and where "always" saves one; yolo reports the session's yolo
+// (the settings, --yolo, or an RPC client's set_sandbox), read on each
+// call.
+//
+// An allow rule only spares the asking: the command still runs in the
+// sandbox (issue 21). Only the user's own word runs one outside: yolo,
+// --sandbox off, an answer to the sandbox question, or an "always"
+// answer of before.
+func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 	return func(ctx context.Context, p bash.ToolParams, tc bash.ToolContext,
 		run func(bash.ToolContext) (*bash.ToolResult, error)) (*bash.ToolResult, error) {
 		if tc.SettingsError != nil {
@@ -110,8 +118,11 @@ func (a Approvals) gate(settingsPath func() string, yolo func() bool) tools.Bash
 					return nil, &bash.ToolError{Message: fmt.Sprintf(userDeclinedText, m.Rule, m.Command)}
 				}
 			}
-		case bash.PatternAllow:
-			tc.Settings.Shell.Sandbox = nil
+		}
+		if tc.Settings.Shell.Sandbox.Enabled() && (m.Action == "" || m.Action == bash.PatternAllow) {
+			if o := bash.CheckPatterns(p.Command, OutsideRules(folder())); o.Action == bash.PatternAllow {
+				tc.Settings.Shell.Sandbox = nil
+			}
 		}
 		res, err := run(tc)
 		policy := tc.Settings.Shell.Sandbox
@@ -142,7 +153,7 @@ func (a Approvals) gate(settingsPath func() string, yolo func() bool) tools.Bash
 		}
 		note := fmt.Sprintf(sandboxRerunNote, d.Reason())
 		if ans == Always && prefix != "" {
-			if serr := SavePatternRule(settingsPath(), bash.PatternRule{Action: bash.PatternAllow, Pattern: prefix}); serr != nil {
+			if serr := SaveOutsideRule(folder(), prefix); serr != nil {
 				note += fmt.Sprintf(sandboxSaveNote, serr)
 			}
 		}

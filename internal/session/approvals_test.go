@@ -52,7 +52,7 @@ func gatedTools(t *testing.T, a *AgentSession, rules []bash.PatternRule, ap Appr
 		tc := a.ToolContext(bash.ToolSettings{Patterns: rules})
 		tc.Settings.Shell.Sandbox = policy
 		return tc
-	}, ap.gate(func() string { return ProjectSettingsPath(a.StartDir()) }, nil))
+	}, ap.gate(a.StartDir, nil))
 	reg, err := tools.NewRegistry(bt)
 	if err != nil {
 		t.Fatal(err)
@@ -184,10 +184,12 @@ func TestApprovalsSandboxDenial(t *testing.T) {
 }
 
 // TestApprovalsAlwaysSavesPrefix: Always on `./tool sub …` saves
-// {"allow": "./tool sub"} in the project settings; with the saved rule the
+// "./tool sub" among the folder's "always outside" commands in the user's
+// own config (not in the project's file, which the model may write); the
 // next such command runs outside the sandbox (the unconfined twin shell)
-// without asking.
+// without asking, and no longer once the rule is removed.
 func TestApprovalsAlwaysSavesPrefix(t *testing.T) {
+	isolateConfig(t)
 	_, script := denialCommand(t)
 	user := &answering{answers: []ApprovalAnswer{Always}}
 	reg, a := approvalTools(t, nil, Approvals{Approver: user})
@@ -205,50 +207,49 @@ func TestApprovalsAlwaysSavesPrefix(t *testing.T) {
 	if len(user.asked) != 1 || user.asked[0].Prefix != "./approvaltool run" {
 		t.Fatalf("asked %+v", user.asked)
 	}
-	path := ProjectSettingsPath(a.StartDir())
-	rules, err := ProjectPatternRules(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := bash.PatternRule{Action: bash.PatternAllow, Pattern: "./approvaltool run"}
-	if len(rules) != 1 || rules[0] != want {
+	if rules := OutsideRules(a.StartDir()); len(rules) != 1 || rules[0] != want {
 		t.Fatalf("saved %v, want %v", rules, want)
 	}
-	data, _ := os.ReadFile(path)
-	if !strings.Contains(string(data), `"allow": "./approvaltool run"`) {
-		t.Errorf("settings file:\n%s", data)
+	if _, err := os.Stat(ProjectSettingsPath(a.StartDir())); err == nil {
+		t.Errorf("the project's settings file was written")
+	}
+	data, _ := os.ReadFile(TrustedFoldersPath())
+	if !strings.Contains(string(data), `"outside": [`) || !strings.Contains(string(data), `"./approvaltool run"`) {
+		t.Errorf("%s:\n%s", TrustedFoldersPath(), data)
 	}
 
-	// The settings as the file now has them: the next call runs outside
-	// without a question.
-	s, err := LoadSettingsFrom("", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := gatedTools(t, a, s.BashPatterns, Approvals{Approver: user})
-	if r := call(t, next, tools.BashName, map[string]any{"command": cmd}); r.IsError || r.Content != "again shell=other\n" {
+	// The next call runs outside without a question.
+	os.Remove(filepath.Join(a.Cwd(), "first"))
+	call(t, reg, tools.BashName, map[string]any{"command": "echo $$ > first"})
+	if r := call(t, reg, tools.BashName, map[string]any{"command": cmd}); r.IsError || r.Content != "again shell=other\n" {
 		t.Errorf("next call %+v, want it outside the sandbox", r)
 	}
 	if len(user.asked) != 1 {
 		t.Errorf("asked again: %+v", user.asked)
 	}
 
-	// Saving twice keeps one rule; removing it checks it is still the
-	// listed one, and empties the list.
-	if err := SavePatternRule(path, want); err != nil {
+	// Saving twice keeps one rule; removing it empties the list, and the
+	// command is confined again (and asks).
+	if err := SaveOutsideRule(a.StartDir(), want.Pattern); err != nil {
 		t.Fatal(err)
 	}
-	if rules, _ := ProjectPatternRules(path); len(rules) != 1 {
+	if rules := OutsideRules(a.StartDir()); len(rules) != 1 {
 		t.Errorf("rules after a second save: %v", rules)
 	}
-	if err := RemovePatternRule(path, 0, bash.PatternRule{Action: bash.PatternDeny, Pattern: "x"}); err == nil {
-		t.Error("removed a rule that is not the one listed")
+	if err := RemoveOutsideRule(a.StartDir(), "x"); err == nil {
+		t.Error("removed a rule that is not there")
 	}
-	if err := RemovePatternRule(path, 0, want); err != nil {
+	if err := RemoveOutsideRule(a.StartDir(), want.Pattern); err != nil {
 		t.Fatal(err)
 	}
-	if rules, _ := ProjectPatternRules(path); len(rules) != 0 {
+	if rules := OutsideRules(a.StartDir()); len(rules) != 0 {
 		t.Errorf("rules after removal: %v", rules)
+	}
+	os.Remove(filepath.Join(a.Cwd(), "first"))
+	r = call(t, reg, tools.BashName, map[string]any{"command": cmd})
+	if len(user.asked) != 2 || !strings.Contains(r.Content, "the user declined to run the command outside the sandbox") {
+		t.Errorf("after removal: %+v, asked %d", r, len(user.asked))
 	}
 }
 

@@ -46,8 +46,10 @@ func TestLiveSettingsFollowTheFiles(t *testing.T) {
 	if ts := toolOK(t, l); ts.Shell.Env["A"] != "2" || !ts.InterceptorEnabled {
 		t.Fatalf("after the edit: %+v", ts)
 	}
+	// The project's env would loosen the user's: it waits for trust
+	// (trust_test.go), the rest of the file applies.
 	writeSettings(t, pdir, `{"shell.env.A": "3", "bashInterceptor": {"patterns": [{"pattern": "^ls", "tool": "read", "message": "m"}]}}`)
-	if ts := toolOK(t, l); ts.Shell.Env["A"] != "3" || len(ts.InterceptorRules) != 1 || ts.InterceptorRules[0].Pattern != "^ls" {
+	if ts := toolOK(t, l); ts.Shell.Env["A"] != "2" || len(ts.InterceptorRules) != 1 || ts.InterceptorRules[0].Pattern != "^ls" {
 		t.Fatalf("project file appeared: %+v", ts)
 	}
 	if err := os.Remove(p); err != nil {

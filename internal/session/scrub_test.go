@@ -122,11 +122,11 @@ func TestSettingsScrubEnv(t *testing.T) {
 		t.Errorf("configured: %q", got)
 	}
 	p := writeSettings(t, t.TempDir(), `{"shell.scrubEnv": []}`)
-	if s := loadOK(t, g, p); s.ShellScrubEnv == nil || len(s.ShellScrubEnv) != 0 {
+	if s := loadTrusted(t, g, p); s.ShellScrubEnv == nil || len(s.ShellScrubEnv) != 0 {
 		t.Errorf("[] in the project file: %#v, want empty (scrubbing off)", s.ShellScrubEnv)
 	}
 	p = writeSettings(t, t.TempDir(), `{"shell": {"scrubEnv": null}}`)
-	if got := strings.Join(loadOK(t, g, p).ShellScrubEnv, " "); got != def {
+	if got := strings.Join(loadTrusted(t, g, p).ShellScrubEnv, " "); got != def {
 		t.Errorf("null in the project file: %q, want the default", got)
 	}
 

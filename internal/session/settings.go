@@ -51,6 +51,11 @@ type Settings struct {
 	Raw                 map[string]any       // merged tree from the files (nested form, no env overrides), for keys not modelled yet
 	Sources             []string             // files that were loaded, in merge order
 
+	// Project is what the project file loosens (trust.go): nil when it
+	// loosens nothing. Unless Project.Trusted, those values are the
+	// user's own here.
+	Project *ProjectTrust
+
 	// Sandbox is sandbox.* and yolo (issue 14; internal/session/sandbox.go).
 	// Unlike the keys above, a session reads it once, at start: a
 	// command must not loosen its own sandbox by editing the files.
@@ -125,7 +130,17 @@ func LoadSettings(cwd string) (*Settings, error) {
 // (objects merge key by key; arrays and scalars replace). An empty path or a
 // missing file contributes nothing; a file that exists but cannot be read or
 // parsed is an error.
+//
+// The project file's values that loosen the global ones apply only when
+// the user trusted its folder for them (TrustFolder; trust.go).
 func LoadSettingsFrom(globalPath, projectPath string) (*Settings, error) {
+	return LoadSettingsTrusting(globalPath, projectPath, false)
+}
+
+// LoadSettingsTrusting is LoadSettingsFrom; trustProject applies what the
+// project file loosens even when its folder is not trusted
+// (--trust-project).
+func LoadSettingsTrusting(globalPath, projectPath string, trustProject bool) (*Settings, error) {
 	var files []settingsFile
 	for _, p := range settingsPaths(globalPath, projectPath) {
 		data, err := os.ReadFile(p)
@@ -135,9 +150,13 @@ func LoadSettingsFrom(globalPath, projectPath string) (*Settings, error) {
 		if err != nil {
 			return nil, fmt.Errorf("settings: %w", err)
 		}
-		files = append(files, settingsFile{path: p, data: data})
+		files = append(files, settingsFile{path: p, data: data, project: p == projectPath})
 	}
-	return buildSettings(files)
+	trusted := trustFunc(storedTrust)
+	if trustProject {
+		trusted = func(string, string) bool { return true }
+	}
+	return buildSettings(files, trusted)
 }
 
 // settingsPaths lists the files to merge, in order, without a project file
@@ -155,28 +174,75 @@ func settingsPaths(globalPath, projectPath string) []string {
 
 // settingsFile is the content of one existing settings file.
 type settingsFile struct {
-	path string
-	data []byte
+	path    string
+	data    []byte
+	project bool // the project's file: its loosening keys need trust
 }
 
-// buildSettings parses and merges files in order.
-func buildSettings(files []settingsFile) (*Settings, error) {
-	s := &Settings{VirtualTerminal: "off", ShellScrubEnv: bash.DefaultScrubEnv(), ArtifactMaxBytes: bash.DefaultArtifactMaxBytes,
-		MaxJobs: jobs.DefaultMaxJobs, AutoBackgroundSecs: DefaultAutoBackgroundSeconds, Stdin: "terminal", Raw: map[string]any{}}
-	for _, f := range files {
+// buildSettings parses and merges files in order. A project file (the
+// last, when marked) adds its bash.patterns to the others' and may not
+// loosen them unless trusted says its folder is trusted for exactly what
+// it loosens (trust.go); the looser values are then the user's own again.
+func buildSettings(files []settingsFile, trusted trustFunc) (*Settings, error) {
+	trees := make([]map[string]any, len(files))
+	for i, f := range files {
 		tree, err := parseSettingsFile(f.path, f.data)
 		if err != nil {
 			return nil, err
 		}
-		mergeInto(s.Raw, tree)
-		s.Sources = append(s.Sources, f.path)
+		trees[i] = tree
+	}
+	proj := -1
+	if n := len(files); n > 0 && files[n-1].project {
+		proj = n - 1
+	}
+	if proj < 0 {
+		return mergeSettings(files, trees), nil
+	}
+	user := mergeSettings(files[:proj], trees[:proj])
+	s := mergeSettings(files, trees)
+	var projAllow []bash.PatternRule
+	for _, r := range s.BashPatterns[len(user.BashPatterns):] {
+		if r.Action == bash.PatternAllow {
+			projAllow = append(projAllow, r)
+		}
+	}
+	if ls := loosenings(user, s, projAllow); len(ls) > 0 {
+		folder := filepath.Dir(filepath.Dir(files[proj].path))
+		if abs, err := filepath.Abs(folder); err == nil {
+			folder = abs
+		}
+		p := &ProjectTrust{Folder: folder, File: files[proj].path, Loosens: ls, Hash: loosenHash(ls)}
+		p.Trusted = trusted != nil && trusted(folder, p.Hash)
+		if !p.Trusted {
+			withdraw(s, user, ls)
+		}
+		s.Project = p
+	}
+	return s, nil
+}
+
+// mergeSettings merges parsed trees in order into settings.
+func mergeSettings(files []settingsFile, trees []map[string]any) *Settings {
+	s := &Settings{VirtualTerminal: "off", ShellScrubEnv: bash.DefaultScrubEnv(), ArtifactMaxBytes: bash.DefaultArtifactMaxBytes,
+		MaxJobs: jobs.DefaultMaxJobs, AutoBackgroundSecs: DefaultAutoBackgroundSeconds, Stdin: "terminal", Raw: map[string]any{}}
+	for i, tree := range trees {
+		// A copy: merging shares the first file's objects, and the trees
+		// are merged twice (the user's alone, then with the project's).
+		mergeInto(s.Raw, deepCopy(tree).(map[string]any))
+		s.Sources = append(s.Sources, files[i].path)
 	}
 	s.applyRaw()
+	s.BashPatterns = nil
+	for _, tree := range trees {
+		s.BashPatterns = append(s.BashPatterns, treePatterns(tree)...)
+	}
+	s.setRawPatterns()
 	s.applySandbox()
 	if v := os.Getenv(ShellPrefixEnv); v != "" {
 		s.ShellPrefix = v
 	}
-	return s, nil
+	return s
 }
 
 // ToolSettings turns the settings into the bash tool's (SPEC §2.2): the
@@ -225,7 +291,13 @@ const racyWindow = 2 * time.Second
 // changed (or changed less than racyWindow ago) and parsed again only when
 // its content did. It is safe for concurrent use.
 type LiveSettings struct {
-	paths []string
+	paths   []string
+	project string // the project file among paths ("" = none)
+
+	// onUntrusted, when set, hears of each new set of loosening values
+	// the folder is not trusted for (a mid-session edit included), after
+	// the lock is released.
+	onUntrusted func(*ProjectTrust)
 
 	mu       sync.Mutex
 	files    []liveFile // one per path
@@ -235,7 +307,10 @@ type LiveSettings struct {
 	buildErr error      // the contents as last read do not load
 	tool     bash.ToolSettings
 	toolErr  error
-	toolOf   *Settings // the settings tool was made from
+	toolOf   *Settings       // the settings tool was made from
+	runTrust map[string]bool // loosening sets trusted for this run (TrustForRun)
+	told     string          // the hash onUntrusted last heard of
+	tell     *ProjectTrust   // to tell onUntrusted once unlocked
 }
 
 // liveFile is what is known of one settings file.
@@ -277,7 +352,10 @@ func WatchSettings(cwd string) (*LiveSettings, error) {
 // settings file.
 func WatchSettingsFrom(globalPath, projectPath string) (*LiveSettings, error) {
 	paths := settingsPaths(globalPath, projectPath)
-	l := &LiveSettings{paths: paths, files: make([]liveFile, len(paths))}
+	l := &LiveSettings{paths: paths, files: make([]liveFile, len(paths)), runTrust: map[string]bool{}}
+	if n := len(paths); n > 0 && projectPath != "" && paths[n-1] == projectPath {
+		l.project = projectPath
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.refreshLocked(true)
@@ -293,9 +371,65 @@ func WatchSettingsFrom(globalPath, projectPath string) (*LiveSettings, error) {
 // settings the user has replaced.
 func (l *LiveSettings) Current() (*Settings, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	defer l.tellUnlocked()
 	l.refreshLocked(false)
 	return l.cur, l.errLocked()
+}
+
+// OnUntrusted makes f hear of each new set of loosening values of the
+// project file that its folder is not trusted for (the TUI asks, print
+// and RPC say it on stderr). f runs on the goroutine that read the
+// settings, without the lock held.
+func (l *LiveSettings) OnUntrusted(f func(*ProjectTrust)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onUntrusted, l.tell = f, nil
+	if l.cur != nil && l.cur.Project != nil && !l.cur.Project.Trusted {
+		l.told = l.cur.Project.Hash // known already: the caller asked at start
+	}
+}
+
+// TrustForRun applies the project file's loosening values as they are
+// now, for this process only (--trust-project): a later change of them is
+// not trusted.
+func (l *LiveSettings) TrustForRun() (*Settings, error) {
+	l.mu.Lock()
+	defer l.tellUnlocked()
+	l.refreshLocked(false)
+	if p := l.cur.Project; p != nil {
+		l.runTrust[p.Hash] = true
+		l.refreshLocked(true)
+	}
+	return l.cur, l.errLocked()
+}
+
+// Trust records that the user trusts the folder for the loosening set
+// hash (TrustFolder) and applies it.
+func (l *LiveSettings) Trust(p *ProjectTrust) error {
+	if err := TrustFolder(p.Folder, p.Hash); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.tellUnlocked()
+	l.refreshLocked(true)
+	return nil
+}
+
+// tellUnlocked releases the lock and tells onUntrusted what a refresh
+// found.
+func (l *LiveSettings) tellUnlocked() {
+	p, f := l.tell, l.onUntrusted
+	l.tell = nil
+	l.mu.Unlock()
+	if p != nil && f != nil {
+		f(p)
+	}
+}
+
+// trustedLocked decides the trust of a folder's loosening set: this run's
+// word or the user's file.
+func (l *LiveSettings) trustedLocked(folder, hash string) bool {
+	return l.runTrust[hash] || storedTrust(folder, hash)
 }
 
 // ToolSettings is Current turned into the bash tool's settings, converted
@@ -303,7 +437,7 @@ func (l *LiveSettings) Current() (*Settings, error) {
 // come with it.
 func (l *LiveSettings) ToolSettings() (bash.ToolSettings, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	defer l.tellUnlocked()
 	l.refreshLocked(false)
 	if l.toolOf != l.cur {
 		l.toolOf = l.cur
@@ -356,13 +490,16 @@ func (l *LiveSettings) refreshLocked(force bool) {
 	var files []settingsFile
 	for i, p := range l.paths {
 		if l.files[i].data != nil {
-			files = append(files, settingsFile{path: p, data: l.files[i].data})
+			files = append(files, settingsFile{path: p, data: l.files[i].data, project: p == l.project})
 		}
 	}
-	s, err := buildSettings(files)
+	s, err := buildSettings(files, l.trustedLocked)
 	l.buildErr = err
 	if err == nil {
 		l.cur = s
+		if p := s.Project; p != nil && !p.Trusted && p.Hash != l.told {
+			l.told, l.tell = p.Hash, p
+		}
 	}
 }
 
@@ -416,7 +553,6 @@ func (s *Settings) applyRaw() {
 	if v, ok := s.Lookup("bash.stdin"); ok && v != nil {
 		s.Stdin = v.(string)
 	}
-	s.applyBashPatterns()
 	if v, ok := s.Lookup("bashInterceptor.enabled"); ok && v != nil {
 		s.InterceptorEnabled = v.(bool)
 	}
@@ -623,6 +759,25 @@ func setPath(m map[string]any, segs []string, v any) {
 		}
 	}
 	m[last] = v
+}
+
+// deepCopy copies a parsed JSON value.
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(t))
+		for i, e := range t {
+			a[i] = deepCopy(e)
+		}
+		return a
+	}
+	return v
 }
 
 // mergeInto deep-merges src over dst: objects key by key, everything else

@@ -18,8 +18,9 @@ import (
 //
 //	"bash": {"patterns": [{"deny": "git push --force"}, {"ask": "npm publish"}, {"allow": "git push"}]}
 //
-// A pattern is a command prefix or a /regex/ (bash.PatternRule). The
-// project file's rules replace the global file's, like every array.
+// A pattern is a command prefix or a /regex/ (bash.PatternRule). Unlike
+// every other array, the files' lists add up: the project file's rules
+// come after the global file's, never instead of them (issue 21).
 
 // patternActions are the keys a rule may have.
 var patternActions = []bash.PatternAction{bash.PatternAllow, bash.PatternAsk, bash.PatternDeny}
@@ -82,11 +83,15 @@ func patternRules(v any) []bash.PatternRule {
 	return rules
 }
 
-// applyBashPatterns fills s.BashPatterns from the merged tree.
-func (s *Settings) applyBashPatterns() {
-	if v, ok := s.Lookup("bash.patterns"); ok && v != nil {
-		s.BashPatterns = patternRules(v)
+// treePatterns are the bash.patterns rules of one file's parsed tree.
+// The files' lists add up (global first): a project's list never takes a
+// global deny or ask rule away, not even [] (issue 21).
+func treePatterns(tree map[string]any) []bash.PatternRule {
+	b, _ := tree["bash"].(map[string]any)
+	if b == nil || b["patterns"] == nil {
+		return nil
 	}
+	return patternRules(b["patterns"])
 }
 
 // ProjectPatternRules are the bash.patterns rules of the settings file at
@@ -98,21 +103,6 @@ func ProjectPatternRules(path string) ([]bash.PatternRule, error) {
 	}
 	v, _ := patternsIn(tree)
 	return patternRules(v), nil
-}
-
-// SavePatternRule appends r to bash.patterns in the settings file at path
-// (created when missing), unless the file has that rule already. The file
-// is rewritten as indented JSON with its keys sorted; LiveSettings picks
-// the change up at the next command.
-func SavePatternRule(path string, r bash.PatternRule) error {
-	return editPatterns(path, func(rules []any) ([]any, error) {
-		for _, el := range rules {
-			if obj, ok := el.(map[string]any); ok && len(obj) == 1 && obj[string(r.Action)] == r.Pattern {
-				return rules, nil
-			}
-		}
-		return append(rules, map[string]any{string(r.Action): r.Pattern}), nil
-	})
 }
 
 // RemovePatternRule takes rule i (as ProjectPatternRules numbers them) out

@@ -8,13 +8,13 @@ import (
 )
 
 // TestSettingsBashPatterns: bash.patterns loads in order into the tool's
-// settings, the project's list replaces the global one, and a bad rule is
+// settings, the project's list adds to the global one, and a bad rule is
 // located.
 func TestSettingsBashPatterns(t *testing.T) {
 	global := writeSettings(t, t.TempDir(), `{"bash": {"patterns": [{"deny": "x"}]}}`)
 	project := writeSettings(t, t.TempDir(), `{"bash.patterns": [{"allow": "git push"}, {"ask": "/^npm (publish|unpublish)/"}, {"deny": "rm -rf"}]}`)
-	s := loadOK(t, global, project)
-	want := []bash.PatternRule{{Action: bash.PatternAllow, Pattern: "git push"},
+	s := loadTrusted(t, global, project)
+	want := []bash.PatternRule{{Action: bash.PatternDeny, Pattern: "x"}, {Action: bash.PatternAllow, Pattern: "git push"},
 		{Action: bash.PatternAsk, Pattern: "/^npm (publish|unpublish)/"}, {Action: bash.PatternDeny, Pattern: "rm -rf"}}
 	if !reflect.DeepEqual(s.BashPatterns, want) {
 		t.Errorf("patterns %v, want %v", s.BashPatterns, want)

@@ -27,6 +27,17 @@ func loadOK(t *testing.T, global, project string) *Settings {
 	return s
 }
 
+// loadTrusted is loadOK with the project's folder trusted (--trust-project):
+// what merging does when every value of the project file applies.
+func loadTrusted(t *testing.T, global, project string) *Settings {
+	t.Helper()
+	s, err := LoadSettingsTrusting(global, project, true)
+	if err != nil {
+		t.Fatalf("LoadSettingsTrusting: %v", err)
+	}
+	return s
+}
+
 func TestSettingsDefaultsWhenFilesMissing(t *testing.T) {
 	t.Setenv(ShellPrefixEnv, "")
 	dir := t.TempDir()
@@ -131,7 +142,7 @@ func TestSettingsMergeOrder(t *testing.T) {
   "shell": {"prefix": "p", "env": {"B": "3", "C": "4"}},
   "globalOnly": [3]
 }`)
-	s := loadOK(t, g, p)
+	s := loadTrusted(t, g, p)
 	if s.VirtualTerminal != "on" || !s.InterceptorEnabled || s.ShellPath != "/bin/bash" {
 		t.Errorf("global values lost: %+v", s)
 	}
@@ -152,7 +163,7 @@ func TestSettingsMergeOrder(t *testing.T) {
 	}
 
 	// Only the project file present.
-	s = loadOK(t, filepath.Join(t.TempDir(), "missing.json"), p)
+	s = loadTrusted(t, filepath.Join(t.TempDir(), "missing.json"), p)
 	if s.ShellPrefix != "p" || !reflect.DeepEqual(s.Sources, []string{p}) {
 		t.Errorf("project only: %+v", s)
 	}
@@ -333,7 +344,18 @@ func TestLoadSettingsUsesConfigDirAndProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ShellPath != "/bin/zsh" || s.ShellPrefix != "p" || !reflect.DeepEqual(s.Sources, []string{g, p}) {
+	// The project's shell.prefix loosens: it waits for the folder's trust,
+	// which lives in the same config folder.
+	if s.ShellPrefix != "g" || s.Project == nil || s.Project.Trusted || s.Project.Folder != cwd || s.Project.Keys() != "shell.prefix" {
+		t.Fatalf("LoadSettings before trust: %+v %+v", s, s.Project)
+	}
+	if err := TrustFolder(cwd, s.Project.Hash); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = LoadSettings(cwd); err != nil {
+		t.Fatal(err)
+	}
+	if s.ShellPath != "/bin/zsh" || s.ShellPrefix != "p" || !reflect.DeepEqual(s.Sources, []string{g, p}) || !s.Project.Trusted {
 		t.Errorf("LoadSettings: %+v", s)
 	}
 

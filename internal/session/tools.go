@@ -45,7 +45,7 @@ func NewTools(c ToolsConfig) (*tools.Registry, error) {
 			tc.HasUI, tc.Terminal = true, term
 		}
 		return tc
-	}, c.Approvals.gate(func() string { return ProjectSettingsPath(cur().StartDir()) },
+	}, c.Approvals.gate(func() string { return cur().StartDir() },
 		func() bool { return cur().Sandbox().Yolo }))
 	return tools.Standard(bt, tools.Env{
 		Cwd: func() string { return cur().Cwd() },

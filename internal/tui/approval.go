@@ -43,7 +43,8 @@ func (a approver) Approve(ctx context.Context, q session.ApprovalQuestion) sessi
 
 // approval asks the user about one command, in a box at the bottom of the
 // screen: y runs it (once), a (sandbox denials with a prefix) runs it and
-// saves the prefix as an allow rule, n or esc refuses. Other keys are
+// saves the prefix among the folder's outside commands in the user's own
+// config (session.SaveOutsideRule), n or esc refuses. Other keys are
 // swallowed: the question stays until answered.
 type approval struct {
 	q     session.ApprovalQuestion
@@ -153,30 +154,42 @@ func (m *model) askApproval(msg approvalAskMsg) tea.Cmd {
 	return nil
 }
 
-// permissionsLoadedMsg carries the project's rules to the /permissions
-// layer (err: the file could not be read or changed).
+// permissionsLoadedMsg carries the rules to the /permissions layer (err:
+// a file could not be read or changed).
 type permissionsLoadedMsg struct {
-	rules []bash.PatternRule
-	note  string
-	err   error
+	outside []string
+	rules   []bash.PatternRule
+	note    string
+	err     error
 }
 
-// permissions is /permissions: the bash.patterns rules of the project's
-// settings file (where "always" saves its choices), one per row; d removes
-// the selected one from the file.
+// permissions is /permissions: the commands the user's "always" answers
+// let run outside the sandbox in this folder (kept in the user's own
+// config), then the bash.patterns rules of the project's settings file,
+// one per row; d removes the selected one from its file.
 type permissions struct {
-	path   string
-	rules  []bash.PatternRule
-	loaded bool
-	sel    int
-	note   string
+	folder  string
+	path    string
+	outside []string
+	rules   []bash.PatternRule
+	loaded  bool
+	sel     int
+	note    string
 }
 
-// loadPermissions reads the rules of path (a command: file I/O).
-func loadPermissions(path, note string) tea.Cmd {
+// rows is the number of rules listed.
+func (p *permissions) rows() int { return len(p.outside) + len(p.rules) }
+
+// loadPermissions reads the rules of folder and of the project's file at
+// path (a command: file I/O).
+func loadPermissions(folder, path, note string) tea.Cmd {
 	return func() tea.Msg {
+		var outside []string
+		for _, r := range session.OutsideRules(folder) {
+			outside = append(outside, r.Pattern)
+		}
 		rules, err := session.ProjectPatternRules(path)
-		return permissionsLoadedMsg{rules: rules, note: note, err: err}
+		return permissionsLoadedMsg{outside: outside, rules: rules, note: note, err: err}
 	}
 }
 
@@ -190,8 +203,8 @@ func (p *permissions) update(msg tea.Msg) (action, tea.Cmd) {
 			p.note = msg.err.Error()
 			return nil, nil
 		}
-		p.rules = msg.rules
-		p.sel = min(max(p.sel, 0), max(len(p.rules)-1, 0))
+		p.outside, p.rules = msg.outside, msg.rules
+		p.sel = min(max(p.sel, 0), max(p.rows()-1, 0))
 		return nil, nil
 	case tea.KeyPressMsg:
 		k, pk := keyName(msg.String()), keys.Permissions
@@ -201,14 +214,23 @@ func (p *permissions) update(msg tea.Msg) (action, tea.Cmd) {
 		case is(k, pk.Up):
 			p.sel = max(p.sel-1, 0)
 		case is(k, pk.Down):
-			p.sel = min(p.sel+1, max(len(p.rules)-1, 0))
-		case is(k, pk.Remove) && p.sel < len(p.rules):
-			i, r, path := p.sel, p.rules[p.sel], p.path
+			p.sel = min(p.sel+1, max(p.rows()-1, 0))
+		case is(k, pk.Remove) && p.sel < len(p.outside):
+			prefix, folder, path := p.outside[p.sel], p.folder, p.path
+			return nil, func() tea.Msg {
+				if err := session.RemoveOutsideRule(folder, prefix); err != nil {
+					return permissionsLoadedMsg{err: err}
+				}
+				return loadPermissions(folder, path, "removed outside "+strconv.Quote(prefix))()
+			}
+		case is(k, pk.Remove) && p.sel < p.rows():
+			i := p.sel - len(p.outside)
+			r, folder, path := p.rules[i], p.folder, p.path
 			return nil, func() tea.Msg {
 				if err := session.RemovePatternRule(path, i, r); err != nil {
 					return permissionsLoadedMsg{err: err}
 				}
-				return loadPermissions(path, "removed "+r.String())()
+				return loadPermissions(folder, path, "removed "+r.String())()
 			}
 		}
 		return nil, nil
@@ -221,19 +243,31 @@ func (p *permissions) update(msg tea.Msg) (action, tea.Cmd) {
 // view implements layer: the whole window.
 func (p *permissions) view(width, height int, st *styles) surface {
 	pk := keys.Permissions
-	lines := []string{st.overlayTitle.Render("Permissions · bash.patterns in " + p.path), ""}
-	switch {
-	case !p.loaded:
-		lines = append(lines, "reading…")
-	case len(p.rules) == 0:
-		lines = append(lines, "No saved rules. A sandbox question answered \"always\" saves one here.")
-	}
-	for i, r := range p.rules {
-		row := "  " + padRight(string(r.Action), 7) + r.Pattern
+	lines := []string{st.overlayTitle.Render("Permissions · " + p.folder), ""}
+	row := func(i int, action, pattern string) {
+		r := "  " + padRight(action, 7) + pattern
 		if i == p.sel {
-			row = st.selected.Render("> " + row[2:])
+			r = st.selected.Render("> " + r[2:])
 		}
-		lines = append(lines, ansi.Truncate(row, width, "…"))
+		lines = append(lines, ansi.Truncate(r, width, "…"))
+	}
+	if !p.loaded {
+		lines = append(lines, "reading…")
+	} else {
+		lines = append(lines, ansi.Truncate("Outside the sandbox without asking (your \"always\" answers):", width, "…"))
+		if len(p.outside) == 0 {
+			lines = append(lines, "  none. A sandbox question answered \"always\" saves one here.")
+		}
+		for i, o := range p.outside {
+			row(i, "outside", o)
+		}
+		lines = append(lines, "", ansi.Truncate("bash.patterns in "+p.path+":", width, "…"))
+		if len(p.rules) == 0 {
+			lines = append(lines, "  none.")
+		}
+		for i, r := range p.rules {
+			row(len(p.outside)+i, string(r.Action), r.Pattern)
+		}
 	}
 	footer := helpLine(entry{Key: name(pk.Up) + name(pk.Down), Desc: "select"}, help(pk.Remove), help(pk.Close))
 	if p.note != "" {
@@ -258,7 +292,8 @@ func padRight(s string, n int) string {
 
 // cmdPermissions is /permissions.
 func (m *model) cmdPermissions(string) tea.Cmd {
-	p := &permissions{path: session.ProjectSettingsPath(m.session().StartDir())}
+	dir := m.session().StartDir()
+	p := &permissions{folder: dir, path: session.ProjectSettingsPath(dir)}
 	m.push(p)
-	return loadPermissions(p.path, "")
+	return loadPermissions(p.folder, p.path, "")
 }

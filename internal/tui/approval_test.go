@@ -107,7 +107,7 @@ func TestPermissionsLayer(t *testing.T) {
 	}
 	h.run(h.sendLine("/permissions"))
 	scr := h.screen()
-	for _, want := range []string{"Permissions · bash.patterns in " + path, "> allow  git push", "  deny   /^rm -rf/", "d removes the rule"} {
+	for _, want := range []string{"Permissions · " + h.m.session().StartDir(), "bash.patterns in " + path + ":", "Outside the sandbox without asking", "> allow  git push", "  deny   /^rm -rf/", "d removes the rule"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("screen lacks %q:\n%s", want, scr)
 		}
@@ -125,7 +125,7 @@ func TestPermissionsLayer(t *testing.T) {
 		t.Errorf("the rest of the file is gone:\n%s", data)
 	}
 	h.run(h.update(tea.KeyPressMsg{Code: 'd', Text: "d"}))
-	if scr := h.screen(); !strings.Contains(scr, "No saved rules.") {
+	if scr := h.screen(); !strings.Contains(scr, "  none.") {
 		t.Errorf("after the last d:\n%s", scr)
 	}
 	h.press(tea.KeyEscape, 0)
@@ -147,10 +147,13 @@ func TestGoldenApproval(t *testing.T) {
 			h.update(approvalAskMsg{q: askQuestion, reply: make(chan session.ApprovalAnswer, 1)})
 		}},
 		{"permissions", func(h *harness) {
-			p := &permissions{path: "~/work/.agentsh/settings.json"}
+			p := &permissions{folder: "~/work", path: "~/work/.agentsh/settings.json"}
 			h.m.push(p)
-			h.update(permissionsLoadedMsg{rules: []bash.PatternRule{{Action: bash.PatternAllow, Pattern: "git push"},
+			h.update(permissionsLoadedMsg{outside: []string{"touch"}, rules: []bash.PatternRule{{Action: bash.PatternAllow, Pattern: "git push"},
 				{Action: bash.PatternAsk, Pattern: "npm publish"}}})
+		}},
+		{"trust", func(h *harness) {
+			h.m.push(newTrustQuestion(trustProject))
 		}},
 	} {
 		for _, sz := range screenSizes {

@@ -51,6 +51,8 @@ type keyMap struct {
 	// Permissions works /permissions (approval.go).
 	Approval    approvalKeys
 	Permissions permissionsKeys
+	// Trust answers the trust question of a project's settings (trust.go).
+	Trust trustKeys
 }
 
 // mainKeys are the transcript's and the editor's when no layer is open.
@@ -140,6 +142,13 @@ type menuKeys struct {
 // (Once or No) or a sandbox denial (Once, Always, No).
 type approvalKeys struct {
 	Once, Always, No key.Binding
+}
+
+// trustKeys answer the trust question.
+type trustKeys struct {
+	Up, Down, Choose, Yes, No key.Binding
+	// Leave ends agentsh at the question asked before the TUI starts.
+	Leave key.Binding
 }
 
 // permissionsKeys work /permissions.
@@ -265,8 +274,16 @@ func newKeyMap() keyMap {
 		},
 		Approval: approvalKeys{
 			Once:   bind("y", "runs it (once)", "y", "Y"),
-			Always: bind("a", "always: saves an allow rule for the command's prefix in the project", "a", "A"),
+			Always: bind("a", "always: such commands run outside the sandbox in this folder from now on (kept in your config)", "a", "A"),
 			No:     bind("n", "refuses", "n", "N", "esc", "ctrl+c"),
+		},
+		Trust: trustKeys{
+			Up:     bind("↑", "the first choice", "up", "k"),
+			Down:   bind("↓", "the second choice", "down", "j"),
+			Choose: bind("enter", "answers the selected", "enter"),
+			Yes:    bind("1", "trusts", "1", "y", "Y"),
+			No:     bind("2", "does not trust", "2", "n", "N", "esc"),
+			Leave:  bind("ctrl+c", "at start: leaves agentsh", "ctrl+c"),
 		},
 		Permissions: permissionsKeys{
 			Close:  bind("esc", "close", "esc", "q", "ctrl+c"),
@@ -415,6 +432,8 @@ func helpSections() []helpSection {
 		{"Quit question", []entry{help(keys.Confirm.Yes), help(keys.Confirm.No)}},
 		{"Approval question (a command the rules or the sandbox stopped)", []entry{help(keys.Approval.Once),
 			help(keys.Approval.Always), help(keys.Approval.No)}},
+		{"Trust question (a project's settings that loosen yours)", []entry{help(keys.Trust.Up), help(keys.Trust.Down),
+			help(keys.Trust.Choose), help(keys.Trust.Yes), help(keys.Trust.No), help(keys.Trust.Leave)}},
 		{"Permissions (/permissions)", []entry{help(keys.Permissions.Up), help(keys.Permissions.Down),
 			help(keys.Permissions.Remove), help(keys.Permissions.Close)}},
 	}

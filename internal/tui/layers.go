@@ -140,6 +140,8 @@ func (m *model) apply(l layer, a action) tea.Cmd {
 	case quitNow:
 		m.removeLayer(l)
 		return m.quit()
+	case trustAnswer:
+		return m.trustAnswered(l, a)
 	case openArtifact:
 		problem := m.openArtifact(a.id, a.title)
 		if n, ok := l.(noter); ok {

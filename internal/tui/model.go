@@ -113,6 +113,7 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 		return nil, err
 	}
 	m.reg = reg
+	m.followTrust(cfg.Settings)
 
 	m.editor = newEditor()
 	m.mention = newMention()
@@ -204,6 +205,12 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.startTick()
 	case ptyChangedMsg:
 		return nil // the next View reads the screen
+	case trustAskMsg:
+		m.askTrust(msg.p)
+		return nil
+	case trustDoneMsg:
+		m.trustDone(msg)
+		return nil
 	case approvalAskMsg:
 		return m.askApproval(msg) // approval.go
 	case thinkingCycledMsg:

@@ -66,6 +66,10 @@ type Config struct {
 	// Approvals decide on the model's commands that bash.patterns rules
 	// or the sandbox stop; the TUI is their Approver (approval.go).
 	Approvals session.Approvals
+	// Settings are the settings files the sessions follow: a change of
+	// the project's that loosens something the folder is not trusted for
+	// brings the trust question back (trust.go). nil: never asked here.
+	Settings *session.LiveSettings
 
 	// Input and Output default to the process's terminal; tests set them.
 	Input  io.Reader

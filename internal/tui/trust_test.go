@@ -1,0 +1,123 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/session"
+)
+
+// trustProject is a project file that loosens two things.
+var trustProject = &session.ProjectTrust{Folder: "~/work", File: "~/work/.agentsh/settings.json",
+	Loosens: []session.Loosening{{Key: "yolo", Value: "true"}, {Key: "bash.patterns", Value: `{"allow": "/.*/"}`}}, Hash: "h1"}
+
+// TestTrustQuestionUpdateView: the question shows the folder, the file and
+// each loosening value with "don't trust" selected; ↑/↓ move the
+// selection, enter answers it, 1/y trust, 2/n/esc do not.
+func TestTrustQuestionUpdateView(t *testing.T) {
+	q := newTrustQuestion(trustProject)
+	scr := ansi.Strip(q.view(100, 24, newStyles(true)).content)
+	for _, want := range []string{"Do you trust this folder?", "~/work\n", "~/work/.agentsh/settings.json loosens your own settings:",
+		"  yolo: true", `  bash.patterns: {"allow": "/.*/"}`, "   1. Yes, trust this folder", " > 2. No, don't trust it (ignore these settings)",
+		"↑↓ select · enter answers the selected · 1 trusts · 2 does not trust"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("view lacks %q:\n%s", want, scr)
+		}
+	}
+	if n := strings.Count(scr, "\n") + 1; n != 24 {
+		t.Errorf("view is %d rows, want 24", n)
+	}
+	if a, _ := q.update(tea.KeyPressMsg{Code: tea.KeyUp}); a != nil {
+		t.Errorf("↑ answered %v", a)
+	}
+	if scr := ansi.Strip(q.view(100, 24, newStyles(true)).content); !strings.Contains(scr, " > 1. Yes") {
+		t.Errorf("↑ did not select trust:\n%s", scr)
+	}
+	a, _ := q.update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if ans, ok := a.(trustAnswer); !ok || !ans.trust || ans.p != trustProject || q.choice != trustYes {
+		t.Errorf("enter on trust: %#v", a)
+	}
+	for _, c := range []struct {
+		key   tea.KeyPressMsg
+		trust bool
+	}{
+		{tea.KeyPressMsg{Code: '1', Text: "1"}, true},
+		{tea.KeyPressMsg{Code: 'y', Text: "y"}, true},
+		{tea.KeyPressMsg{Code: '2', Text: "2"}, false},
+		{tea.KeyPressMsg{Code: 'n', Text: "n"}, false},
+		{tea.KeyPressMsg{Code: tea.KeyEscape}, false},
+		{tea.KeyPressMsg{Code: tea.KeyEnter}, false}, // the default
+	} {
+		q := newTrustQuestion(trustProject)
+		a, _ := q.update(c.key)
+		if ans, ok := a.(trustAnswer); !ok || ans.trust != c.trust {
+			t.Errorf("%s: %#v, want trust %v", c.key, a, c.trust)
+		}
+	}
+	if a, _ := newTrustQuestion(trustProject).update(tea.KeyPressMsg{Code: 'x', Text: "x"}); a != nil {
+		t.Errorf("x answered %v", a)
+	}
+}
+
+// TestTrustAskedAgainMidSession: the project's settings changed during the
+// session to loosen something: the question comes up as a layer; 1
+// records the trust in the user's config and applies the values; a later
+// change asks again, and 2 leaves them ignored with a notice.
+func TestTrustAskedAgainMidSession(t *testing.T) {
+	h := newHarness(t, 100, 30)
+	work := h.m.session().StartDir()
+	live, err := session.WatchSettings(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.m.followTrust(live)
+	write := func(content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(work, ".agentsh"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(session.ProjectSettingsPath(work), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"shell": {"env": {"PROJECT_X": "1"}}}`)
+	if s, _ := live.Current(); s.ShellEnv["PROJECT_X"] != "" {
+		t.Fatal("applied before the answer")
+	}
+	h.waitFor("the trust question", func() bool { return layerOn[*trustQuestion](h) != nil })
+	if scr := h.screen(); !strings.Contains(scr, `  shell.env.PROJECT_X: "1"`) || !strings.Contains(scr, work+"\n") {
+		t.Errorf("question:\n%s", scr)
+	}
+	h.run(h.update(tea.KeyPressMsg{Code: '1', Text: "1"}))
+	if layerOn[*trustQuestion](h) != nil {
+		t.Fatal("the question stayed")
+	}
+	if s, _ := live.Current(); s.ShellEnv["PROJECT_X"] != "1" {
+		t.Errorf("trusted but not applied: %v", s.ShellEnv)
+	}
+	data, _ := os.ReadFile(session.TrustedFoldersPath())
+	if !strings.Contains(string(data), `"`+work+`": {`) {
+		t.Errorf("trusted folders:\n%s", data)
+	}
+	wantTrusted := "Trusted " + work + ": shell.env.PROJECT_X from " + session.ProjectSettingsPath(work) + " now apply."
+	if scr := h.screen(); !strings.Contains(strings.Join(strings.Fields(scr), " "), wantTrusted) {
+		t.Errorf("no notice %q:\n%s", wantTrusted, scr)
+	}
+
+	write(`{"shell": {"env": {"PROJECT_X": "2"}}}`)
+	live.Current()
+	h.waitFor("the question again", func() bool { return layerOn[*trustQuestion](h) != nil })
+	h.run(h.update(tea.KeyPressMsg{Code: '2', Text: "2"}))
+	if s, _ := live.Current(); s.ShellEnv["PROJECT_X"] != "" {
+		t.Errorf("not trusted but applied: %v", s.ShellEnv)
+	}
+	wantIgnored := "Folder not trusted: ignoring shell.env.PROJECT_X from " + session.ProjectSettingsPath(work) + " (the rest of it applies)."
+	if scr := h.screen(); !strings.Contains(strings.Join(strings.Fields(scr), " "), wantIgnored) {
+		t.Errorf("no notice %q:\n%s", wantIgnored, scr)
+	}
+}
