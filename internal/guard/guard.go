@@ -22,12 +22,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"agentsh/internal/fsview"
 	"agentsh/internal/proc"
 )
 
@@ -83,7 +85,16 @@ type Sandbox struct {
 	// NewNetwork starts the guardian, and so the program, in a new user
 	// and network namespace whose loopback interface it brings up.
 	NewNetwork bool
-	// Fallback, when the namespaces cannot be made, gives the sandbox to
+	// View is the filesystem view the program runs in: the guardian runs
+	// in a new user namespace (or the Share's) and its forking thread
+	// builds the view in a mount namespace of its own (fsview.Apply); its
+	// other threads keep agentsh's view for the sweep and the cleanup.
+	// nil = none.
+	View fsview.View
+	// Unsetenv are variables the program does not get (the sockets of
+	// outside servers: sandbox.SocketEnv).
+	Unsetenv []string
+	// Fallback, when the namespaces or the view cannot be made, gives the sandbox to
 	// start with instead (its network confined otherwise); Start closes
 	// its ruleset. nil: Start fails.
 	Fallback func(err error) (*Sandbox, error)
@@ -204,7 +215,7 @@ func Start(c Cmd) (*Process, error) {
 type namespaceError struct{ err error }
 
 func (e *namespaceError) Error() string {
-	return "start the sandbox's user and network namespace: " + e.err.Error()
+	return "start the sandbox's namespaces: " + e.err.Error()
 }
 
 func (e *namespaceError) Unwrap() error { return e.err }
@@ -270,7 +281,22 @@ func startGuardian(c Cmd) (*Process, error) {
 		args = append(args, "-rm", p)
 	}
 	sys := &syscall.SysProcAttr{Setpgid: true}
+	if sb := c.Sandbox; sb != nil && len(sb.Unsetenv) > 0 {
+		env := c.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		kept := make([]string, 0, len(env))
+		for _, kv := range env {
+			k, _, _ := strings.Cut(kv, "=")
+			if !slices.Contains(sb.Unsetenv, k) {
+				kept = append(kept, kv)
+			}
+		}
+		c.Env = kept
+	}
 	if sb := c.Sandbox; sb != nil {
+		args = append(args, sb.View.Args()...)
 		if sb.Ruleset != nil {
 			args = append(args, "-ll", strconv.Itoa(lifelineFd+len(extra)))
 			extra = append(extra, sb.Ruleset)
@@ -282,16 +308,23 @@ func startGuardian(c Cmd) (*Process, error) {
 			}
 			c.Env = append(env[:len(env):len(env)], joinEnv+"="+strconv.Itoa(lifelineFd+len(extra))+","+strconv.Itoa(lifelineFd+len(extra)+1))
 			extra = append(extra, sh.user, sh.net)
-		} else if sb.NewNetwork {
-			args = append(args, "-lo")
+		} else if sb.NewNetwork || sb.View != nil {
 			uid, gid := os.Getuid(), os.Getgid()
-			sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+			sys.Cloneflags = syscall.CLONE_NEWUSER
 			sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 			sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 			sys.GidMappingsEnableSetgroups = false
 			// A guardian that is not root loses every capability at its
-			// own exec; it needs this one to bring loopback up.
-			sys.AmbientCaps = []uintptr{capNetAdmin}
+			// own exec; it needs these to bring loopback up and to build
+			// the view.
+			if sb.NewNetwork {
+				args = append(args, "-lo")
+				sys.Cloneflags |= syscall.CLONE_NEWNET
+				sys.AmbientCaps = append(sys.AmbientCaps, capNetAdmin)
+			}
+			if sb.View != nil {
+				sys.AmbientCaps = append(sys.AmbientCaps, capSysAdmin)
+			}
 		}
 	}
 	args = append(append(args, "--", path), c.Args...)
@@ -318,7 +351,7 @@ func startGuardian(c Cmd) (*Process, error) {
 	if err != nil {
 		lifeW.Close()
 		repR.Close()
-		if c.Sandbox != nil && c.Sandbox.NewNetwork &&
+		if c.Sandbox != nil && (c.Sandbox.NewNetwork || c.Sandbox.View != nil) &&
 			(errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS) || errors.Is(err, syscall.EACCES)) {
 			return nil, &namespaceError{err}
 		}
@@ -361,6 +394,11 @@ func startGuardian(c Cmd) (*Process, error) {
 	<-p.gone
 	if msg, ok := strings.CutPrefix(line, "J "); ok {
 		return nil, &joinError{msg}
+	}
+	if msg, ok := strings.CutPrefix(line, "N "); ok {
+		// The mount namespace or the view cannot be made on this
+		// system: the same fallback as namespaces that cannot be made.
+		return nil, &namespaceError{errors.New(msg)}
 	}
 	if msg, ok := strings.CutPrefix(line, "X "); ok {
 		return nil, errors.New(msg)

@@ -10,18 +10,21 @@ import (
 // GuardSandbox is p made ready for guard.Start, for a PTY program here and
 // a persistent shell in internal/bash: nil when p confines nothing. extra
 // are folders the program itself needs to write (a shell's runtime
-// folder). Should the namespaces fail although sandbox.Detect said they
-// work, the fallback records it (the status line then says the sandbox is
-// weaker) and confines without them. The caller closes Ruleset once the
-// guardian has started.
+// folder); the engine's folder (guard.EngineBase) is masked in the view
+// but for them. Should the namespaces or the view fail although
+// sandbox.Detect said they work, the fallback records it (the status line
+// then says the sandbox is weaker) and confines without them. The caller
+// closes Ruleset once the guardian has started.
 func GuardSandbox(p *sandbox.Policy, extra ...string) (*guard.Sandbox, error) {
-	c, err := p.Confine(extra...)
+	c, err := p.ConfineHiding([]string{guard.EngineBase()}, extra...)
 	if err != nil || c == nil {
 		return nil, err
 	}
-	sb := &guard.Sandbox{Ruleset: c.Ruleset, NewNetwork: c.NewNetwork}
+	sb := &guard.Sandbox{Ruleset: c.Ruleset, NewNetwork: c.NewNetwork, View: c.View, Unsetenv: sandbox.SocketEnv}
 	if c.NewNetwork {
 		sb.Share = netShare(p)
+	}
+	if c.NewNetwork || c.View != nil {
 		sb.Fallback = func(err error) (*guard.Sandbox, error) {
 			sandbox.NamespacesFailed(err)
 			return GuardSandbox(p, extra...)

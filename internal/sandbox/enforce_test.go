@@ -33,7 +33,7 @@ func runConfinedBy(t *testing.T, conf *sandbox.Confinement, dir, script string, 
 	t.Helper()
 	var sb *guard.Sandbox
 	if conf != nil {
-		sb = &guard.Sandbox{Ruleset: conf.Ruleset, NewNetwork: conf.NewNetwork}
+		sb = &guard.Sandbox{Ruleset: conf.Ruleset, NewNetwork: conf.NewNetwork, View: conf.View, Unsetenv: sandbox.SocketEnv}
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -65,41 +65,66 @@ func runConfinedBy(t *testing.T, conf *sandbox.Confinement, dir, script string, 
 
 // TestWorkdirAboveDeniedFolder: with the session in HOME, the denied
 // folder inside it stays unreadable while HOME's other folders take
-// writes; HOME itself takes no new entries (a right on it would reach into
-// the denied folder), and the denied folder's names stay listable. These
-// are the documented edges of the ancestor walk.
+// writes. With the mount view the denied folder is an empty read-only
+// folder and HOME takes new entries; on the Landlock-only fallback (no
+// user namespaces, forced here) HOME takes no new entries (a right on it
+// would reach into the denied folder) and the denied folder's names stay
+// listable: the documented edges of the ancestor walk.
 func TestWorkdirAboveDeniedFolder(t *testing.T) {
 	if sandbox.Detect().Landlock == 0 {
 		t.Skip("no Landlock in this kernel")
 	}
 	wd, _ := os.Getwd()
-	home, err := os.MkdirTemp(wd, ".sandbox-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(home)
-	for _, d := range []string{".ssh", "proj"} {
-		if err := os.Mkdir(filepath.Join(home, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(home, ".ssh/id_rsa"), []byte("FAKE KEY\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: home, DenyRead: []string{filepath.Join(home, ".ssh")}}
-	out, code := runConfined(t, p, home, `echo w > proj/f && cat proj/f
+	script := `echo w > proj/f && cat proj/f
 cat .ssh/id_rsa
 echo x > .ssh/authorized_keys
-touch new
+touch new && echo new
 ls .ssh
-echo end`)
+echo end`
+	run := func(f sandbox.Features) string {
+		home, err := os.MkdirTemp(wd, ".sandbox-home-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(home)
+		for _, d := range []string{".ssh", "proj"} {
+			if err := os.Mkdir(filepath.Join(home, d), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(home, ".ssh/id_rsa"), []byte("FAKE KEY\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: home, DenyRead: []string{filepath.Join(home, ".ssh")}}
+		conf, err := sandbox.ConfineWith(p, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conf.Close()
+		out, code := runConfinedBy(t, conf, home, script)
+		if code != 0 {
+			t.Errorf("exit %d: %q", code, out)
+		}
+		return out
+	}
+	if f := sandbox.Detect(); f.Namespaces {
+		want := "w\n" +
+			"cat: .ssh/id_rsa: No such file or directory\n" +
+			"bash: line 3: .ssh/authorized_keys: Read-only file system\n" +
+			"new\nend\n"
+		if got := run(f); got != want {
+			t.Errorf("with the view: got %q, want %q", got, want)
+		}
+	}
+	noNS := sandbox.Detect()
+	noNS.Namespaces = false
 	want := "w\n" +
 		"cat: .ssh/id_rsa: Permission denied\n" +
 		"bash: line 3: .ssh/authorized_keys: Permission denied\n" +
 		"touch: cannot touch 'new': Permission denied\n" +
 		"id_rsa\nend\n"
-	if out != want || code != 0 {
-		t.Errorf("got %q (exit %d), want %q", out, code, want)
+	if got := run(noNS); got != want {
+		t.Errorf("Landlock only: got %q, want %q", got, want)
 	}
 }
 
@@ -248,7 +273,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 socket.create_connection(s.getsockname()); print("lo up")'`
 	}
 	out, _ := runConfined(t, p, work, script, outside, port)
-	for _, want := range []string{"in\n", "/x: Permission denied\n", "Connection refused", "NoNewPrivs:\t1\n", "CapEff:\t0000000000000000\n"} {
+	for _, want := range []string{"in\n", "/x: Read-only file system\n", "Connection refused", "NoNewPrivs:\t1\n", "CapEff:\t0000000000000000\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}
