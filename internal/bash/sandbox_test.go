@@ -82,12 +82,27 @@ func (s *sandboxEnv) opts(t testing.TB) RunOptions {
 	return RunOptions{Shell: sh, Cwd: s.work}
 }
 
-// denied checks that cmd failed with Permission denied and that path (if
-// any) is unchanged: missing when it was missing, or still holding was.
+// refusals are what a user reads when the sandbox refuses: Landlock's
+// EACCES, the mount view's read-only tree, and a masked (empty) folder.
+var refusals = []string{"Permission denied", "Read-only file system", "No such file or directory"}
+
+// refused reports whether out says the sandbox refused.
+func refused(out string) bool {
+	for _, w := range refusals {
+		if strings.Contains(out, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// denied checks that cmd failed as the sandbox refuses (refusals) and that
+// path (if any) is unchanged: missing when it was missing, or still holding
+// was.
 func denied(t *testing.T, r BashResult, cmd, path, was string) {
 	t.Helper()
-	if r.ExitCode == nil || *r.ExitCode == 0 || !strings.Contains(r.Output, "Permission denied") {
-		t.Errorf("%s: want a Permission denied failure, got %q (exit %v)", cmd, r.Output, code(r))
+	if r.ExitCode == nil || *r.ExitCode == 0 || !refused(r.Output) {
+		t.Errorf("%s: want a refusal, got %q (exit %v)", cmd, r.Output, code(r))
 	}
 	if path == "" {
 		return
@@ -346,7 +361,7 @@ func TestSandboxToolPaths(t *testing.T) {
 		return fmt.Sprintf(`echo x > %q; echo "rc=$?"`, filepath.Join(s.home, path))
 	}
 	r := te.exec(t, ToolParams{Command: outside("engine")})
-	if !strings.Contains(r.Content, "Permission denied") || !strings.Contains(r.Content, "rc=1") {
+	if !refused(r.Content) || !strings.Contains(r.Content, "rc=1") {
 		t.Errorf("engine: %q", r.Content)
 	}
 	pt := *te
@@ -354,7 +369,7 @@ func TestSandboxToolPaths(t *testing.T) {
 	pt.tc.Settings.VirtualTerminal = "on"
 	t.Setenv("AGENTSH_NO_PTY", "")
 	r = pt.exec(t, ToolParams{Command: outside("pty")})
-	if !strings.Contains(r.Content, "Permission denied") || !strings.Contains(r.Content, "rc=1") {
+	if !refused(r.Content) || !strings.Contains(r.Content, "rc=1") {
 		t.Errorf("pty: %q", r.Content)
 	}
 	te.exec(t, ToolParams{Command: outside("job"), Background: true})
@@ -479,10 +494,11 @@ func TestSandboxAllowRead(t *testing.T) {
 }
 
 // TestSandboxOwnTemp: when the temp directory holds a denied folder (here
-// a HOME in it, as in CI), the shell gets a temp folder of its own: mktemp
-// and new folders work there, the denied folder stays unreadable, the
-// folder is not carried to an unconfined twin, and it is gone with the
-// shell.
+// a HOME in it, as in CI), the mount view masks the folder and the temp
+// directory still takes new entries; without the view (no user
+// namespaces) the shell gets a temp folder of its own instead: mktemp and
+// new folders work there, the denied folder stays unreadable, the folder
+// is not carried to an unconfined twin, and it is gone with the shell.
 func TestSandboxOwnTemp(t *testing.T) {
 	needSandbox(t, false)
 	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
@@ -494,6 +510,21 @@ func TestSandboxOwnTemp(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.policy.DenyRead = append(s.policy.DenyRead, denied)
+	if sandbox.Detect().Namespaces {
+		if s.policy.NeedsOwnTemp() {
+			t.Fatal("with the mount view the shell still gets a temp folder of its own")
+		}
+		e := newTestExecutor(t)
+		tmp := os.TempDir()
+		r := run(t, e, `d=$(mktemp -d "`+tmp+`/sbx.XXXXXX") && echo made > "$d/f" && cat "$d/f" && rm -r "$d" && echo "${TMPDIR:-unset}"; cat "`+filepath.Join(denied, "key")+`"`, s.opts(t))
+		if !strings.HasPrefix(r.Output, "made\n"+os.Getenv("TMPDIR")) && !strings.HasPrefix(r.Output, "made\nunset\n") {
+			t.Errorf("mktemp in the temp directory: %q", r.Output)
+		}
+		if strings.Contains(r.Output, "SECRET") || !strings.Contains(r.Output, "No such file or directory") {
+			t.Errorf("the denied folder was read: %q", r.Output)
+		}
+		return
+	}
 	if !s.policy.NeedsOwnTemp() {
 		t.Fatal("a denied folder in the temp directory needs no temp folder of its own")
 	}
