@@ -40,7 +40,7 @@ func needSandbox(t testing.TB, namespaces bool) {
 }
 
 // newSandboxEnv makes the folders. HOME cannot live in the temp directory,
-// which a workspace may write: it is made beside the package's sources.
+// which a workspace may write: it is made outside it (proctest.OutsideDir).
 // GOCACHE keeps pointing at the real build cache, so `go build` inside
 // stays incremental (and proves the cache writable).
 func newSandboxEnv(t testing.TB, mode sandbox.Mode) *sandboxEnv {
@@ -48,15 +48,7 @@ func newSandboxEnv(t testing.TB, mode sandbox.Mode) *sandboxEnv {
 	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
 		t.Setenv("GOCACHE", strings.TrimSpace(string(out)))
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	home, err := os.MkdirTemp(wd, ".sandbox-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := proctest.OutsideDir(t, ".sandbox-home-")
 	for name, body := range map[string]string{
 		".ssh/id_rsa":  "FAKE PRIVATE KEY\n",
 		"keep":         "kept\n",

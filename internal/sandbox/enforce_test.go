@@ -219,12 +219,7 @@ func TestNonRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Outside every writable path, the temp directory included.
-	wd, _ := os.Getwd()
-	outside, err := os.MkdirTemp(wd, ".sandbox-outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(outside)
+	outside := proctest.OutsideDir(t, ".sandbox-outside-")
 	work := filepath.Join(dir, "work")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)

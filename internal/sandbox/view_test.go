@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/proctest"
 	"agentsh/internal/sandbox"
 )
 
@@ -24,13 +25,7 @@ func needView(t *testing.T) {
 // writable root (the temp directory included).
 func outsideDir(t *testing.T) string {
 	t.Helper()
-	wd, _ := os.Getwd()
-	d, err := os.MkdirTemp(wd, ".sandbox-view-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
+	return proctest.OutsideDir(t, ".sandbox-view-")
 }
 
 func write(t *testing.T, path, body string) {
