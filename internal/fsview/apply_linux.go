@@ -167,6 +167,11 @@ func Apply(v View) error {
 			return &Error{"clone", op.Path, err}
 		}
 		fds[i] = fd
+		if op.Kind == Bind && !samePlace(fd, op.Path) {
+			// Planned free of links; one now (a swap since the plan)
+			// would bind back what it points to.
+			return &Error{"clone", op.Path, syscall.ELOOP}
+		}
 		if op.Kind == ReadOnly {
 			if err := setAttr(fd, "", atRecursive, mountAttr{set: attrRdonly}); err != nil {
 				return &Error{"make read-only", op.Path, err}
@@ -264,6 +269,16 @@ func Apply(v View) error {
 		}
 	}
 	return nil
+}
+
+// samePlace reports whether the clone fd is the file at path itself, not
+// what a symbolic link there points to.
+func samePlace(fd int, path string) bool {
+	var a, b syscall.Stat_t
+	if syscall.Fstat(fd, &a) != nil || syscall.Lstat(path, &b) != nil {
+		return false
+	}
+	return a.Dev == b.Dev && a.Ino == b.Ino
 }
 
 func fchmodat(dfd int, name string, mode uint32) error {
