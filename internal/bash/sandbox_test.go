@@ -456,6 +456,60 @@ func nsLimitChild(t *testing.T) {
 	}
 }
 
+// TestSandboxViewFailsLater: when the mount view cannot be made although
+// user namespaces work (here the mount namespace limit is set to 0 inside
+// a user namespace of the test's own), the shell still starts, confined by
+// Landlock alone, and the status line now says there is no filesystem
+// view.
+func TestSandboxViewFailsLater(t *testing.T) {
+	if os.Getenv("AGENTSH_SANDBOX_MNTLIMIT") == "1" {
+		mntLimitChild(t)
+		return
+	}
+	needSandbox(t, true)
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(unshare, "-Ur", self, "-test.run=^TestSandboxViewFailsLater$", "-test.v")
+	cmd.Env = append(os.Environ(), "AGENTSH_SANDBOX_MNTLIMIT=1")
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Skipf("in a user namespace: %s", out)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestSandboxViewFailsLater") {
+		t.Fatalf("in a user namespace: %v\n%s", err, out)
+	}
+}
+
+func mntLimitChild(t *testing.T) {
+	if !sandbox.Detect().Namespaces {
+		t.Skipf("no nested namespaces: %v", sandbox.Detect().NamespacesErr)
+	}
+	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
+	if d := sandbox.Detect().Describe(s.policy); strings.Contains(d, "no filesystem view") {
+		t.Fatalf("the view is said to be missing before it failed: %q", d)
+	}
+	if err := os.WriteFile("/proc/sys/user/max_mnt_namespaces", []byte("0\n"), 0o644); err != nil {
+		t.Skipf("cannot lower the mount namespace limit: %v", err)
+	}
+	e := newTestExecutor(t)
+	r := run(t, e, `echo in > f && cat f; echo x > "$HOME/outside"; echo end`, s.opts(t))
+	if !strings.HasPrefix(r.Output, "in\n") || !strings.Contains(r.Output, "outside: Permission denied\n") || !strings.HasSuffix(r.Output, "end\n") {
+		t.Errorf("without the view the shell was not confined by Landlock: %q", r.Output)
+	}
+	if _, err := os.Stat(filepath.Join(s.home, "outside")); err == nil {
+		t.Error("wrote outside")
+	}
+	if d := sandbox.Detect().Describe(s.policy); !strings.Contains(d, "no filesystem view (no user namespaces)") {
+		t.Errorf("the status does not say the view is missing: %q", d)
+	}
+}
+
 // TestSandboxAllowRead: a folder AllowRead names beneath a denied one (the
 // session's artifacts in agentsh's data folder) is readable, its denied
 // siblings are not.
