@@ -243,7 +243,7 @@ func TestNonRoot(t *testing.T) {
 	}
 	defer ln.Close()
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^TestNonRoot$", "-test.v")
-	cmd.Env = append(os.Environ(), "AGENTSH_SANDBOX_NONROOT=1", "HOME="+outside, "SBX_WORK="+work, "SBX_OUTSIDE="+outside,
+	cmd.Env = append(os.Environ(), "AGENTSH_SANDBOX_NONROOT=1", "LC_ALL=C", "HOME="+outside, "SBX_WORK="+work, "SBX_OUTSIDE="+outside,
 		fmt.Sprintf("SBX_PORT=%d", ln.Addr().(*net.TCPAddr).Port), "GOCACHE=off", "XDG_CACHE_HOME="+filepath.Join(work, ".cache"))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestNonRoot") {
@@ -259,6 +259,8 @@ func nonRootChild(t *testing.T) {
 	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
 	script := `echo in > in && cat in
 echo x > "$1/x"
+chmod 700 "$1"
+echo '{}' > .agentsh/settings.json
 exec 5<>/dev/tcp/127.0.0.1/$2 && echo connected
 grep -E '^(NoNewPrivs|CapEff):' /proc/self/status`
 	if _, err := os.Stat("/usr/bin/python3"); err == nil {
@@ -268,7 +270,8 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 socket.create_connection(s.getsockname()); print("lo up")'`
 	}
 	out, _ := runConfined(t, p, work, script, outside, port)
-	for _, want := range []string{"in\n", "/x: Read-only file system\n", "Connection refused", "NoNewPrivs:\t1\n", "CapEff:\t0000000000000000\n"} {
+	for _, want := range []string{"in\n", "/x: Read-only file system\n", "Connection refused", "NoNewPrivs:\t1\n", "CapEff:\t0000000000000000\n",
+		"chmod: changing permissions of '" + outside + "': Read-only file system\n", ".agentsh/settings.json: Read-only file system\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}

@@ -49,7 +49,7 @@ func TestViewMetadata(t *testing.T) {
 	}
 	out := filepath.Join(outsideDir(t), "key")
 	write(t, out, "secret\n")
-	script := `f=$1
+	script := `export LC_ALL=C; f=$1
 chmod 604 "$f" && echo chmod
 touch -d 2001-01-01 "$f" && echo touch
 ` + py + ` -c 'import os, sys; os.setxattr(sys.argv[1], "user.agentsh", b"1"); print("xattr")' "$f" 2>/dev/null
@@ -102,7 +102,7 @@ func TestViewGit(t *testing.T) {
 	git(t, work, "commit", "-qm", "first")
 	config, _ := os.ReadFile(filepath.Join(work, ".git/config"))
 	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
-	got, code := runConfined(t, p, work, `g() { git -c user.name=t -c user.email=t@t "$@"; }
+	got, code := runConfined(t, p, work, `export LC_ALL=C; g() { git -c user.name=t -c user.email=t@t "$@"; }
 echo '[core] fsmonitor = touch /tmp/pwned' >> .git/config
 echo x > .git/hooks/pre-commit
 echo x > .git/info/attributes
@@ -179,7 +179,7 @@ func TestViewTempHome(t *testing.T) {
 	write(t, filepath.Join(home, ".local/share/agentsh/sessions/s/0.log"), "other session\n")
 	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: t.TempDir(),
 		DenyRead: []string{filepath.Join(home, ".ssh"), filepath.Join(home, ".local/share/agentsh")}}
-	got, code := runConfined(t, p, "", `d=$(mktemp -d /tmp/sbx.XXXXXX) && echo made > "$d/f" && cat "$d/f" && rm -r "$d"
+	got, code := runConfined(t, p, "", `export LC_ALL=C; d=$(mktemp -d /tmp/sbx.XXXXXX) && echo made > "$d/f" && cat "$d/f" && rm -r "$d"
 cat "$1/.ssh/id_rsa"
 ls -A "$1/.ssh" "$1/.local/share/agentsh"
 touch "$1/new" && echo new
