@@ -21,10 +21,8 @@ func GuardSandbox(p *sandbox.Policy, extra ...string) (*guard.Sandbox, error) {
 		return nil, err
 	}
 	sb := &guard.Sandbox{Ruleset: c.Ruleset, NewNetwork: c.NewNetwork, View: c.View, Unsetenv: sandbox.SocketEnv}
-	if c.NewNetwork {
-		sb.Share = netShare(p)
-	}
 	if c.NewNetwork || c.View != nil {
+		sb.Share = nsShare(p)
 		sb.Fallback = func(err error) (*guard.Sandbox, error) {
 			sandbox.NamespacesFailed(err)
 			return GuardSandbox(p, extra...)
@@ -33,13 +31,15 @@ func GuardSandbox(p *sandbox.Policy, extra ...string) (*guard.Sandbox, error) {
 	return sb, nil
 }
 
-// netShares are the network namespaces of this process's sandboxes, one
-// per policy: every shell, job and PTY program the model runs under one
-// policy shares it, so a server a job started is reachable from the next
-// call, while the host stays out of reach. They live as long as agentsh.
-var netShares sync.Map // Policy.Key() → *guard.NetShare
+// nsShares are the namespaces of this process's sandboxes, one set per
+// policy: every shell, job and PTY program the model runs under one policy
+// shares its user namespace (one is not made at each start) and, with the
+// network off, its network namespace, so a server a job started is
+// reachable from the next call while the host stays out of reach. They
+// live as long as agentsh.
+var nsShares sync.Map // Policy.Key() → *guard.NsShare
 
-func netShare(p *sandbox.Policy) *guard.NetShare {
-	sh, _ := netShares.LoadOrStore(p.Key(), &guard.NetShare{})
-	return sh.(*guard.NetShare)
+func nsShare(p *sandbox.Policy) *guard.NsShare {
+	sh, _ := nsShares.LoadOrStore(p.Key(), &guard.NsShare{})
+	return sh.(*guard.NsShare)
 }

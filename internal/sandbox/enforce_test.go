@@ -13,6 +13,7 @@ import (
 
 	"agentsh/internal/guard"
 	"agentsh/internal/proctest"
+	"agentsh/internal/pty"
 	"agentsh/internal/sandbox"
 )
 
@@ -35,6 +36,12 @@ func runConfinedBy(t *testing.T, conf *sandbox.Confinement, dir, script string, 
 	if conf != nil {
 		sb = &guard.Sandbox{Ruleset: conf.Ruleset, NewNetwork: conf.NewNetwork, View: conf.View, Unsetenv: sandbox.SocketEnv}
 	}
+	return runGuarded(t, sb, dir, script, args...)
+}
+
+// runGuarded runs script with bash under a guardian confined by sb.
+func runGuarded(t *testing.T, sb *guard.Sandbox, dir, script string, args ...string) (string, int) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -284,5 +291,25 @@ socket.create_connection(s.getsockname()); print("lo up")'`
 	}
 	if _, err := os.Stat(filepath.Join(outside, "x")); err == nil {
 		t.Error("wrote outside")
+	}
+	// Through GuardSandbox, as the shells start: the second start joins
+	// the first one's namespaces and builds its view there.
+	var users []string
+	for range 2 {
+		sb, err := pty.GuardSandbox(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := runGuarded(t, sb, work, `echo x > "$1/y"; readlink /proc/self/ns/user`, outside)
+		if sb.Ruleset != nil {
+			sb.Ruleset.Close()
+		}
+		if !strings.HasPrefix(out, "bash: line 1: "+outside+"/y: Read-only file system\nuser:[") {
+			t.Errorf("through GuardSandbox: %q", out)
+		}
+		users = append(users, out)
+	}
+	if users[0] != users[1] {
+		t.Errorf("the second start did not join the first one's user namespace: %q", users)
 	}
 }
