@@ -1,13 +1,13 @@
 package sandbox
 
-// Protected are the names kept read-only at the top of every writable
+// protectedNames are the names kept read-only at the top of every writable
 // root (issue 21): the configuration of agentsh and of the other agents
 // and editors that run commands from a project, and direnv's file.
-var Protected = []string{".agentsh", ".claude", ".codex", ".vscode", ".envrc"}
+var protectedNames = []string{".agentsh", ".claude", ".codex", ".vscode", ".envrc"}
 
-// RCFiles are the user's shell start-up files, kept read-only wherever they
+// rcFiles are the user's shell start-up files, kept read-only wherever they
 // lie (they matter when HOME is inside a writable root).
-var RCFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".profile", ".bash_logout", ".zshrc", ".zprofile", ".inputrc"}
+var rcFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".profile", ".bash_logout", ".zshrc", ".zprofile", ".inputrc"}
 
 // gitProtected are the parts of a repository's .git folder that make git
 // run programs or read configuration; the rest (objects, refs, the index,

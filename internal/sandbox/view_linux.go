@@ -145,7 +145,7 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 			add(fsview.ReadOnly, a)
 		}
 	}
-	// Protected paths: where a writable root would let the model change
+	// protectedNames paths: where a writable root would let the model change
 	// them.
 	rootOf := func(path string) string {
 		best := ""
@@ -186,7 +186,7 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 	}
 	if p.Mode == WorkspaceWrite {
 		for _, r := range roots {
-			for _, name := range Protected {
+			for _, name := range protectedNames {
 				protect(filepath.Join(r, name))
 			}
 			git := filepath.Join(r, ".git")
@@ -210,7 +210,7 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 		}
 		if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
 			if r := resolve([]string{home}); len(r) == 1 {
-				for _, name := range RCFiles {
+				for _, name := range rcFiles {
 					protect(filepath.Join(r[0], name))
 				}
 			}
