@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +264,35 @@ func TestViewSockets(t *testing.T) {
 	got, _ := runConfined(t, p, "", `echo "sock=${SSH_AUTH_SOCK:-unset}"; SSH_AUTH_SOCK=$1 ssh-add -l; echo "rc=$?"`, sock)
 	if !strings.Contains(got, "sock=unset\n") || strings.Contains(got, "no identities") || !strings.Contains(got, "rc=2") {
 		t.Errorf("ssh-agent from inside: %q", got)
+	}
+}
+
+// TestViewEscape: the view cannot be undone from inside: not by a user and
+// mount namespace of the program's own (its mounts are locked there, and
+// Landlock refuses mounting), not through /proc/<pid>/root of agentsh, of
+// init or of the guardian (whose other threads keep agentsh's view), not by
+// renaming the workspace.
+func TestViewEscape(t *testing.T) {
+	needView(t)
+	dir := outsideDir(t)
+	work := t.TempDir()
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+	script := `d=$1
+unshare -rm sh -c 'mount -o remount,bind,rw "$1"; mount -o remount,rw /; umount -l "$1"; echo x > "$1/unshare"' sh "$d" 2>/dev/null
+for pid in $PPID $2 1 $(pgrep -u "$(id -u)" -x agentsh-guard); do
+	{ echo x > "/proc/$pid/root$d/proc-$pid"; } 2>/dev/null
+	{ echo x > "/proc/$pid/cwd/../proc-cwd-$pid"; } 2>/dev/null
+done
+mv "` + work + `" "` + work + `.moved" 2>/dev/null
+ls "$d"; echo end`
+	got, _ := runConfined(t, p, work, script, dir, strconv.Itoa(os.Getpid()))
+	if got != "end\n" {
+		t.Errorf("got %q, want %q", got, "end\n")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("escaped: %s holds %v", dir, ents)
+	}
+	if _, err := os.Stat(work); err != nil {
+		t.Errorf("the workspace was moved: %v", err)
 	}
 }
