@@ -139,6 +139,7 @@ func TestViewProtected(t *testing.T) {
 	write(t, filepath.Join(work, ".claude/settings.json"), "{}\n")
 	write(t, filepath.Join(work, ".envrc"), "export A=1\n")
 	write(t, filepath.Join(home, ".bashrc"), "# rc\n")
+	write(t, filepath.Join(home, ".config/git/config"), "[user]\n")
 	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
 	got, code := runConfined(t, p, work, `export LC_ALL=C; echo '{"yolo":true}' > .agentsh/settings.json
 mkdir .agentsh/x
@@ -149,6 +150,7 @@ echo x >> .envrc
 echo evil >> "$HOME/.bashrc"
 mv "$HOME/.bashrc" "$HOME/old"
 echo x > "$HOME/other" && echo other
+echo x >> "$HOME/.config/git/config"
 echo end`)
 	want := "bash: line 1: .agentsh/settings.json: Read-only file system\n" +
 		"mkdir: cannot create directory '.agentsh/x': Read-only file system\n" +
@@ -158,7 +160,9 @@ echo end`)
 		"bash: line 6: .envrc: Read-only file system\n" +
 		"bash: line 7: " + home + "/.bashrc: Read-only file system\n" +
 		"mv: cannot move '" + home + "/.bashrc' to '" + home + "/old': Device or resource busy\n" +
-		"other\nend\n"
+		"other\n" +
+		"bash: line 10: " + home + "/.config/git/config: Read-only file system\n" +
+		"end\n"
 	if got != want || code != 0 {
 		t.Errorf("got %q (exit %d), want %q", got, code, want)
 	}
