@@ -32,9 +32,8 @@ const (
 	attrNoexec = 0x8
 )
 
-// Error is a step of Apply that failed. Path is "" when the mount
-// namespace itself could not be made (the kernel or a policy refuses it:
-// the sandbox falls back to Landlock alone), else the path whose op failed.
+// Error is a step of Apply that failed: on Path, or "" for the mount
+// namespace as a whole.
 type Error struct {
 	Step string
 	Path string
@@ -50,6 +49,16 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// System reports whether the view cannot be made on this system at all:
+// the namespace itself failed, or a mount call is missing (ENOSYS: a
+// kernel before 5.2, or 5.12 for mount_setattr) or refused (EPERM: a
+// seccomp or LSM policy). The sandbox then falls back to Landlock alone;
+// any other failure is one path's, and fails only that start (a model
+// must not be able to turn the sandbox weaker by what it leaves on disk).
+func (e *Error) System() bool {
+	return e.Path == "" || e.Err == syscall.ENOSYS || e.Err == syscall.EPERM
+}
 
 type mountAttr struct{ set, clr, propagation, userns uint64 }
 

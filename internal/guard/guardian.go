@@ -196,7 +196,7 @@ func guardianMain(args []string) int {
 	if cfg.ruleset >= 0 {
 		_ = syscall.Close(cfg.ruleset)
 	}
-	if ve, ok := err.(*fsview.Error); ok && ve.Path == "" {
+	if ve, ok := err.(*fsview.Error); ok && ve.System() {
 		say("N " + ve.Error())
 		return exitStart
 	}
