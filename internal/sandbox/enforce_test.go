@@ -312,4 +312,31 @@ socket.create_connection(s.getsockname()); print("lo up")'`
 	if users[0] != users[1] {
 		t.Errorf("the second start did not join the first one's user namespace: %q", users)
 	}
+	// A .git made unsearchable from inside, hiding its config from the
+	// next start's plan, is protected whole there.
+	if _, err := exec.LookPath("git"); err == nil {
+		for i, script := range []string{`git init -q . && chmod 000 .git && echo hidden`,
+			`chmod 755 .git; echo '[core] fsmonitor = touch /tmp/pwned' >> .git/config; echo end`} {
+			sb, err := pty.GuardSandbox(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := runGuarded(t, sb, work, script)
+			if sb.Ruleset != nil {
+				sb.Ruleset.Close()
+			}
+			if i == 0 && out != "hidden\n" {
+				t.Fatalf("git init: %q", out)
+			}
+			if i == 1 && !strings.Contains(out, "chmod: changing permissions of '.git': Read-only file system\n") {
+				t.Errorf("an unsearchable .git: %q", out)
+			}
+		}
+		if err := os.Chmod(filepath.Join(work, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(filepath.Join(work, ".git/config")); err != nil || strings.Contains(string(b), "fsmonitor") {
+			t.Errorf(".git/config: %q, %v", b, err)
+		}
+	}
 }

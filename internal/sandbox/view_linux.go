@@ -1,11 +1,15 @@
 package sandbox
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"agentsh/internal/fsview"
 )
@@ -76,7 +80,10 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 	}
 	var roots []string
 	for _, w := range resolve(p.writableRoots()) {
-		if !denied(w) {
+		// A root this process cannot search (a model's chmod 000 of
+		// its workspace) hides what must be protected in it: it stays
+		// read-only until it can be looked into again.
+		if !denied(w) && unix.Access(w, unix.X_OK) == nil {
 			roots = append(roots, w)
 		}
 	}
@@ -161,7 +168,15 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 		if masked(path) || rootOf(path) == "" {
 			return
 		}
-		if ok, _ := lstat(path); !ok {
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			return
+		} else if err != nil {
+			// Unknown (a folder above it made unsearchable): that
+			// folder is protected whole instead.
+			if dir := filepath.Dir(path); rootOf(dir) != "" && rootOf(dir) != dir {
+				add(fsview.ReadOnly, dir)
+				protected = append(protected, dir)
+			}
 			return
 		}
 		protected = append(protected, path)
