@@ -312,6 +312,28 @@ socket.create_connection(s.getsockname()); print("lo up")'`
 	if users[0] != users[1] {
 		t.Errorf("the second start did not join the first one's user namespace: %q", users)
 	}
+	// A folder above a denied one made unsearchable from inside, hiding
+	// it from the next start's plan, is masked whole there.
+	write(t, filepath.Join(work, "h/.ssh/key"), "KEY\n")
+	dp := *p
+	dp.DenyRead = []string{filepath.Join(work, "h/.ssh")}
+	for i, script := range []string{`chmod 000 h && echo hidden`, `chmod 755 h; cat h/.ssh/key; echo end`} {
+		sb, err := pty.GuardSandbox(&dp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := runGuarded(t, sb, work, script)
+		if sb.Ruleset != nil {
+			sb.Ruleset.Close()
+		}
+		if i == 0 && out != "hidden\n" {
+			t.Fatalf("chmod 000: %q", out)
+		}
+		if i == 1 && (strings.Contains(out, "KEY") || !strings.Contains(out, "chmod: changing permissions of 'h': Read-only file system\n")) {
+			t.Errorf("an unsearchable folder above a denied one: %q", out)
+		}
+	}
+	_ = os.Chmod(filepath.Join(work, "h"), 0o755)
 	// A .git made unsearchable from inside, hiding its config from the
 	// next start's plan, is protected whole there.
 	if _, err := exec.LookPath("git"); err == nil {

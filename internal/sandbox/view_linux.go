@@ -69,7 +69,7 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 			_ = os.Mkdir(filepath.Join(p.Workdir, ".agentsh"), 0o755)
 		}
 	}
-	deny := resolve(p.DenyRead)
+	deny := append(resolve(p.DenyRead), unsearchable(p.DenyRead)...)
 	denied := func(path string) bool {
 		for _, d := range deny {
 			if under(path, d) {
@@ -250,6 +250,33 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 		}
 	}
 	return sortView(ops)
+}
+
+// unsearchable are, for the denied paths this process cannot look up (a
+// folder above one made unsearchable, by a model whose workspace holds
+// it), the first such folder on the way: masked whole, since what lies
+// beneath is unknown and would otherwise be left readable.
+func unsearchable(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		if _, err := os.Lstat(a); err == nil || errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		cur := "/"
+		for _, c := range strings.Split(strings.TrimPrefix(a, "/"), "/") {
+			next := filepath.Join(cur, c)
+			if unix.Access(next, unix.X_OK) != nil {
+				out = append(out, next)
+				break
+			}
+			cur = next
+		}
+	}
+	return out
 }
 
 // isProtectedGit: a .git folder is pinned itself (its parts are the
