@@ -110,7 +110,7 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 	for _, d := range deny {
 		mask(d)
 	}
-	for _, h := range resolve(hidden) {
+	for _, h := range append(resolve(hidden), unsearchable(hidden)...) {
 		mask(h)
 	}
 	temps := resolve([]string{os.TempDir(), "/tmp"})
