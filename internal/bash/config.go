@@ -68,16 +68,27 @@ func ValidScrubPattern(p string) error {
 	return nil
 }
 
-// scrubbed reports whether the variable name matches one of c.ScrubEnv.
+// scrubbed reports whether the variable name matches one of c.scrub().
 func (c ShellConfig) scrubbed(name string) bool {
-	return Scrubbed(name, c.ScrubEnv)
+	return Scrubbed(name, c.scrub())
+}
+
+// scrub is ScrubEnv, plus, for a confined shell, the variables naming the
+// sockets of outside servers (sandbox.SocketEnv: the view masks the
+// sockets, and the state a confined shell captures must not read their
+// absence as an unset).
+func (c ShellConfig) scrub() []string {
+	if !c.Sandbox.Enabled() {
+		return c.ScrubEnv
+	}
+	return append(append([]string(nil), c.ScrubEnv...), sandbox.SocketEnv...)
 }
 
 // inheritedEnv is agentsh's own environment minus the scrubbed names: the
 // base every shell of this config starts from.
 func (c ShellConfig) inheritedEnv() []string {
 	env := os.Environ()
-	if len(c.ScrubEnv) == 0 {
+	if len(c.scrub()) == 0 {
 		return env
 	}
 	out := env[:0]

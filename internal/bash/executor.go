@@ -302,7 +302,7 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 			break
 		}
 		res = s.run(ctx, runSpec{cwd: opts.Cwd, command: command, timeout: left, stopLines: opts.StopAfterLines,
-			state: opts.State, capture: opts.Capture, scrub: opts.Shell.ScrubEnv, cfgEnv: opts.Shell.Env, detach: det,
+			state: opts.State, capture: opts.Capture, scrub: opts.Shell.scrub(), cfgEnv: opts.Shell.Env, detach: det,
 			view: opts.Terminal}, out)
 		if r := res.detached; r != nil {
 			// A job now: its shell leaves the pool (closed when it ends).

@@ -40,7 +40,7 @@ func needSandbox(t testing.TB, namespaces bool) {
 }
 
 // newSandboxEnv makes the folders. HOME cannot live in the temp directory,
-// which a workspace may write: it is made beside the package's sources.
+// which a workspace may write: it is made outside it (proctest.OutsideDir).
 // GOCACHE keeps pointing at the real build cache, so `go build` inside
 // stays incremental (and proves the cache writable).
 func newSandboxEnv(t testing.TB, mode sandbox.Mode) *sandboxEnv {
@@ -48,15 +48,7 @@ func newSandboxEnv(t testing.TB, mode sandbox.Mode) *sandboxEnv {
 	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
 		t.Setenv("GOCACHE", strings.TrimSpace(string(out)))
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	home, err := os.MkdirTemp(wd, ".sandbox-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := proctest.OutsideDir(t, ".sandbox-home-")
 	for name, body := range map[string]string{
 		".ssh/id_rsa":  "FAKE PRIVATE KEY\n",
 		"keep":         "kept\n",
@@ -82,12 +74,27 @@ func (s *sandboxEnv) opts(t testing.TB) RunOptions {
 	return RunOptions{Shell: sh, Cwd: s.work}
 }
 
-// denied checks that cmd failed with Permission denied and that path (if
-// any) is unchanged: missing when it was missing, or still holding was.
+// refusals are what a user reads when the sandbox refuses: Landlock's
+// EACCES, the mount view's read-only tree, and a masked (empty) folder.
+var refusals = []string{"Permission denied", "Read-only file system", "No such file or directory"}
+
+// refused reports whether out says the sandbox refused.
+func refused(out string) bool {
+	for _, w := range refusals {
+		if strings.Contains(out, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// denied checks that cmd failed as the sandbox refuses (refusals) and that
+// path (if any) is unchanged: missing when it was missing, or still holding
+// was.
 func denied(t *testing.T, r BashResult, cmd, path, was string) {
 	t.Helper()
-	if r.ExitCode == nil || *r.ExitCode == 0 || !strings.Contains(r.Output, "Permission denied") {
-		t.Errorf("%s: want a Permission denied failure, got %q (exit %v)", cmd, r.Output, code(r))
+	if r.ExitCode == nil || *r.ExitCode == 0 || !refused(r.Output) {
+		t.Errorf("%s: want a refusal, got %q (exit %v)", cmd, r.Output, code(r))
 	}
 	if path == "" {
 		return
@@ -346,7 +353,7 @@ func TestSandboxToolPaths(t *testing.T) {
 		return fmt.Sprintf(`echo x > %q; echo "rc=$?"`, filepath.Join(s.home, path))
 	}
 	r := te.exec(t, ToolParams{Command: outside("engine")})
-	if !strings.Contains(r.Content, "Permission denied") || !strings.Contains(r.Content, "rc=1") {
+	if !refused(r.Content) || !strings.Contains(r.Content, "rc=1") {
 		t.Errorf("engine: %q", r.Content)
 	}
 	pt := *te
@@ -354,7 +361,7 @@ func TestSandboxToolPaths(t *testing.T) {
 	pt.tc.Settings.VirtualTerminal = "on"
 	t.Setenv("AGENTSH_NO_PTY", "")
 	r = pt.exec(t, ToolParams{Command: outside("pty")})
-	if !strings.Contains(r.Content, "Permission denied") || !strings.Contains(r.Content, "rc=1") {
+	if !refused(r.Content) || !strings.Contains(r.Content, "rc=1") {
 		t.Errorf("pty: %q", r.Content)
 	}
 	te.exec(t, ToolParams{Command: outside("job"), Background: true})
@@ -449,6 +456,60 @@ func nsLimitChild(t *testing.T) {
 	}
 }
 
+// TestSandboxViewFailsLater: when the mount view cannot be made although
+// user namespaces work (here the mount namespace limit is set to 0 inside
+// a user namespace of the test's own), the shell still starts, confined by
+// Landlock alone, and the status line now says there is no filesystem
+// view.
+func TestSandboxViewFailsLater(t *testing.T) {
+	if os.Getenv("AGENTSH_SANDBOX_MNTLIMIT") == "1" {
+		mntLimitChild(t)
+		return
+	}
+	needSandbox(t, true)
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(unshare, "-Ur", self, "-test.run=^TestSandboxViewFailsLater$", "-test.v")
+	cmd.Env = append(os.Environ(), "AGENTSH_SANDBOX_MNTLIMIT=1")
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Skipf("in a user namespace: %s", out)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestSandboxViewFailsLater") {
+		t.Fatalf("in a user namespace: %v\n%s", err, out)
+	}
+}
+
+func mntLimitChild(t *testing.T) {
+	if !sandbox.Detect().Namespaces {
+		t.Skipf("no nested namespaces: %v", sandbox.Detect().NamespacesErr)
+	}
+	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
+	if d := sandbox.Detect().Describe(s.policy); strings.Contains(d, "no filesystem view") {
+		t.Fatalf("the view is said to be missing before it failed: %q", d)
+	}
+	if err := os.WriteFile("/proc/sys/user/max_mnt_namespaces", []byte("0\n"), 0o644); err != nil {
+		t.Skipf("cannot lower the mount namespace limit: %v", err)
+	}
+	e := newTestExecutor(t)
+	r := run(t, e, `echo in > f && cat f; echo x > "$HOME/outside"; echo end`, s.opts(t))
+	if !strings.HasPrefix(r.Output, "in\n") || !strings.Contains(r.Output, "outside: Permission denied\n") || !strings.HasSuffix(r.Output, "end\n") {
+		t.Errorf("without the view the shell was not confined by Landlock: %q", r.Output)
+	}
+	if _, err := os.Stat(filepath.Join(s.home, "outside")); err == nil {
+		t.Error("wrote outside")
+	}
+	if d := sandbox.Detect().Describe(s.policy); !strings.Contains(d, "no filesystem view (no user namespaces)") {
+		t.Errorf("the status does not say the view is missing: %q", d)
+	}
+}
+
 // TestSandboxAllowRead: a folder AllowRead names beneath a denied one (the
 // session's artifacts in agentsh's data folder) is readable, its denied
 // siblings are not.
@@ -479,10 +540,11 @@ func TestSandboxAllowRead(t *testing.T) {
 }
 
 // TestSandboxOwnTemp: when the temp directory holds a denied folder (here
-// a HOME in it, as in CI), the shell gets a temp folder of its own: mktemp
-// and new folders work there, the denied folder stays unreadable, the
-// folder is not carried to an unconfined twin, and it is gone with the
-// shell.
+// a HOME in it, as in CI), the mount view masks the folder and the temp
+// directory still takes new entries; without the view (no user
+// namespaces) the shell gets a temp folder of its own instead: mktemp and
+// new folders work there, the denied folder stays unreadable, the folder
+// is not carried to an unconfined twin, and it is gone with the shell.
 func TestSandboxOwnTemp(t *testing.T) {
 	needSandbox(t, false)
 	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
@@ -494,6 +556,21 @@ func TestSandboxOwnTemp(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.policy.DenyRead = append(s.policy.DenyRead, denied)
+	if sandbox.Detect().Namespaces {
+		if s.policy.NeedsOwnTemp() {
+			t.Fatal("with the mount view the shell still gets a temp folder of its own")
+		}
+		e := newTestExecutor(t)
+		tmp := os.TempDir()
+		r := run(t, e, `d=$(mktemp -d "`+tmp+`/sbx.XXXXXX") && echo made > "$d/f" && cat "$d/f" && rm -r "$d" && echo "${TMPDIR:-unset}"; cat "`+filepath.Join(denied, "key")+`"`, s.opts(t))
+		if !strings.HasPrefix(r.Output, "made\n"+os.Getenv("TMPDIR")) && !strings.HasPrefix(r.Output, "made\nunset\n") {
+			t.Errorf("mktemp in the temp directory: %q", r.Output)
+		}
+		if strings.Contains(r.Output, "SECRET") || !strings.Contains(r.Output, "No such file or directory") {
+			t.Errorf("the denied folder was read: %q", r.Output)
+		}
+		return
+	}
 	if !s.policy.NeedsOwnTemp() {
 		t.Fatal("a denied folder in the temp directory needs no temp folder of its own")
 	}

@@ -49,9 +49,13 @@ func BenchmarkStartTrueSandboxed(b *testing.B) {
 		{"landlock", &Sandbox{Ruleset: conf.Ruleset}},
 		{"netns", &Sandbox{NewNetwork: true}},
 		{"both", &Sandbox{Ruleset: conf.Ruleset, NewNetwork: true}},
+		// The mount view (issue 21) in a user namespace of its own
+		// (network on), and with everything else (network off).
+		{"view", &Sandbox{View: conf.View}},
+		{"all", &Sandbox{Ruleset: conf.Ruleset, NewNetwork: true, View: conf.View}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			if c.sb != nil && c.sb.NewNetwork && !sandbox.Detect().Namespaces {
+			if c.sb != nil && (c.sb.NewNetwork || c.sb.View != nil) && !sandbox.Detect().Namespaces {
 				b.Skip("no user namespaces")
 			}
 			for b.Loop() {

@@ -22,12 +22,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"agentsh/internal/fsview"
 	"agentsh/internal/proc"
 )
 
@@ -83,59 +85,86 @@ type Sandbox struct {
 	// NewNetwork starts the guardian, and so the program, in a new user
 	// and network namespace whose loopback interface it brings up.
 	NewNetwork bool
-	// Fallback, when the namespaces cannot be made, gives the sandbox to
+	// View is the filesystem view the program runs in: the guardian runs
+	// in a new user namespace (or the Share's) and its forking thread
+	// builds the view in a mount namespace of its own (fsview.Apply); its
+	// other threads keep agentsh's view for the sweep and the cleanup.
+	// nil = none.
+	View fsview.View
+	// Unsetenv are variables the program does not get (the sockets of
+	// outside servers: sandbox.SocketEnv).
+	Unsetenv []string
+	// Fallback, when the namespaces or the view cannot be made, gives the sandbox to
 	// start with instead (its network confined otherwise); Start closes
 	// its ruleset. nil: Start fails.
 	Fallback func(err error) (*Sandbox, error)
-	// Share, with NewNetwork, is the namespaces the programs of one
-	// sandbox share (a session's shells and jobs: a server one started is
-	// reachable from the next): the first start makes them, later ones
-	// join them. nil, or a build without cgo: each start makes its own.
-	Share *NetShare
+	// Share, with NewNetwork or View, is the namespaces the programs of
+	// one sandbox share (a session's shells and jobs: a server one started
+	// is reachable from the next; and a user namespace is not made at each
+	// start): the first start makes them, later ones join them. nil, or a
+	// build without cgo: each start makes its own.
+	Share *NsShare
 }
 
-// NetShare holds a user and network namespace for the guardians that
-// join it (Sandbox.Share); they live while it is open.
-type NetShare struct {
+// NsShare holds the namespaces the guardians of one policy share
+// (Sandbox.Share): a user namespace, and a network namespace when the
+// network is off; they live while it is open.
+type NsShare struct {
 	mu        sync.Mutex
-	user, net *os.File
+	user, net *os.File // net nil: the user namespace alone
 }
 
 // Close lets the namespaces go once no program is left in them.
-func (s *NetShare) Close() {
+func (s *NsShare) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.forgetLocked()
 }
 
-func (s *NetShare) forgetLocked() {
+func (s *NsShare) forgetLocked() {
 	if s.user != nil {
 		s.user.Close()
+		s.user = nil
+	}
+	if s.net != nil {
 		s.net.Close()
-		s.user, s.net = nil, nil
+		s.net = nil
 	}
 }
 
-// keepLocked holds the namespaces guardian pid was started in.
-func (s *NetShare) keepLocked(pid int) {
+// keepLocked holds the namespaces guardian pid was started in: its user
+// namespace, and its network namespace with withNet.
+func (s *NsShare) keepLocked(pid int, withNet bool) {
 	u, err := os.Open("/proc/" + strconv.Itoa(pid) + "/ns/user")
 	if err != nil {
 		return
 	}
-	n, err := os.Open("/proc/" + strconv.Itoa(pid) + "/ns/net")
-	if err != nil {
-		u.Close()
-		return
+	var n *os.File
+	if withNet {
+		if n, err = os.Open("/proc/" + strconv.Itoa(pid) + "/ns/net"); err != nil {
+			u.Close()
+			return
+		}
 	}
 	s.user, s.net = u, n
 }
+
+// joinable reports whether a start of sb joins its share instead of
+// making namespaces: the share holds them, and of the same kind.
+func (sb *Sandbox) joinable() bool {
+	sh := sb.Share
+	return sh != nil && canJoin && sb.namespaced() && sh.user != nil && (sh.net != nil) == sb.NewNetwork
+}
+
+// namespaced reports whether sb runs the guardian in a user namespace.
+func (sb *Sandbox) namespaced() bool { return sb.NewNetwork || sb.View != nil }
 
 // joinEnv tells a guardian to join the namespaces at two of its
 // descriptors ("user,net"); a guardian that runs with it set has joined
 // (the constructor ends it otherwise).
 const joinEnv = "AGENTSH_GUARD_JOIN"
 
-// joinError is a guardian that could not join a NetShare's namespaces.
+// joinError is a guardian that could not join an NsShare's namespaces.
 type joinError struct{ msg string }
 
 func (e *joinError) Error() string { return "sandbox: " + e.msg }
@@ -170,7 +199,7 @@ var selfExe = sync.OnceValues(func() (string, error) {
 // Start starts the guardian and, through it, the program; it returns once
 // the program has been exec'd (or failed to be).
 func Start(c Cmd) (*Process, error) {
-	if sb := c.Sandbox; sb != nil && sb.NewNetwork && sb.Share != nil && canJoin {
+	if sb := c.Sandbox; sb != nil && sb.namespaced() && sb.Share != nil && canJoin {
 		// One start at a time per share: the first makes the namespaces
 		// the others join.
 		sb.Share.mu.Lock()
@@ -204,7 +233,7 @@ func Start(c Cmd) (*Process, error) {
 type namespaceError struct{ err error }
 
 func (e *namespaceError) Error() string {
-	return "start the sandbox's user and network namespace: " + e.err.Error()
+	return "start the sandbox's namespaces: " + e.err.Error()
 }
 
 func (e *namespaceError) Unwrap() error { return e.err }
@@ -270,28 +299,55 @@ func startGuardian(c Cmd) (*Process, error) {
 		args = append(args, "-rm", p)
 	}
 	sys := &syscall.SysProcAttr{Setpgid: true}
+	if sb := c.Sandbox; sb != nil && len(sb.Unsetenv) > 0 {
+		env := c.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		kept := make([]string, 0, len(env))
+		for _, kv := range env {
+			k, _, _ := strings.Cut(kv, "=")
+			if !slices.Contains(sb.Unsetenv, k) {
+				kept = append(kept, kv)
+			}
+		}
+		c.Env = kept
+	}
 	if sb := c.Sandbox; sb != nil {
+		args = append(args, sb.View.Args()...)
 		if sb.Ruleset != nil {
 			args = append(args, "-ll", strconv.Itoa(lifelineFd+len(extra)))
 			extra = append(extra, sb.Ruleset)
 		}
-		if sh := sb.Share; sb.NewNetwork && sh != nil && canJoin && sh.user != nil {
+		if sb.joinable() {
 			env := c.Env
 			if env == nil {
 				env = os.Environ()
 			}
-			c.Env = append(env[:len(env):len(env)], joinEnv+"="+strconv.Itoa(lifelineFd+len(extra))+","+strconv.Itoa(lifelineFd+len(extra)+1))
-			extra = append(extra, sh.user, sh.net)
-		} else if sb.NewNetwork {
-			args = append(args, "-lo")
+			fds := strconv.Itoa(lifelineFd + len(extra))
+			extra = append(extra, sb.Share.user)
+			if sb.Share.net != nil {
+				fds += "," + strconv.Itoa(lifelineFd+len(extra))
+				extra = append(extra, sb.Share.net)
+			}
+			c.Env = append(env[:len(env):len(env)], joinEnv+"="+fds)
+		} else if sb.NewNetwork || sb.View != nil {
 			uid, gid := os.Getuid(), os.Getgid()
-			sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+			sys.Cloneflags = syscall.CLONE_NEWUSER
 			sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 			sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 			sys.GidMappingsEnableSetgroups = false
 			// A guardian that is not root loses every capability at its
-			// own exec; it needs this one to bring loopback up.
-			sys.AmbientCaps = []uintptr{capNetAdmin}
+			// own exec; it needs these to bring loopback up and to build
+			// the view.
+			if sb.NewNetwork {
+				args = append(args, "-lo")
+				sys.Cloneflags |= syscall.CLONE_NEWNET
+				sys.AmbientCaps = append(sys.AmbientCaps, capNetAdmin)
+			}
+			if sb.View != nil {
+				sys.AmbientCaps = append(sys.AmbientCaps, capSysAdmin)
+			}
 		}
 	}
 	args = append(append(args, "--", path), c.Args...)
@@ -318,7 +374,7 @@ func startGuardian(c Cmd) (*Process, error) {
 	if err != nil {
 		lifeW.Close()
 		repR.Close()
-		if c.Sandbox != nil && c.Sandbox.NewNetwork &&
+		if c.Sandbox != nil && (c.Sandbox.NewNetwork || c.Sandbox.View != nil) &&
 			(errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS) || errors.Is(err, syscall.EACCES)) {
 			return nil, &namespaceError{err}
 		}
@@ -351,8 +407,8 @@ func startGuardian(c Cmd) (*Process, error) {
 			if st, ok := proc.Stat(pid); ok {
 				p.start = st.Start
 			}
-			if sb := c.Sandbox; sb != nil && sb.NewNetwork && sb.Share != nil && canJoin && sb.Share.user == nil {
-				sb.Share.keepLocked(g.Process.Pid)
+			if sb := c.Sandbox; sb != nil && sb.namespaced() && sb.Share != nil && canJoin && sb.Share.user == nil {
+				sb.Share.keepLocked(g.Process.Pid, sb.NewNetwork)
 			}
 			return p, nil
 		}
@@ -361,6 +417,11 @@ func startGuardian(c Cmd) (*Process, error) {
 	<-p.gone
 	if msg, ok := strings.CutPrefix(line, "J "); ok {
 		return nil, &joinError{msg}
+	}
+	if msg, ok := strings.CutPrefix(line, "N "); ok {
+		// The mount namespace or the view cannot be made on this
+		// system: the same fallback as namespaces that cannot be made.
+		return nil, &namespaceError{errors.New(msg)}
 	}
 	if msg, ok := strings.CutPrefix(line, "X "); ok {
 		return nil, errors.New(msg)

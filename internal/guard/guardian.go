@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"agentsh/internal/fsview"
 	"agentsh/internal/proc"
 )
 
@@ -57,6 +58,7 @@ type guardianConfig struct {
 	cleanup []string
 	ruleset int  // Landlock ruleset descriptor; -1 = none
 	lo      bool // bring loopback up (a network namespace of its own)
+	view    fsview.View
 	path    string
 	argv    []string
 }
@@ -101,6 +103,12 @@ func parseGuardianArgs(args []string) (guardianConfig, bool) {
 			c.cleanup = append(c.cleanup, v)
 		case "-ll":
 			c.ruleset, err = strconv.Atoi(v)
+		case "-v":
+			op, ok := fsview.ParseOp(v)
+			if !ok {
+				return c, false
+			}
+			c.view = append(c.view, op)
 		default:
 			return c, false
 		}
@@ -174,13 +182,23 @@ func guardianMain(args []string) int {
 	attr := &syscall.ProcAttr{Env: kept, Files: files, Sys: sys}
 	var child int
 	var err error
-	if cfg.ruleset >= 0 || cfg.lo || joined {
-		child, err = forkConfined(cfg.ruleset, cfg.path, cfg.argv, attr)
+	if cfg.view != nil {
+		// Its other threads keep agentsh's view, and the program's
+		// processes must not reach it through /proc/<guardian>/root
+		// (Landlock refuses that too, where the kernel has it).
+		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0)
+	}
+	if cfg.ruleset >= 0 || cfg.lo || joined || cfg.view != nil {
+		child, err = forkConfined(cfg.ruleset, cfg.view, cfg.path, cfg.argv, attr)
 	} else {
 		child, err = syscall.ForkExec(cfg.path, cfg.argv, attr)
 	}
 	if cfg.ruleset >= 0 {
 		_ = syscall.Close(cfg.ruleset)
+	}
+	if ve, ok := err.(*fsview.Error); ok && ve.System() {
+		say("N " + ve.Error())
+		return exitStart
 	}
 	if err != nil {
 		say("X fork/exec " + cfg.path + ": " + err.Error())

@@ -11,10 +11,13 @@ import (
 	"runtime"
 	"syscall"
 	"unsafe"
+
+	"agentsh/internal/fsview"
 )
 
 const (
 	capNetAdmin = 12 // CAP_NET_ADMIN
+	capSysAdmin = 21 // CAP_SYS_ADMIN
 
 	prSetNoNewPrivs     = 38 // PR_SET_NO_NEW_PRIVS
 	prCapbsetDrop       = 24 // PR_CAPBSET_DROP
@@ -99,10 +102,11 @@ type confineError struct {
 
 func (e confineError) Error() string { return "sandbox: " + e.step + ": " + e.err.Error() }
 
-// forkConfined starts the program from a new thread that confineThread
-// restricts first. The thread ends with its goroutine (it stays locked), so
-// no confined thread is left in the guardian.
-func forkConfined(ruleset int, path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+// forkConfined starts the program from a new thread that builds the view
+// (when there is one) and that confineThread restricts. The thread ends
+// with its goroutine (it stays locked), so no confined thread, and no
+// thread in the view's mount namespace, is left in the guardian.
+func forkConfined(ruleset int, view fsview.View, path string, argv []string, attr *syscall.ProcAttr) (int, error) {
 	type result struct {
 		pid int
 		err error
@@ -110,6 +114,12 @@ func forkConfined(ruleset int, path string, argv []string, attr *syscall.ProcAtt
 	done := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread is confined
+		if view != nil {
+			if err := fsview.Apply(view); err != nil {
+				done <- result{0, err}
+				return
+			}
+		}
 		if what, err := confineThread(ruleset); err != nil {
 			done <- result{0, confineError{what, err}}
 			return

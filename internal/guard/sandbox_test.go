@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentsh/internal/fsview"
 	"agentsh/internal/sandbox"
 )
 
@@ -96,7 +97,7 @@ echo end; read x`
 	}
 }
 
-// TestNetShare: guardians with one NetShare run their programs in one
+// TestNetShare: guardians with one NsShare run their programs in one
 // network namespace, not agentsh's, with no capability there, also the
 // ones that joined it; a share whose namespaces cannot be joined is
 // replaced by new ones, and the start still succeeds.
@@ -107,7 +108,7 @@ func TestNetShare(t *testing.T) {
 	if f := sandbox.Detect(); !f.Namespaces {
 		t.Skipf("no user and network namespaces: %v", f.NamespacesErr)
 	}
-	netOf := func(sh *NetShare) string {
+	netOf := func(sh *NsShare) string {
 		t.Helper()
 		outR, outW, err := os.Pipe()
 		if err != nil {
@@ -131,7 +132,7 @@ func TestNetShare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := &NetShare{}
+	sh := &NsShare{}
 	defer sh.Close()
 	first, second := netOf(sh), netOf(sh)
 	if first == own || first != second {
@@ -140,7 +141,7 @@ func TestNetShare(t *testing.T) {
 
 	// A network namespace where a user namespace is expected: setns
 	// refuses it (EINVAL).
-	bad := &NetShare{}
+	bad := &NsShare{}
 	defer bad.Close()
 	u, err := os.Open("/proc/self/ns/net")
 	if err != nil {
@@ -153,5 +154,62 @@ func TestNetShare(t *testing.T) {
 	bad.user, bad.net = u, n
 	if got := netOf(bad); got == own || got == first {
 		t.Errorf("after a failed join the program is in %s (agentsh %s, the other share %s)", got, own, first)
+	}
+}
+
+// TestNsShareView: with the network on, guardians with a view and one
+// NsShare run their programs in one user namespace (not agentsh's) and in
+// agentsh's network namespace, in a mount namespace not agentsh's.
+func TestNsShareView(t *testing.T) {
+	if !canJoin {
+		t.Skip("built without cgo: no shared namespaces")
+	}
+	if f := sandbox.Detect(); !f.Namespaces {
+		t.Skipf("no user namespaces: %v", f.NamespacesErr)
+	}
+	tmp, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsOf := func(sh *NsShare) []string {
+		t.Helper()
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer outR.Close()
+		p := start(t, Cmd{Path: bashPath(t), Args: []string{"bash", "-c", "readlink /proc/self/ns/user /proc/self/ns/net /proc/self/ns/mnt"},
+			Files: []*os.File{nil, outW, outW}, Sandbox: &Sandbox{View: fsview.View{{Kind: fsview.Bind, Path: tmp}}, Share: sh}})
+		outW.Close()
+		b, _ := io.ReadAll(outR)
+		if code, ok := exitOf(t, p); !ok || code != 0 {
+			t.Fatalf("the program failed (%d): %q", code, b)
+		}
+		return strings.Fields(string(b))
+	}
+	var own []string
+	for _, ns := range []string{"user", "net", "mnt"} {
+		l, err := os.Readlink("/proc/self/ns/" + ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own = append(own, l)
+	}
+	sh := &NsShare{}
+	defer sh.Close()
+	a, b := nsOf(sh), nsOf(sh)
+	if len(a) != 3 || len(b) != 3 {
+		t.Fatalf("namespaces: %q, %q", a, b)
+	}
+	if a[0] == own[0] || a[0] != b[0] {
+		t.Errorf("user namespaces: agentsh %s, first %s, second %s; want one of their own, shared", own[0], a[0], b[0])
+	}
+	if a[1] != own[1] || b[1] != own[1] {
+		t.Errorf("network namespaces: agentsh %s, programs %s %s; want agentsh's (network on)", own[1], a[1], b[1])
+	}
+	// (A freed namespace's number is used again: the two programs, one
+	// after the other, may show the same.)
+	if a[2] == own[2] || b[2] == own[2] {
+		t.Errorf("mount namespaces: agentsh %s, programs %s %s; want their own", own[2], a[2], b[2])
 	}
 }

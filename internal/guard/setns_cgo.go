@@ -28,12 +28,13 @@ __attribute__((constructor)) static void agentsh_guard_join(void) {
 	int u = -1, n = -1;
 	const char *what = "user";
 	int err = 0;
-	if (sscanf(v, "%d,%d", &u, &n) != 2) {
+	// "user,net", or "user" alone (a sandbox with the network on).
+	if (sscanf(v, "%d,%d", &u, &n) < 1) {
 		what = "descriptors of the";
 		err = EINVAL;
 	} else if (setns(u, CLONE_NEWUSER) != 0) {
 		err = errno;
-	} else if (setns(n, CLONE_NEWNET) != 0) {
+	} else if (n >= 0 && setns(n, CLONE_NEWNET) != 0) {
 		what = "network";
 		err = errno;
 	}

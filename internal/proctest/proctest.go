@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -71,4 +73,31 @@ func BashPath(t testing.TB) string {
 		t.Skip("bash not installed")
 	}
 	return p
+}
+
+// OutsideDir makes a folder (removed after the test) that no sandbox
+// makes writable: beside the calling package's sources, or in /var/tmp
+// when those lie in a temp directory (a clone under /tmp), which every
+// workspace-write sandbox may write.
+func OutsideDir(t testing.TB, pattern string) string {
+	t.Helper()
+	base, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := filepath.EvalSymlinks(base); err == nil {
+		base = r
+	}
+	for _, tmp := range []string{os.TempDir(), "/tmp", "/dev/shm"} {
+		if r, err := filepath.EvalSymlinks(tmp); err == nil && (base == r || strings.HasPrefix(base, r+"/")) {
+			base = "/var/tmp"
+			break
+		}
+	}
+	d, err := os.MkdirTemp(base, pattern)
+	if err != nil {
+		t.Skipf("no folder outside the temp directory: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }

@@ -34,7 +34,11 @@ func TestSandboxedSession(t *testing.T) {
 	})
 	waitScreen(t, s, "ready", func(x string) bool { return strings.Contains(x, "ready") })
 	text := strings.Join(s.Screen().Text(), "\n")
-	for _, want := range []string{"Permission denied", "24 80", "has-tty"} {
+	refusal := "Permission denied"
+	if sandbox.Detect().Namespaces {
+		refusal = "Read-only file system" // the mount view
+	}
+	for _, want := range []string{refusal, "24 80", "has-tty"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("screen lacks %q:\n%s", want, text)
 		}

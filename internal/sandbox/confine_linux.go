@@ -84,29 +84,43 @@ func probeNamespaces() error {
 // nil when p confines nothing. The caller closes the result after the
 // guardian has started.
 func (p *Policy) Confine(extra ...string) (*Confinement, error) {
-	return p.confine(Detect(), extra)
+	return p.confine(Detect(), nil, extra)
+}
+
+// ConfineHiding is Confine with hidden folders masked in the mount view
+// besides DenyRead (the engine's folder, guard.EngineBase); extra folders
+// beneath them are bound back.
+func (p *Policy) ConfineHiding(hidden []string, extra ...string) (*Confinement, error) {
+	return p.confine(Detect(), hidden, extra)
 }
 
 // confine is Confine on the kernel features f.
-func (p *Policy) confine(f Features, extra []string) (*Confinement, error) {
+func (p *Policy) confine(f Features, hidden, extra []string) (*Confinement, error) {
 	if !p.Enabled() {
 		return nil, nil
 	}
 	c := &Confinement{NewNetwork: !p.Network && f.Namespaces}
+	if f.Namespaces {
+		c.View = p.View(hidden, extra)
+	}
 	if f.Landlock == 0 {
 		return c, nil
 	}
-	writable := append([]string(nil), extra...)
-	if p.Mode == WorkspaceWrite {
-		writable = append(writable, p.Workdir, os.TempDir(), "/tmp", "/dev/shm")
-		writable = append(writable, p.Writable...)
-		writable = append(writable, cacheDirs()...)
-	}
-	rules := plan(resolve(p.DenyRead), resolve(writable), resolve(devices))
-	// Rules add up: reading beneath a denied folder is given back where
-	// AllowRead says (the session's own artifacts in agentsh's data).
-	for _, a := range resolve(p.AllowRead) {
-		rules = append(rules, rule{a, fsRead})
+	writable := append(append([]string(nil), extra...), p.writableRoots()...)
+	var rules []rule
+	if c.View != nil {
+		// The view masks DenyRead: Landlock is the second layer for
+		// writes, and its ptrace rule keeps /proc/<pid>/root of outside
+		// processes (agentsh's, the guardian's) out of reach.
+		rules = plan(nil, resolve(writable), resolve(devices))
+	} else {
+		rules = plan(resolve(p.DenyRead), resolve(writable), resolve(devices))
+		// Rules add up: reading beneath a denied folder is given back
+		// where AllowRead says (the session's own artifacts in agentsh's
+		// data).
+		for _, a := range resolve(p.AllowRead) {
+			rules = append(rules, rule{a, fsRead})
+		}
 	}
 	rs, err := buildRuleset(f.Landlock, rules, !p.Network && !c.NewNetwork)
 	if err != nil {
@@ -142,8 +156,10 @@ func cacheDirs() []string {
 // splits the temp directory, so its existing entries stay writable but no
 // new one can be made in it (`mktemp`, `go build`'s work folder). Such a
 // shell gets a temp folder of its own (TMPDIR), made before it starts.
+// Only without the mount view (no user namespaces): the view masks a
+// denied folder without touching its parent.
 func (p *Policy) NeedsOwnTemp() bool {
-	if !p.Enabled() || p.Mode != WorkspaceWrite {
+	if !p.Enabled() || p.Mode != WorkspaceWrite || Detect().Namespaces {
 		return false
 	}
 	temps := resolve([]string{os.TempDir(), "/tmp"})

@@ -40,8 +40,14 @@ func (d Denial) Reason() string {
 }
 
 // Landlock refuses with EACCES and the scopes with EPERM (design note of
-// issue 14, §6); these are the words programs print for them, lower-case.
-var deniedWords = []string{"permission denied", "operation not permitted"}
+// issue 14, §6), the mount view's read-only tree with EROFS; these are the
+// words programs print for them, lower-case.
+var deniedWords = []string{"permission denied", "operation not permitted", "read-only file system"}
+
+// maskedWords are what a read beneath a masked (denied) folder prints in
+// the mount view: the folder is empty there. They count only for a path
+// under DenyRead that exists outside.
+var maskedWords = []string{"no such file or directory"}
 
 // networkWords tell a refused connection or an unresolved host.
 var networkWords = []string{"network is unreachable", "couldn't connect to server", "connection refused",
@@ -63,7 +69,7 @@ func hasAny(s string, words []string) bool {
 var (
 	quotedPath = regexp.MustCompile("['‘\"`]([^'’\"`\n]+)['’\"]")
 	callPath   = regexp.MustCompile(`(?i)\b(?:open|create|creat|mkdir|stat|lstat|unlink|rename|remove|chmod|write|opendir|access)\s+([^\s:'"]+)`)
-	colonPath  = regexp.MustCompile(`(?i)(?:^|\s)([^\s:'"]*/[^\s:'"]*):\s*(?:permission denied|operation not permitted)`)
+	colonPath  = regexp.MustCompile(`(?i)(?:^|\s)([^\s:'"]*/[^\s:'"]*):\s*(?:permission denied|operation not permitted|read-only file system|no such file or directory)`)
 )
 
 // DetectDenial tells whether the output of a command that failed under p
@@ -90,6 +96,13 @@ func DetectDenial(output, cwd string, p *Policy) (Denial, bool) {
 		if hasAny(lower, deniedWords) {
 			for _, path := range linePaths(line) {
 				if d, ok := pathDenial(resolveAgainst(path, cwd, home), p, home); ok {
+					d.Line = line
+					return d, true
+				}
+			}
+		} else if hasAny(lower, maskedWords) {
+			for _, path := range linePaths(line) {
+				if d, ok := pathDenial(resolveAgainst(path, cwd, home), p, home); ok && d.Kind == DeniedRead && exists(d.Path) {
 					d.Line = line
 					return d, true
 				}
@@ -154,6 +167,12 @@ func pathDenial(path string, p *Policy, home string) (Denial, bool) {
 		return Denial{Kind: DeniedWrite, Path: path}, true
 	}
 	return Denial{}, false
+}
+
+// exists reports whether path exists for this (unconfined) process.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // canAccess reports whether this process may access path with mode (by its

@@ -13,6 +13,7 @@ import (
 
 	"agentsh/internal/guard"
 	"agentsh/internal/proctest"
+	"agentsh/internal/pty"
 	"agentsh/internal/sandbox"
 )
 
@@ -33,8 +34,14 @@ func runConfinedBy(t *testing.T, conf *sandbox.Confinement, dir, script string, 
 	t.Helper()
 	var sb *guard.Sandbox
 	if conf != nil {
-		sb = &guard.Sandbox{Ruleset: conf.Ruleset, NewNetwork: conf.NewNetwork}
+		sb = &guard.Sandbox{Ruleset: conf.Ruleset, NewNetwork: conf.NewNetwork, View: conf.View, Unsetenv: sandbox.SocketEnv}
 	}
+	return runGuarded(t, sb, dir, script, args...)
+}
+
+// runGuarded runs script with bash under a guardian confined by sb.
+func runGuarded(t *testing.T, sb *guard.Sandbox, dir, script string, args ...string) (string, int) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -65,41 +72,66 @@ func runConfinedBy(t *testing.T, conf *sandbox.Confinement, dir, script string, 
 
 // TestWorkdirAboveDeniedFolder: with the session in HOME, the denied
 // folder inside it stays unreadable while HOME's other folders take
-// writes; HOME itself takes no new entries (a right on it would reach into
-// the denied folder), and the denied folder's names stay listable. These
-// are the documented edges of the ancestor walk.
+// writes. With the mount view the denied folder is an empty read-only
+// folder and HOME takes new entries; on the Landlock-only fallback (no
+// user namespaces, forced here) HOME takes no new entries (a right on it
+// would reach into the denied folder) and the denied folder's names stay
+// listable: the documented edges of the ancestor walk.
 func TestWorkdirAboveDeniedFolder(t *testing.T) {
 	if sandbox.Detect().Landlock == 0 {
 		t.Skip("no Landlock in this kernel")
 	}
 	wd, _ := os.Getwd()
-	home, err := os.MkdirTemp(wd, ".sandbox-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(home)
-	for _, d := range []string{".ssh", "proj"} {
-		if err := os.Mkdir(filepath.Join(home, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(home, ".ssh/id_rsa"), []byte("FAKE KEY\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: home, DenyRead: []string{filepath.Join(home, ".ssh")}}
-	out, code := runConfined(t, p, home, `echo w > proj/f && cat proj/f
+	script := `echo w > proj/f && cat proj/f
 cat .ssh/id_rsa
 echo x > .ssh/authorized_keys
-touch new
+touch new && echo new
 ls .ssh
-echo end`)
+echo end`
+	run := func(f sandbox.Features) string {
+		home, err := os.MkdirTemp(wd, ".sandbox-home-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(home)
+		for _, d := range []string{".ssh", "proj"} {
+			if err := os.Mkdir(filepath.Join(home, d), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(home, ".ssh/id_rsa"), []byte("FAKE KEY\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: home, DenyRead: []string{filepath.Join(home, ".ssh")}}
+		conf, err := sandbox.ConfineWith(p, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conf.Close()
+		out, code := runConfinedBy(t, conf, home, script)
+		if code != 0 {
+			t.Errorf("exit %d: %q", code, out)
+		}
+		return out
+	}
+	if f := sandbox.Detect(); f.Namespaces {
+		want := "w\n" +
+			"cat: .ssh/id_rsa: No such file or directory\n" +
+			"bash: line 3: .ssh/authorized_keys: Read-only file system\n" +
+			"new\nend\n"
+		if got := run(f); got != want {
+			t.Errorf("with the view: got %q, want %q", got, want)
+		}
+	}
+	noNS := sandbox.Detect()
+	noNS.Namespaces = false
 	want := "w\n" +
 		"cat: .ssh/id_rsa: Permission denied\n" +
 		"bash: line 3: .ssh/authorized_keys: Permission denied\n" +
 		"touch: cannot touch 'new': Permission denied\n" +
 		"id_rsa\nend\n"
-	if out != want || code != 0 {
-		t.Errorf("got %q (exit %d), want %q", out, code, want)
+	if got := run(noNS); got != want {
+		t.Errorf("Landlock only: got %q, want %q", got, want)
 	}
 }
 
@@ -194,12 +226,7 @@ func TestNonRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Outside every writable path, the temp directory included.
-	wd, _ := os.Getwd()
-	outside, err := os.MkdirTemp(wd, ".sandbox-outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(outside)
+	outside := proctest.OutsideDir(t, ".sandbox-outside-")
 	work := filepath.Join(dir, "work")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
@@ -223,7 +250,7 @@ func TestNonRoot(t *testing.T) {
 	}
 	defer ln.Close()
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^TestNonRoot$", "-test.v")
-	cmd.Env = append(os.Environ(), "AGENTSH_SANDBOX_NONROOT=1", "HOME="+outside, "SBX_WORK="+work, "SBX_OUTSIDE="+outside,
+	cmd.Env = append(os.Environ(), "AGENTSH_SANDBOX_NONROOT=1", "LC_ALL=C", "HOME="+outside, "SBX_WORK="+work, "SBX_OUTSIDE="+outside,
 		fmt.Sprintf("SBX_PORT=%d", ln.Addr().(*net.TCPAddr).Port), "GOCACHE=off", "XDG_CACHE_HOME="+filepath.Join(work, ".cache"))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestNonRoot") {
@@ -239,6 +266,8 @@ func nonRootChild(t *testing.T) {
 	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
 	script := `echo in > in && cat in
 echo x > "$1/x"
+chmod 700 "$1"
+echo '{}' > .agentsh/settings.json
 exec 5<>/dev/tcp/127.0.0.1/$2 && echo connected
 grep -E '^(NoNewPrivs|CapEff):' /proc/self/status`
 	if _, err := os.Stat("/usr/bin/python3"); err == nil {
@@ -248,7 +277,8 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 socket.create_connection(s.getsockname()); print("lo up")'`
 	}
 	out, _ := runConfined(t, p, work, script, outside, port)
-	for _, want := range []string{"in\n", "/x: Permission denied\n", "Connection refused", "NoNewPrivs:\t1\n", "CapEff:\t0000000000000000\n"} {
+	for _, want := range []string{"in\n", "/x: Read-only file system\n", "Connection refused", "NoNewPrivs:\t1\n", "CapEff:\t0000000000000000\n",
+		"chmod: changing permissions of '" + outside + "': Read-only file system\n", ".agentsh/settings.json: Read-only file system\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}
@@ -261,5 +291,74 @@ socket.create_connection(s.getsockname()); print("lo up")'`
 	}
 	if _, err := os.Stat(filepath.Join(outside, "x")); err == nil {
 		t.Error("wrote outside")
+	}
+	// Through GuardSandbox, as the shells start: the second start joins
+	// the first one's namespaces and builds its view there.
+	var users []string
+	for range 2 {
+		sb, err := pty.GuardSandbox(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := runGuarded(t, sb, work, `echo x > "$1/y"; readlink /proc/self/ns/user`, outside)
+		if sb.Ruleset != nil {
+			sb.Ruleset.Close()
+		}
+		if !strings.HasPrefix(out, "bash: line 1: "+outside+"/y: Read-only file system\nuser:[") {
+			t.Errorf("through GuardSandbox: %q", out)
+		}
+		users = append(users, out)
+	}
+	if users[0] != users[1] {
+		t.Errorf("the second start did not join the first one's user namespace: %q", users)
+	}
+	// A folder above a denied one made unsearchable from inside, hiding
+	// it from the next start's plan, is masked whole there.
+	write(t, filepath.Join(work, "h/.ssh/key"), "KEY\n")
+	dp := *p
+	dp.DenyRead = []string{filepath.Join(work, "h/.ssh")}
+	for i, script := range []string{`chmod 000 h && echo hidden`, `chmod 755 h; cat h/.ssh/key; echo end`} {
+		sb, err := pty.GuardSandbox(&dp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := runGuarded(t, sb, work, script)
+		if sb.Ruleset != nil {
+			sb.Ruleset.Close()
+		}
+		if i == 0 && out != "hidden\n" {
+			t.Fatalf("chmod 000: %q", out)
+		}
+		if i == 1 && (strings.Contains(out, "KEY") || !strings.Contains(out, "chmod: changing permissions of 'h': Read-only file system\n")) {
+			t.Errorf("an unsearchable folder above a denied one: %q", out)
+		}
+	}
+	_ = os.Chmod(filepath.Join(work, "h"), 0o755)
+	// A .git made unsearchable from inside, hiding its config from the
+	// next start's plan, is protected whole there.
+	if _, err := exec.LookPath("git"); err == nil {
+		for i, script := range []string{`git init -q . && chmod 000 .git && echo hidden`,
+			`chmod 755 .git; echo '[core] fsmonitor = touch /tmp/pwned' >> .git/config; echo end`} {
+			sb, err := pty.GuardSandbox(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := runGuarded(t, sb, work, script)
+			if sb.Ruleset != nil {
+				sb.Ruleset.Close()
+			}
+			if i == 0 && out != "hidden\n" {
+				t.Fatalf("git init: %q", out)
+			}
+			if i == 1 && !strings.Contains(out, "chmod: changing permissions of '.git': Read-only file system\n") {
+				t.Errorf("an unsearchable .git: %q", out)
+			}
+		}
+		if err := os.Chmod(filepath.Join(work, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(filepath.Join(work, ".git/config")); err != nil || strings.Contains(string(b), "fsmonitor") {
+			t.Errorf(".git/config: %q, %v", b, err)
+		}
 	}
 }

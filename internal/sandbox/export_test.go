@@ -2,4 +2,4 @@ package sandbox
 
 // ConfineWith is Confine on the kernel features f instead of Detect's: the
 // fallbacks of a weaker kernel, tested on this one.
-func ConfineWith(p *Policy, f Features) (*Confinement, error) { return p.confine(f, nil) }
+func ConfineWith(p *Policy, f Features) (*Confinement, error) { return p.confine(f, nil, nil) }

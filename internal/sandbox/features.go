@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"agentsh/internal/fsview"
 )
 
 // Features is what the kernel offers the sandbox (Detect).
@@ -15,7 +17,8 @@ type Features struct {
 	// the filesystem is not confined.
 	Landlock int
 	// Namespaces reports that a new user and network namespace can be made
-	// (a sandbox without network gets one); NamespacesErr says why not.
+	// (a sandbox without network gets one, and every sandbox a mount view
+	// in a user namespace); NamespacesErr says why not.
 	Namespaces    bool
 	NamespacesErr error
 }
@@ -30,6 +33,9 @@ type Confinement struct {
 	// only the loopback interface, up: no host is reachable, not even this
 	// one's 127.0.0.1, while servers the program starts itself work.
 	NewNetwork bool
+	// View is the filesystem view the program runs in (a mount namespace
+	// in a new user namespace); nil without user namespaces.
+	View fsview.View
 }
 
 // Close releases the ruleset descriptor (the guardian holds its own copy).
@@ -49,22 +55,31 @@ func (f Features) Weaknesses(p *Policy) []string {
 		return []string{"sandbox OFF (not supported on " + runtime.GOOS + ")"}
 	}
 	var w []string
+	view := f.Namespaces
 	switch {
+	case f.Landlock == 0 && !view:
+		w = append(w, "filesystem OFF (no Landlock, no user namespaces)")
 	case f.Landlock == 0:
-		w = append(w, "filesystem OFF (no Landlock)")
+		// The view holds, but /proc/<pid>/root of any outside process
+		// of the user leads past it; Landlock's ptrace rule is what
+		// refuses that.
+		w = append(w, "filesystem view escapable through /proc (no Landlock)")
 	default:
-		if f.Landlock < 3 {
+		if f.Landlock < 3 && !view {
 			w = append(w, "truncation of outside files not controlled (Landlock ABI "+strconv.Itoa(f.Landlock)+")")
 		}
 		if f.Landlock < 6 {
 			w = append(w, "can signal outside processes (Landlock ABI "+strconv.Itoa(f.Landlock)+")")
 		}
 	}
-	// Landlock controls connecting to a pathname unix socket from ABI 9
-	// on, and this package does not use it yet: an agent socket (ssh,
-	// gpg), a tmux server or docker.sock can be reached and asked to act
-	// outside.
-	w = append(w, "unix sockets reachable (ssh-agent, tmux, docker)")
+	if !view && f.Landlock > 0 {
+		// Without the mount view: Landlock does not mediate chmod, utime
+		// or xattrs, cannot keep .git or .agentsh read-only inside the
+		// workspace, and (below ABI 9, unused here) lets a confined
+		// program connect to an agent socket, a tmux server or
+		// docker.sock and ask them to act outside.
+		w = append(w, "no filesystem view (no user namespaces): chmod and xattrs outside, .git and .agentsh writable, unix sockets reachable (ssh-agent, tmux, docker)")
+	}
 	if !p.Network && !f.Namespaces {
 		if f.Landlock >= 4 {
 			w = append(w, "network: TCP blocked; UDP, MPTCP and unix open (no user namespaces)")

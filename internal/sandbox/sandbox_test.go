@@ -80,14 +80,18 @@ func TestDescribe(t *testing.T) {
 	}{
 		{full, nil, "sandbox: off"},
 		{full, &Policy{Mode: Off}, "sandbox: off"},
-		{full, ww, "sandbox: workspace-write, network off; sandbox weaker: unix sockets reachable (ssh-agent, tmux, docker)"},
-		{full, &Policy{Mode: ReadOnly, Network: true}, "sandbox: read-only, network on; sandbox weaker: unix sockets reachable (ssh-agent, tmux, docker)"},
+		{full, ww, "sandbox: workspace-write, network off"},
+		{full, &Policy{Mode: ReadOnly, Network: true}, "sandbox: read-only, network on"},
 		{Features{Supported: true, Landlock: 0, NamespacesErr: errors.New("EPERM")}, ww,
-			"sandbox: workspace-write, network off; sandbox weaker: filesystem OFF (no Landlock), unix sockets reachable (ssh-agent, tmux, docker), network OPEN (no user namespaces, no Landlock network rules)"},
+			"sandbox: workspace-write, network off; sandbox weaker: filesystem OFF (no Landlock, no user namespaces), network OPEN (no user namespaces, no Landlock network rules)"},
+		{Features{Supported: true, Landlock: 0, Namespaces: true}, ww,
+			"sandbox: workspace-write, network off; sandbox weaker: filesystem view escapable through /proc (no Landlock)"},
 		{Features{Supported: true, Landlock: 4}, ww,
-			"sandbox: workspace-write, network off; sandbox weaker: can signal outside processes (Landlock ABI 4), unix sockets reachable (ssh-agent, tmux, docker), network: TCP blocked; UDP, MPTCP and unix open (no user namespaces)"},
+			"sandbox: workspace-write, network off; sandbox weaker: can signal outside processes (Landlock ABI 4), no filesystem view (no user namespaces): chmod and xattrs outside, .git and .agentsh writable, unix sockets reachable (ssh-agent, tmux, docker), network: TCP blocked; UDP, MPTCP and unix open (no user namespaces)"},
 		{Features{Supported: true, Landlock: 2, Namespaces: true}, ww,
-			"sandbox: workspace-write, network off; sandbox weaker: truncation of outside files not controlled (Landlock ABI 2), can signal outside processes (Landlock ABI 2), unix sockets reachable (ssh-agent, tmux, docker)"},
+			"sandbox: workspace-write, network off; sandbox weaker: can signal outside processes (Landlock ABI 2)"},
+		{Features{Supported: true, Landlock: 2}, &Policy{Mode: WorkspaceWrite, Network: true},
+			"sandbox: workspace-write, network on; sandbox weaker: truncation of outside files not controlled (Landlock ABI 2), can signal outside processes (Landlock ABI 2), no filesystem view (no user namespaces): chmod and xattrs outside, .git and .agentsh writable, unix sockets reachable (ssh-agent, tmux, docker)"},
 		{Features{}, ww, "sandbox: workspace-write, network off; sandbox weaker: sandbox OFF (not supported on linux)"},
 	} {
 		if got := c.f.Describe(c.p); got != c.want {

@@ -1,0 +1,302 @@
+package sandbox_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"agentsh/internal/proctest"
+	"agentsh/internal/sandbox"
+)
+
+// needView skips when this kernel cannot make the mount view (the status
+// line then says so: TestDescribe).
+func needView(t *testing.T) {
+	t.Helper()
+	if f := sandbox.Detect(); !f.Namespaces {
+		t.Skipf("no user namespaces: %v", f.NamespacesErr)
+	}
+}
+
+// outsideDir is a folder beside the package's sources: outside every
+// writable root (the temp directory included).
+func outsideDir(t *testing.T) string {
+	t.Helper()
+	return proctest.OutsideDir(t, ".sandbox-view-")
+}
+
+func write(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestViewMetadata: chmod, a set modification time and an xattr on a file
+// outside the writable set are refused in both modes (Landlock does not
+// mediate them; the read-only tree does), and work inside the workspace.
+func TestViewMetadata(t *testing.T) {
+	needView(t)
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	out := filepath.Join(outsideDir(t), "key")
+	write(t, out, "secret\n")
+	script := `export LC_ALL=C; f=$1
+chmod 604 "$f" && echo chmod
+touch -d 2001-01-01 "$f" && echo touch
+` + py + ` -c 'import os, sys; os.setxattr(sys.argv[1], "user.agentsh", b"1"); print("xattr")' "$f" 2>/dev/null
+echo end`
+	for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.ReadOnly} {
+		work := t.TempDir()
+		in := filepath.Join(work, "in")
+		write(t, in, "in\n")
+		p := &sandbox.Policy{Mode: mode, Workdir: work}
+		got, _ := runConfined(t, p, work, script, out)
+		want := "chmod: changing permissions of '" + out + "': Read-only file system\n" +
+			"touch: cannot touch '" + out + "': Read-only file system\nend\n"
+		if got != want {
+			t.Errorf("%s, outside: got %q, want %q", mode, got, want)
+		}
+		st, err := os.Stat(out)
+		if err != nil || st.Mode().Perm() != 0o644 || st.ModTime().Year() == 2001 {
+			t.Errorf("%s: the outside file changed: %v %v", mode, st.Mode(), err)
+		}
+		if mode == sandbox.WorkspaceWrite {
+			if got, _ := runConfined(t, p, work, script, in); got != "chmod\ntouch\nxattr\nend\n" {
+				t.Errorf("inside the workspace: %q", got)
+			}
+		}
+	}
+}
+
+// git runs git unconfined in dir.
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestViewGit: in a workspace that is a repository, .git/config,
+// .git/hooks and .git/info are read-only and .git cannot be renamed away
+// (with them), while git add, commit and checkout work.
+func TestViewGit(t *testing.T) {
+	needView(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	work := t.TempDir()
+	git(t, work, "init", "-q")
+	write(t, filepath.Join(work, "a"), "a\n")
+	git(t, work, "add", "a")
+	git(t, work, "commit", "-qm", "first")
+	config, _ := os.ReadFile(filepath.Join(work, ".git/config"))
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+	got, code := runConfined(t, p, work, `export LC_ALL=C; g() { git -c user.name=t -c user.email=t@t "$@"; }
+echo '[core] fsmonitor = touch /tmp/pwned' >> .git/config
+echo x > .git/hooks/pre-commit
+echo x > .git/info/attributes
+mv .git moved
+echo b > b && g add b && g commit -qm second && echo committed
+g checkout -qb side && echo c > c && g add c && g commit -qm third && g checkout -q main && echo checked-out
+ls
+echo end`)
+	want := "bash: line 2: .git/config: Read-only file system\n" +
+		"bash: line 3: .git/hooks/pre-commit: Read-only file system\n" +
+		"bash: line 4: .git/info/attributes: Read-only file system\n" +
+		"mv: cannot move '.git' to 'moved': Device or resource busy\n" +
+		"committed\nchecked-out\na\nb\nend\n"
+	if got != want || code != 0 {
+		t.Errorf("got %q (exit %d), want %q", got, code, want)
+	}
+	if after, _ := os.ReadFile(filepath.Join(work, ".git/config")); string(after) != string(config) {
+		t.Errorf(".git/config changed:\n%s", after)
+	}
+	if log, err := exec.Command("git", "-C", work, "log", "--format=%s", "side").Output(); err != nil || string(log) != "third\nsecond\nfirst\n" {
+		t.Errorf("history: %q, %v", log, err)
+	}
+}
+
+// TestViewProtected: .agentsh (made empty when missing, so settings.json
+// cannot be created), .claude, .envrc and the user's rc files (HOME in the
+// temp directory, a writable root) are read-only inside writable roots.
+func TestViewProtected(t *testing.T) {
+	needView(t)
+	work := t.TempDir()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	write(t, filepath.Join(work, ".claude/settings.json"), "{}\n")
+	write(t, filepath.Join(work, ".envrc"), "export A=1\n")
+	write(t, filepath.Join(home, ".bashrc"), "# rc\n")
+	write(t, filepath.Join(home, ".config/git/config"), "[user]\n")
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+	got, code := runConfined(t, p, work, `export LC_ALL=C; echo '{"yolo":true}' > .agentsh/settings.json
+mkdir .agentsh/x
+rm -r .agentsh
+echo x > .claude/settings.json
+echo x > .claude/new
+echo x >> .envrc
+echo evil >> "$HOME/.bashrc"
+mv "$HOME/.bashrc" "$HOME/old"
+echo x > "$HOME/other" && echo other
+echo x >> "$HOME/.config/git/config"
+echo end`)
+	want := "bash: line 1: .agentsh/settings.json: Read-only file system\n" +
+		"mkdir: cannot create directory '.agentsh/x': Read-only file system\n" +
+		"rm: cannot remove '.agentsh': Device or resource busy\n" +
+		"bash: line 4: .claude/settings.json: Read-only file system\n" +
+		"bash: line 5: .claude/new: Read-only file system\n" +
+		"bash: line 6: .envrc: Read-only file system\n" +
+		"bash: line 7: " + home + "/.bashrc: Read-only file system\n" +
+		"mv: cannot move '" + home + "/.bashrc' to '" + home + "/old': Device or resource busy\n" +
+		"other\n" +
+		"bash: line 10: " + home + "/.config/git/config: Read-only file system\n" +
+		"end\n"
+	if got != want || code != 0 {
+		t.Errorf("got %q (exit %d), want %q", got, code, want)
+	}
+	if _, err := os.Stat(filepath.Join(work, ".agentsh/settings.json")); err == nil {
+		t.Error(".agentsh/settings.json was created")
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != "# rc\n" {
+		t.Errorf(".bashrc changed: %q", b)
+	}
+}
+
+// TestViewTempHome: a HOME and agentsh's data folder in the temp
+// directory (CI, a clone under /tmp): the temp directory still takes new
+// entries while ~/.ssh and the data folder are unreadable.
+func TestViewTempHome(t *testing.T) {
+	needView(t)
+	home := t.TempDir()
+	write(t, filepath.Join(home, ".ssh/id_rsa"), "FAKE KEY\n")
+	write(t, filepath.Join(home, ".local/share/agentsh/sessions/s/0.log"), "other session\n")
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: t.TempDir(),
+		DenyRead: []string{filepath.Join(home, ".ssh"), filepath.Join(home, ".local/share/agentsh")}}
+	got, code := runConfined(t, p, "", `export LC_ALL=C; d=$(mktemp -d /tmp/sbx.XXXXXX) && echo made > "$d/f" && cat "$d/f" && rm -r "$d"
+cat "$1/.ssh/id_rsa"
+ls -A "$1/.ssh" "$1/.local/share/agentsh"
+touch "$1/new" && echo new
+echo end`, home)
+	want := "made\ncat: " + home + "/.ssh/id_rsa: No such file or directory\n" +
+		home + "/.local/share/agentsh:\n\n" + home + "/.ssh:\nnew\nend\n"
+	if got != want || code != 0 {
+		t.Errorf("got %q (exit %d), want %q", got, code, want)
+	}
+}
+
+// TestViewEngineBase: the engine's folder is masked but for the shell's
+// own runtime folder, which stays writable.
+func TestViewEngineBase(t *testing.T) {
+	needView(t)
+	base := filepath.Join(outsideDir(t), "run")
+	own := filepath.Join(base, "p-1", "sh-1")
+	write(t, filepath.Join(own, "c"), "mine\n")
+	write(t, filepath.Join(base, "p-1", "sh-2", "c"), "another shell\n")
+	write(t, filepath.Join(base, "p-2", "sh-1", "c"), "another agentsh\n")
+	for _, mode := range []sandbox.Mode{sandbox.WorkspaceWrite, sandbox.ReadOnly} {
+		conf, err := (&sandbox.Policy{Mode: mode, Workdir: t.TempDir()}).ConfineHiding([]string{base}, own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, code := runConfinedBy(t, conf, "", `ls "$1" "$1/p-1"; cat "$1/p-1/sh-2/c"; echo w > "$1/p-1/sh-1/w" && cat "$1/p-1/sh-1/c" "$1/p-1/sh-1/w"`, base)
+		conf.Close()
+		want := base + ":\np-1\n\n" + base + "/p-1:\nsh-1\ncat: " + base + "/p-1/sh-2/c: No such file or directory\nmine\nw\n"
+		if got != want || code != 0 {
+			t.Errorf("%s: got %q (exit %d), want %q", mode, got, code, want)
+		}
+	}
+}
+
+// TestViewSockets: a tmux server's socket and an ssh-agent's are out of
+// reach (their folders masked), and the variables naming them are gone.
+func TestViewSockets(t *testing.T) {
+	needView(t)
+	marker := filepath.Join(outsideDir(t), "pwned")
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: t.TempDir()}
+	if tmux, err := exec.LookPath("tmux"); err == nil {
+		srv := exec.Command(tmux, "-L", "agentsh-test", "-f", "/dev/null", "new-session", "-d", "sleep 60")
+		srv.Env = append(os.Environ(), "TMUX=")
+		if out, err := srv.CombinedOutput(); err != nil {
+			t.Fatalf("start tmux: %v %s", err, out)
+		}
+		defer exec.Command(tmux, "-L", "agentsh-test", "kill-server").Run()
+		// The twin, unconfined: the server runs what it is asked.
+		if out, err := exec.Command(tmux, "-L", "agentsh-test", "run-shell", "true").CombinedOutput(); err != nil {
+			t.Fatalf("the tmux server does not answer outside: %v %s", err, out)
+		}
+		got, _ := runConfined(t, p, "", `tmux -L agentsh-test run-shell "touch $1" 2>&1 | head -c 200; echo; echo "tmux=${TMUX:-unset}"`, marker)
+		if !strings.Contains(got, "agentsh-test (No such file or directory)") || !strings.Contains(got, "tmux=unset") {
+			t.Errorf("tmux from inside: %q", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatal("the tmux server ran a command for the sandbox")
+		}
+	}
+	agent, err := exec.LookPath("ssh-agent")
+	if err != nil {
+		t.Skip("no ssh-agent")
+	}
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	a := exec.Command(agent, "-D", "-a", sock)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = a.Process.Kill(); _ = a.Wait() }()
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	if out, err := exec.Command("ssh-add", "-l").CombinedOutput(); !strings.Contains(string(out), "no identities") {
+		t.Fatalf("the agent does not answer outside: %v %s", err, out)
+	}
+	got, _ := runConfined(t, p, "", `echo "sock=${SSH_AUTH_SOCK:-unset}"; SSH_AUTH_SOCK=$1 ssh-add -l; echo "rc=$?"`, sock)
+	if !strings.Contains(got, "sock=unset\n") || strings.Contains(got, "no identities") || !strings.Contains(got, "rc=2") {
+		t.Errorf("ssh-agent from inside: %q", got)
+	}
+}
+
+// TestViewEscape: the view cannot be undone from inside: not by a user and
+// mount namespace of the program's own (its mounts are locked there, and
+// Landlock refuses mounting), not through /proc/<pid>/root of agentsh, of
+// init or of the guardian (whose other threads keep agentsh's view), not by
+// renaming the workspace.
+func TestViewEscape(t *testing.T) {
+	needView(t)
+	dir := outsideDir(t)
+	work := t.TempDir()
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+	script := `d=$1
+unshare -rm sh -c 'mount -o remount,bind,rw "$1"; mount -o remount,rw /; umount -l "$1"; echo x > "$1/unshare"' sh "$d" 2>/dev/null
+for pid in $PPID $2 1 $(pgrep -u "$(id -u)" -x agentsh-guard); do
+	{ echo x > "/proc/$pid/root$d/proc-$pid"; } 2>/dev/null
+	{ echo x > "/proc/$pid/cwd/../proc-cwd-$pid"; } 2>/dev/null
+done
+mv "` + work + `" "` + work + `.moved" 2>/dev/null
+ls "$d"; echo end`
+	got, _ := runConfined(t, p, work, script, dir, strconv.Itoa(os.Getpid()))
+	if got != "end\n" {
+		t.Errorf("got %q, want %q", got, "end\n")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("escaped: %s holds %v", dir, ents)
+	}
+	if _, err := os.Stat(work); err != nil {
+		t.Errorf("the workspace was moved: %v", err)
+	}
+}
