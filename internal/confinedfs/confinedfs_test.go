@@ -1,0 +1,139 @@
+package confinedfs
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"agentsh/internal/proctest"
+	"agentsh/internal/sandbox"
+)
+
+func needLandlock(t testing.TB) {
+	t.Helper()
+	if sandbox.Detect().Landlock == 0 {
+		t.Skip("no Landlock in this kernel")
+	}
+}
+
+// outsidePath is a path outside every writable root of a workspace-write
+// policy that this process may create: /var/tmp unless it is the temp
+// directory.
+func outsidePath(t testing.TB) string {
+	t.Helper()
+	dir := "/var/tmp"
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() || filepath.Clean(os.TempDir()) == dir {
+		t.Skip("no /var/tmp outside the temp directory")
+	}
+	p := filepath.Join(dir, "agentsh-confinedfs-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	t.Cleanup(func() { os.Remove(p) })
+	return p
+}
+
+// noHelperLeft stops every helper and checks that none of their processes
+// (nor their guardians) is alive.
+func noHelperLeft(t *testing.T) {
+	t.Helper()
+	marks := Markers()
+	StopAll()
+	for _, m := range marks {
+		if pids := proctest.Marked(m); len(pids) > 0 {
+			t.Errorf("helper processes left after StopAll: %v (%s)", pids, m)
+		}
+	}
+}
+
+// TestConfinedOps: under workspace-write the helper creates, writes,
+// renames and removes inside the workdir, and the kernel refuses creating
+// outside it (a Refusal naming the path, a permission error for the
+// tools); reading a denyRead file is refused; nothing is left running.
+func TestConfinedOps(t *testing.T) {
+	needLandlock(t)
+	work := t.TempDir()
+	home := t.TempDir()
+	ssh := filepath.Join(home, ".ssh")
+	if err := os.MkdirAll(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ssh, "id_rsa"), []byte("SECRET"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := New(&sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work, DenyRead: []string{ssh}})
+	defer noHelperLeft(t)
+
+	if err := f.MkdirAll(filepath.Join(work, "a", "b"), 0o755); err != nil {
+		t.Fatalf("MkdirAll inside: %v", err)
+	}
+	tmp, err := f.CreateTemp(filepath.Join(work, "a", "b"), ".x.tmp-")
+	if err != nil {
+		t.Fatalf("CreateTemp inside: %v", err)
+	}
+	if _, err := tmp.WriteString("hello"); err != nil {
+		t.Fatal(err)
+	}
+	tmp.Close()
+	dst := filepath.Join(work, "a", "b", "x.txt")
+	if err := f.Rename(tmp.Name(), dst); err != nil {
+		t.Fatalf("Rename inside: %v", err)
+	}
+	if b, err := os.ReadFile(dst); err != nil || string(b) != "hello" {
+		t.Fatalf("written file: %q, %v", b, err)
+	}
+	fi, err := f.Stat(dst)
+	if err != nil || fi.Size() != 5 || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("Stat: %v %v", fi, err)
+	}
+	des, err := f.ReadDir(filepath.Join(work, "a", "b"))
+	if err != nil || len(des) != 1 || des[0].Name() != "x.txt" {
+		t.Fatalf("ReadDir: %v %v", des, err)
+	}
+
+	out := outsidePath(t)
+	_, err = f.OpenFile(out, os.O_WRONLY|os.O_CREATE, 0o644)
+	var r *Refusal
+	if !errors.As(err, &r) || !errors.Is(err, fs.ErrPermission) || r.Denial.Kind != sandbox.DeniedWrite || r.Denial.Path != out {
+		t.Fatalf("creating %s outside: err %v (refusal %+v)", out, err, r)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatalf("%s was created", out)
+	}
+	_, err = f.Open(filepath.Join(ssh, "id_rsa"))
+	if !errors.As(err, &r) || r.Denial.Kind != sandbox.DeniedRead {
+		t.Fatalf("reading the denied key: err %v", err)
+	}
+}
+
+// TestHelperRestarts: a helper that was killed is replaced at the next call.
+func TestHelperRestarts(t *testing.T) {
+	needLandlock(t)
+	work := t.TempDir()
+	f := New(&sandbox.Policy{Mode: sandbox.ReadOnly, Workdir: work})
+	defer noHelperLeft(t)
+	if _, err := f.Stat(work); err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscallKill(h.proc.Pid()); err != nil {
+		t.Fatal(err)
+	}
+	<-h.proc.Exited()
+	if _, err := f.Stat(work); err != nil {
+		t.Fatalf("after the helper was killed: %v", err)
+	}
+	if h2, _ := f.get(); h2 == h {
+		t.Fatal("the dead helper was kept")
+	}
+	if pids := proctest.Marked(h.marker); len(pids) > 0 {
+		t.Errorf("the killed helper's processes are left: %v", pids)
+	}
+}
+
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
