@@ -47,12 +47,21 @@ const poolSize = 4
 // Its methods mirror package os; their errors are *fs.PathError, and a
 // *Refusal when the sandbox refused what this process could do itself.
 type FS struct {
-	policy *sandbox.Policy
-	key    string
+	policy    *sandbox.Policy
+	key       string
+	onRefusal func(*Refusal)
 }
 
 // New is the file system of policy p, which must confine something.
 func New(p *sandbox.Policy) *FS { return &FS{policy: p, key: p.Key()} }
+
+// Watch is f calling fn with every refusal of its operations (the
+// session's gate asks the user about the first); same helper.
+func (f *FS) Watch(fn func(*Refusal)) *FS {
+	g := *f
+	g.onRefusal = fn
+	return &g
+}
 
 // Policy is the policy f confines to.
 func (f *FS) Policy() *sandbox.Policy { return f.policy }
@@ -323,14 +332,21 @@ func (f *FS) pathErr(op, path string, errno syscall.Errno, write bool, check str
 	if check == "" {
 		check = path
 	}
+	var r *Refusal
 	if write {
 		if canAccess(check, unix.W_OK) {
-			return &Refusal{PathError: pe, Denial: sandbox.Denial{Kind: sandbox.DeniedWrite, Path: check}}
+			r = &Refusal{PathError: pe, Denial: sandbox.Denial{Kind: sandbox.DeniedWrite, Path: check}}
 		}
 	} else if unix.Faccessat(unix.AT_FDCWD, check, unix.R_OK, unix.AT_EACCESS) == nil {
-		return &Refusal{PathError: pe, Denial: sandbox.Denial{Kind: sandbox.DeniedRead, Path: check}}
+		r = &Refusal{PathError: pe, Denial: sandbox.Denial{Kind: sandbox.DeniedRead, Path: check}}
 	}
-	return pe
+	if r == nil {
+		return pe
+	}
+	if f.onRefusal != nil {
+		f.onRefusal(r)
+	}
+	return r
 }
 
 // canAccess reports whether this process may access path with mode, or,

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -92,6 +91,7 @@ type grepQuery struct {
 	root    target
 	rootDir bool
 	prefix  string // display prefix of paths below a folder
+	fsys    FS
 }
 
 func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(string)) Result {
@@ -147,7 +147,8 @@ func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	} else if q.root, msg = t.env.resolve(p, true, GrepName); msg != "" {
 		return errorResult("%s", msg)
 	}
-	fi, err := os.Stat(q.root.abs)
+	q.fsys = t.env.fs(ctx)
+	fi, err := q.fsys.Stat(q.root.abs)
 	if err != nil {
 		return errorResult("%s", fsMessage(err, q.root.display))
 	}
@@ -156,7 +157,7 @@ func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 		q.rootDir = true
 		q.prefix = displayPrefix(p)
 	case fi.Mode().IsRegular():
-		if why, err := sniffBinary(q.root.abs); err != nil {
+		if why, err := sniffBinary(q.fsys, q.root.abs); err != nil {
 			return errorResult("%s", fsMessage(err, q.root.display))
 		} else if why != "" {
 			return errorResult("Cannot search binary file: %s (%s)", q.root.display, why)
@@ -173,6 +174,11 @@ func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	look := t.lookRg
 	if look == nil {
 		look = func() (string, error) { return exec.LookPath("rg") }
+	}
+	// ripgrep would read as agentsh, outside the sandbox: in a sandbox's
+	// view the walker searches, through its helper.
+	if !isHost(q.fsys) {
+		look = func() (string, error) { return "", errors.New("confined") }
 	}
 	if rg, err := look(); err == nil {
 		files, done, err = q.ripgrep(ctx, rg)
@@ -198,8 +204,8 @@ func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 }
 
 // sniffBinary reads the start of a file and says why it is binary, or "".
-func sniffBinary(p string) (string, error) {
-	f, err := os.Open(p)
+func sniffBinary(fsys FS, p string) (string, error) {
+	f, err := fsys.Open(p)
 	if err != nil {
 		return "", err
 	}
@@ -248,7 +254,7 @@ func (q *grepQuery) walk(ctx context.Context) ([]grepFile, error) {
 			opts.prune = func(rel string) bool { return mayHold(base, rel) }
 		}
 	}
-	err := walkTree(ctx, q.root.abs, opts, func(e walkEntry) error {
+	err := walkTree(ctx, q.fsys, q.root.abs, opts, func(e walkEntry) error {
 		if e.dir || !e.mode.IsRegular() {
 			return nil // folders are walked; symlinks and devices are not searched
 		}
@@ -280,7 +286,7 @@ func (q *grepQuery) walk(ctx context.Context) ([]grepFile, error) {
 // scanFile searches one file, stopping after max matches. A file with a
 // NUL byte anywhere (in the part read) is binary and has no results.
 func (q *grepQuery) scanFile(ctx context.Context, p string, max int) (gf grepFile, matches int, binary bool, err error) {
-	f, err := os.Open(p)
+	f, err := q.fsys.Open(p)
 	if err != nil {
 		return gf, 0, false, err
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -162,17 +161,20 @@ func (m *ignoreMatcher) match(abs string, isDir bool) verdict {
 }
 
 // with returns the matcher for folder dir: m plus dir's ignore files.
-func (m *ignoreMatcher) with(dir string) *ignoreMatcher { return m.withKinds(dir, true) }
+func (m *ignoreMatcher) with(fsys FS, dir string, present func(name string) bool) *ignoreMatcher {
+	return m.withKinds(fsys, dir, true, present)
+}
 
-// withKinds is with, leaving out dir's .gitignore unless git is set.
-func (m *ignoreMatcher) withKinds(dir string, git bool) *ignoreMatcher {
+// withKinds is with, leaving out dir's .gitignore unless git is set. present,
+// when known, tells which names dir holds: the others are not opened.
+func (m *ignoreMatcher) withKinds(fsys FS, dir string, git bool, present func(name string) bool) *ignoreMatcher {
 	var added [ignoreKinds][]globRule
 	any := false
 	for k, name := range ignoreFileNames {
-		if name == "" || (k == ignoreKindGit && !git) {
+		if name == "" || (k == ignoreKindGit && !git) || (present != nil && !present(name)) {
 			continue
 		}
-		if rs := readIgnoreFile(filepath.Join(dir, name), dir); len(rs) > 0 {
+		if rs := readIgnoreFile(fsys, filepath.Join(dir, name), dir); len(rs) > 0 {
 			added[k] = rs
 			any = true
 		}
@@ -192,20 +194,20 @@ func (m *ignoreMatcher) withKinds(dir string, git bool) *ignoreMatcher {
 
 // enterRepo returns the matcher for the root of a git repository: the
 // .gitignore rules from above no longer apply, its .git/info/exclude does.
-func (m *ignoreMatcher) enterRepo(dir string) *ignoreMatcher {
+func (m *ignoreMatcher) enterRepo(fsys FS, dir string) *ignoreMatcher {
 	n := &ignoreMatcher{}
 	if m != nil {
 		*n = *m
 	}
 	n.rules[ignoreKindGit] = nil
-	n.rules[ignoreKindExclude] = readIgnoreFile(filepath.Join(dir, ".git", "info", "exclude"), dir)
+	n.rules[ignoreKindExclude] = readIgnoreFile(fsys, filepath.Join(dir, ".git", "info", "exclude"), dir)
 	return n
 }
 
 // readIgnoreFile parses one ignore file; a missing or unreadable one has no
 // rules.
-func readIgnoreFile(file, base string) []globRule {
-	data, err := os.ReadFile(file)
+func readIgnoreFile(fsys FS, file, base string) []globRule {
+	data, err := readFileFS(fsys, file)
 	if err != nil || len(data) == 0 {
 		return nil
 	}
@@ -226,7 +228,7 @@ func readIgnoreFile(file, base string) []globRule {
 // folders: .ignore and .rgignore files of every folder above root, and
 // .gitignore files up to the enclosing git repository's root (with its
 // .git/info/exclude), or of every folder above when there is none.
-func rootMatcher(root string) *ignoreMatcher {
+func rootMatcher(fsys FS, root string) *ignoreMatcher {
 	var chain []string // folders above root, nearest first
 	for dir := root; ; {
 		parent := filepath.Dir(dir)
@@ -239,11 +241,11 @@ func rootMatcher(root string) *ignoreMatcher {
 	// .gitignore files apply in chain[:gitUpTo]: up to the repository root,
 	// or everywhere outside a repository.
 	repo, gitUpTo := "", len(chain)
-	if hasGit(root) {
+	if hasGit(fsys, root) {
 		repo, gitUpTo = root, 0
 	} else {
 		for i, d := range chain {
-			if hasGit(d) {
+			if hasGit(fsys, d) {
 				repo, gitUpTo = d, i+1
 				break
 			}
@@ -251,20 +253,20 @@ func rootMatcher(root string) *ignoreMatcher {
 	}
 	var m *ignoreMatcher
 	if repo != "" {
-		if rs := readIgnoreFile(filepath.Join(repo, ".git", "info", "exclude"), repo); len(rs) > 0 {
+		if rs := readIgnoreFile(fsys, filepath.Join(repo, ".git", "info", "exclude"), repo); len(rs) > 0 {
 			m = &ignoreMatcher{}
 			m.rules[ignoreKindExclude] = rs
 		}
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		m = m.withKinds(chain[i], i < gitUpTo)
+		m = m.withKinds(fsys, chain[i], i < gitUpTo, nil)
 	}
 	return m
 }
 
 // hasGit reports whether dir is the root of a git repository or worktree.
-func hasGit(dir string) bool {
-	_, err := os.Lstat(filepath.Join(dir, ".git"))
+func hasGit(fsys FS, dir string) bool {
+	_, err := fsys.Lstat(filepath.Join(dir, ".git"))
 	return err == nil
 }
 
@@ -300,30 +302,35 @@ type walkEntry struct {
 // .rgignore files in force exclude. Symlinks are reported but never
 // followed, so loops cannot trap it. Unreadable folders are skipped. fn may
 // return fs.SkipDir for a folder or errStopWalk to end the walk.
-func walkTree(ctx context.Context, root string, opts walkOptions, fn func(walkEntry) error) error {
-	err := walkDir(ctx, root, "", rootMatcher(root), opts, fn)
+func walkTree(ctx context.Context, fsys FS, root string, opts walkOptions, fn func(walkEntry) error) error {
+	err := walkDir(ctx, fsys, root, "", rootMatcher(fsys, root), opts, fn)
 	if errors.Is(err, errStopWalk) {
 		return nil
 	}
 	return err
 }
 
-func walkDir(ctx context.Context, dir, rel string, parent *ignoreMatcher, opts walkOptions, fn func(walkEntry) error) error {
+func walkDir(ctx context.Context, fsys FS, dir, rel string, parent *ignoreMatcher, opts walkOptions, fn func(walkEntry) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	des, err := os.ReadDir(dir)
+	des, err := fsys.ReadDir(dir)
 	if err != nil && len(des) == 0 {
 		return nil // unreadable: skipped, as ripgrep does (it only warns)
 	}
 	m := parent
 	for _, de := range des {
 		if de.Name() == ".git" {
-			m = m.enterRepo(dir) // a (nested) repository: outer .gitignore files stop here
+			m = m.enterRepo(fsys, dir) // a (nested) repository: outer .gitignore files stop here
 			break
 		}
 	}
-	m = m.with(dir)
+	// Only the ignore files the folder holds are opened (a round trip
+	// each through a sandbox's helper).
+	m = m.with(fsys, dir, func(name string) bool {
+		_, found := slices.BinarySearchFunc(des, name, func(de fs.DirEntry, n string) int { return strings.Compare(de.Name(), n) })
+		return found
+	})
 	for _, de := range des {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -354,7 +361,7 @@ func walkDir(ctx context.Context, dir, rel string, parent *ignoreMatcher, opts w
 			return err
 		}
 		if e.dir && (opts.prune == nil || opts.prune(e.rel)) {
-			if err := walkDir(ctx, e.abs, e.rel, m, opts, fn); err != nil {
+			if err := walkDir(ctx, fsys, e.abs, e.rel, m, opts, fn); err != nil {
 				return err
 			}
 		}
