@@ -154,7 +154,7 @@ func start(p *sandbox.Policy) (*helperProc, error) {
 			return nil, fmt.Errorf("start the file helper: socketpair: %w", err)
 		}
 		mine = append(mine, &conn{fd: fds[0], req: make([]byte, 0, helper.MaxMsg),
-			ans: make([]byte, helper.MaxMsg), oob: make([]byte, unix.CmsgSpace(4))})
+			ans: make([]byte, helper.MaxMsg), oob: make([]byte, unix.CmsgSpace(4*helper.MaxBatch))})
 		files = append(files, os.NewFile(uintptr(fds[1]), "fshelper"))
 	}
 	h.marker = markerVar + "=" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(helperSeq.Add(1), 10)
@@ -251,12 +251,12 @@ func Markers() []string {
 }
 
 // roundTrip sends one request and reads its answer: the errno, a copy of
-// the data and the descriptor that came along (-1: none).
-func (h *helperProc) roundTrip(op byte, flags, mode uint32, path, path2 string) (syscall.Errno, []byte, int, error) {
+// the data and the descriptors that came along.
+func (h *helperProc) roundTrip(op byte, flags, mode uint32, path, path2 string) (syscall.Errno, []byte, []int, error) {
 	c := <-h.conns
 	if c.fd < 0 {
 		h.conns <- c
-		return 0, nil, -1, errGone
+		return 0, nil, nil, errGone
 	}
 	c.req = helper.EncodeRequest(c.req, op, flags, mode, path, path2)
 	var err error
@@ -281,20 +281,14 @@ func (h *helperProc) roundTrip(op byte, flags, mode uint32, path, path2 string) 
 		c.fd = -1
 		h.dead.Store(true)
 		h.conns <- c
-		return 0, nil, -1, errGone
+		return 0, nil, nil, errGone
 	}
-	fd := -1
+	var fds []int
 	if oobn > 0 {
 		if msgs, err := unix.ParseSocketControlMessage(c.oob[:oobn]); err == nil {
 			for _, m := range msgs {
-				if fds, err := unix.ParseUnixRights(&m); err == nil {
-					for _, x := range fds {
-						if fd < 0 {
-							fd = x
-						} else {
-							_ = unix.Close(x)
-						}
-					}
+				if got, err := unix.ParseUnixRights(&m); err == nil {
+					fds = append(fds, got...)
 				}
 			}
 		}
@@ -302,23 +296,88 @@ func (h *helperProc) roundTrip(op byte, flags, mode uint32, path, path2 string) 
 	errno := syscall.Errno(binary.LittleEndian.Uint32(c.ans[:4]))
 	data := append([]byte(nil), c.ans[4:n]...)
 	h.conns <- c
-	return errno, data, fd, nil
+	return errno, data, fds, nil
 }
 
 // call is a round trip on f's helper, started (again) when needed: a
-// helper that died under a call is replaced once.
+// helper that died under a call is replaced once. It keeps at most one
+// descriptor (fd, -1 for none); call's callers expect no more.
 func (f *FS) call(op byte, flags, mode uint32, path, path2 string) (syscall.Errno, []byte, int, error) {
+	errno, data, fds, err := f.callFds(op, flags, mode, path, path2)
+	fd := -1
+	for i, x := range fds {
+		if i == 0 {
+			fd = x
+		} else {
+			_ = unix.Close(x)
+		}
+	}
+	return errno, data, fd, err
+}
+
+func (f *FS) callFds(op byte, flags, mode uint32, path, path2 string) (syscall.Errno, []byte, []int, error) {
 	for try := 0; ; try++ {
 		h, err := f.get()
 		if err != nil {
-			return 0, nil, -1, err
+			return 0, nil, nil, err
 		}
-		errno, data, fd, err := h.roundTrip(op, flags, mode, path, path2)
+		errno, data, fds, err := h.roundTrip(op, flags, mode, path, path2)
 		if errors.Is(err, errGone) && try == 0 {
 			continue
 		}
-		return errno, data, fd, err
+		return errno, data, fds, err
 	}
+}
+
+// OpenBatch opens names (entries of dir) for reading, several per round
+// trip: a search opens every file of a folder this way. files[i] is nil
+// where errs[i] says why.
+func (f *FS) OpenBatch(dir string, names []string) (files []*os.File, errs []error) {
+	files, errs = make([]*os.File, len(names)), make([]error, len(names))
+	for start := 0; start < len(names); {
+		end, size := start, len(dir)+16
+		for end < len(names) && end-start < helper.MaxBatch && size+len(names[end])+1 <= helper.MaxMsg {
+			size += len(names[end]) + 1
+			end++
+		}
+		if end == start { // a name too long for a message: refused alone
+			errs[start] = &fs.PathError{Op: "open", Path: filepath.Join(dir, names[start]), Err: syscall.ENAMETOOLONG}
+			start++
+			continue
+		}
+		var b []byte
+		for i, n := range names[start:end] {
+			if i > 0 {
+				b = append(b, 0)
+			}
+			b = append(b, n...)
+		}
+		_, data, fds, err := f.callFds(helper.OpOpenBatch, 0, 0, dir, string(b))
+		for i := start; i < end; i++ {
+			p := filepath.Join(dir, names[i])
+			k := 4 * (i - start)
+			switch {
+			case err != nil:
+				errs[i] = callErr("open", p, err)
+			case k+4 > len(data):
+				errs[i] = callErr("open", p, errors.New("a short answer from the file helper"))
+			default:
+				if errno := syscall.Errno(binary.LittleEndian.Uint32(data[k:])); errno != 0 {
+					errs[i] = f.pathErr("open", p, errno, false, "")
+				} else if len(fds) > 0 {
+					files[i] = os.NewFile(uintptr(fds[0]), p)
+					fds = fds[1:]
+				} else {
+					errs[i] = callErr("open", p, errors.New("the file helper sent no descriptor"))
+				}
+			}
+		}
+		for _, x := range fds {
+			_ = unix.Close(x)
+		}
+		start = end
+	}
+	return files, errs
 }
 
 // pathErr makes the error of a failed operation on path: a *Refusal when

@@ -137,3 +137,82 @@ func TestHelperRestarts(t *testing.T) {
 }
 
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// BenchmarkRoundTrip is one Stat through the helper: the cost each
+// operation adds.
+func BenchmarkRoundTrip(b *testing.B) {
+	needLandlock(b)
+	dir := b.TempDir()
+	f := New(&sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: dir})
+	b.Cleanup(StopAll)
+	if _, err := f.Stat(dir); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("stat", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := f.Stat(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("open", func(b *testing.B) {
+		for b.Loop() {
+			fd, err := f.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fd.Close()
+		}
+	})
+	b.Run("host-open", func(b *testing.B) {
+		for b.Loop() {
+			fd, err := os.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fd.Close()
+		}
+	})
+}
+
+// TestOpenBatch: a batch opens what the policy lets it read, and refuses
+// (a Refusal) what it denies or reports what is missing, name by name,
+// across more names than one answer carries.
+func TestOpenBatch(t *testing.T) {
+	needLandlock(t)
+	work := t.TempDir()
+	deny := filepath.Join(work, "denied.txt")
+	var names []string
+	for i := range 150 {
+		n := "f" + strconv.Itoa(i) + ".txt"
+		names = append(names, n)
+		if err := os.WriteFile(filepath.Join(work, n), []byte(strconv.Itoa(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(deny, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names = append(names, "denied.txt", "missing.txt")
+	f := New(&sandbox.Policy{Mode: sandbox.ReadOnly, Workdir: work, DenyRead: []string{deny}})
+	defer noHelperLeft(t)
+	files, errs := f.OpenBatch(work, names)
+	for i := range 150 {
+		if errs[i] != nil || files[i] == nil {
+			t.Fatalf("%s: %v", names[i], errs[i])
+		}
+		b := make([]byte, 8)
+		n, _ := files[i].Read(b)
+		files[i].Close()
+		if string(b[:n]) != strconv.Itoa(i) {
+			t.Errorf("%s holds %q", names[i], b[:n])
+		}
+	}
+	var r *Refusal
+	if files[150] != nil || !errors.As(errs[150], &r) || r.Denial.Kind != sandbox.DeniedRead {
+		t.Errorf("denied.txt: %v", errs[150])
+	}
+	if files[151] != nil || !errors.Is(errs[151], fs.ErrNotExist) {
+		t.Errorf("missing.txt: %v", errs[151])
+	}
+}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -217,4 +218,26 @@ func TestConfinedOffIsHost(t *testing.T) {
 	if r := NewWrite(confined).Execute(ctx, []byte(`{"path":"main.go","content":"x\n"}`), nil); r.IsError {
 		t.Errorf("WithFS(HostFS) did not lift the sandbox: %s", r.Content)
 	}
+}
+
+// TestConfinedGrepMany: a search through the sandbox's helper opens the
+// files of a folder in batches; every file of a big folder is searched,
+// and a file the policy denies among them is skipped.
+func TestConfinedGrepMany(t *testing.T) {
+	s := newConfinedSetup(t)
+	files := map[string]string{}
+	var want []string
+	for i := range 150 {
+		name := fmt.Sprintf("many/f%03d.txt", i)
+		files[name] = "hit\n"
+		want = append(want, name+":1:hit")
+	}
+	mkTree(t, s.work, files)
+	denied := filepath.Join(s.work, "many", "f007.txt")
+	f := confinedfs.New(&sandbox.Policy{Mode: sandbox.ReadOnly, Workdir: s.work, DenyRead: []string{denied}})
+	env := envAt(s.work)
+	env.FS = func() FS { return f }
+	want = append(want[:7], want[8:]...)
+	checkResult(t, "grep", call(t, NewGrep(env), map[string]any{"pattern": "hit", "path": "many", "limit": 1000}),
+		strings.Join(want, "\n"), false)
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -224,7 +225,7 @@ func sniffBinary(fsys FS, p string) (string, error) {
 // walk searches with the built-in walker.
 func (q *grepQuery) walk(ctx context.Context) ([]grepFile, error) {
 	if !q.rootDir {
-		gf, _, binary, err := q.scanFile(ctx, q.root.abs, q.limit+1)
+		gf, _, binary, err := q.scanFile(ctx, q.root.abs, nil, q.limit+1)
 		if err != nil || binary || len(gf.lines) == 0 {
 			return nil, err
 		}
@@ -233,7 +234,7 @@ func (q *grepQuery) walk(ctx context.Context) ([]grepFile, error) {
 	}
 	var files []grepFile
 	total := 0
-	opts := walkOptions{}
+	opts := walkOptions{open: true}
 	if q.filter != nil {
 		opts.override = func(rel string, isDir bool) verdict {
 			m := q.filter.match(rel, isDir)
@@ -258,7 +259,7 @@ func (q *grepQuery) walk(ctx context.Context) ([]grepFile, error) {
 		if e.dir || !e.mode.IsRegular() {
 			return nil // folders are walked; symlinks and devices are not searched
 		}
-		gf, n, binary, err := q.scanFile(ctx, e.abs, q.limit+1-total)
+		gf, n, binary, err := q.scanFile(ctx, e.abs, e.file, q.limit+1-total)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -283,14 +284,16 @@ func (q *grepQuery) walk(ctx context.Context) ([]grepFile, error) {
 	return files, nil
 }
 
-// scanFile searches one file, stopping after max matches. A file with a
-// NUL byte anywhere (in the part read) is binary and has no results.
-func (q *grepQuery) scanFile(ctx context.Context, p string, max int) (gf grepFile, matches int, binary bool, err error) {
-	f, err := q.fsys.Open(p)
-	if err != nil {
-		return gf, 0, false, err
+// scanFile searches one file (f when it was opened ahead, else p),
+// stopping after max matches. A file with a NUL byte anywhere (in the part
+// read) is binary and has no results.
+func (q *grepQuery) scanFile(ctx context.Context, p string, f *os.File, max int) (gf grepFile, matches int, binary bool, err error) {
+	if f == nil {
+		if f, err = q.fsys.Open(p); err != nil {
+			return gf, 0, false, err
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	var (
 		before [][]byte // context candidates before the next match

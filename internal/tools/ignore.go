@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -286,6 +287,9 @@ type walkOptions struct {
 	// prune, when set, reports whether a folder that is kept may hold
 	// anything of interest; false skips its contents.
 	prune func(rel string) bool
+	// open asks for each regular file opened for reading (walkEntry.file),
+	// in batches where the file system can.
+	open bool
 }
 
 // walkEntry is one entry walkTree reports.
@@ -294,6 +298,9 @@ type walkEntry struct {
 	rel  string // slash-separated, relative to the root
 	dir  bool   // a real folder (symlinks are never followed)
 	mode fs.FileMode
+	// file, with walkOptions.open, is the file opened ahead, or nil (not
+	// opened: open it yourself); walkTree closes it once fn returns.
+	file *os.File
 }
 
 // walkTree visits the entries below root (not root itself) depth first,
@@ -331,10 +338,8 @@ func walkDir(ctx context.Context, fsys FS, dir, rel string, parent *ignoreMatche
 		_, found := slices.BinarySearchFunc(des, name, func(de fs.DirEntry, n string) int { return strings.Compare(de.Name(), n) })
 		return found
 	})
+	var kept []walkEntry
 	for _, de := range des {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		name := de.Name()
 		if name == ".git" {
 			continue
@@ -353,7 +358,31 @@ func walkDir(ctx context.Context, fsys FS, dir, rel string, parent *ignoreMatche
 		if v == verdictIgnore || (v == verdictNone && !opts.hidden && isHidden(name)) {
 			continue
 		}
+		kept = append(kept, e)
+	}
+	bo, batch := fsys.(batchOpener)
+	batch = batch && opts.open
+	opened := 0 // entries before this one were opened ahead (or not regular)
+	defer func() {
+		for _, e := range kept {
+			if e.file != nil {
+				e.file.Close()
+			}
+		}
+	}()
+	for i := range kept {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if batch && i >= opened && kept[i].mode.IsRegular() {
+			opened = openAhead(bo, dir, kept, i)
+		}
+		e := kept[i]
 		err := fn(e)
+		if e.file != nil {
+			e.file.Close()
+			kept[i].file = nil
+		}
 		if errors.Is(err, fs.SkipDir) {
 			continue
 		}
@@ -367,6 +396,38 @@ func walkDir(ctx context.Context, fsys FS, dir, rel string, parent *ignoreMatche
 		}
 	}
 	return nil
+}
+
+// batchOpener is a file system that opens several files of a folder in
+// one step (a sandbox's helper: one round trip instead of one per file).
+type batchOpener interface {
+	OpenBatch(dir string, names []string) ([]*os.File, []error)
+}
+
+// openAheadCount is how many files a walk opens ahead in one batch: one
+// round trip through a sandbox's helper for that many files, and no more
+// descriptors held per folder level.
+const openAheadCount = 64
+
+// openAhead opens the next regular files of entries, from entries[from]
+// on, in one batch; it returns the index after the last one it covered.
+// Those it could not open stay nil and are opened by whoever reads them
+// (to get the error).
+func openAhead(bo batchOpener, dir string, entries []walkEntry, from int) int {
+	var idx []int
+	var names []string
+	end := from
+	for ; end < len(entries) && len(names) < openAheadCount; end++ {
+		if e := entries[end]; e.mode.IsRegular() {
+			idx = append(idx, end)
+			names = append(names, filepath.Base(e.abs))
+		}
+	}
+	files, _ := bo.OpenBatch(dir, names)
+	for k, i := range idx {
+		entries[i].file = files[k]
+	}
+	return end
 }
 
 // globFilter is the grep glob and the find pattern: without a "/" it

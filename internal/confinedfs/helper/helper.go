@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -52,10 +53,18 @@ const (
 	OpChmod        = 7 // path, mode
 	OpEvalSymlinks = 8 // path → resolved path
 	OpCreateTemp   = 9 // dir, pattern → descriptor and its name
+	// OpOpenBatch opens several files of one folder for reading: dir, then
+	// the names separated by NUL; the answer holds an errno per name and
+	// the descriptors of those opened, in order (at most MaxBatch).
+	OpOpenBatch = 10
 )
 
-// MaxMsg bounds a message: two paths of PATH_MAX and a header.
-const MaxMsg = 2*4096 + 64
+// MaxBatch bounds the descriptors of one answer (SCM_RIGHTS takes 253).
+const MaxBatch = 64
+
+// MaxMsg bounds a message: two paths of PATH_MAX and a header, or a
+// batch of names.
+const MaxMsg = 32 << 10
 
 // StatSize is the size of a raw stat in an answer.
 const StatSize = int(unsafe.Sizeof(syscall.Stat_t{}))
@@ -116,10 +125,11 @@ func serveConn(fd int) {
 		if err != nil || n == 0 {
 			return // agentsh closed the connection, or is gone
 		}
-		ans, file := handle(req[:n], ans[:0])
+		var files []int
+		ans, files = handle(req[:n], ans[:0], files[:0])
 		var oob []byte
-		if file >= 0 {
-			oob = unix.UnixRights(file)
+		if len(files) > 0 {
+			oob = unix.UnixRights(files...)
 		}
 		for {
 			err = unix.Sendmsg(fd, ans, oob, nil, 0)
@@ -127,8 +137,8 @@ func serveConn(fd int) {
 				break
 			}
 		}
-		if file >= 0 {
-			_ = unix.Close(file)
+		for _, f := range files {
+			_ = unix.Close(f)
 		}
 		if err != nil {
 			return
@@ -136,8 +146,33 @@ func serveConn(fd int) {
 	}
 }
 
-// handle does one request; file is a descriptor to send along, or -1.
-func handle(req, ans []byte) (out []byte, file int) {
+// handle does one request; files are descriptors to send along.
+func handle(req, ans []byte, files []int) ([]byte, []int) {
+	ans, fd := handleOne(req, ans, &files)
+	if fd >= 0 {
+		files = append(files, fd)
+	}
+	return ans, files
+}
+
+// openRead opens path for reading: non-blocking, so a FIFO swapped in
+// cannot stall the connection, and blocking again before it leaves.
+func openRead(path string, flags int, mode uint32) (int, error) {
+	fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, mode)
+	if err != nil {
+		return -1, err
+	}
+	if flags&unix.O_NONBLOCK == 0 {
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
+			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
+		}
+	}
+	return fd, nil
+}
+
+// handleOne does one request; file is a descriptor to send along, or -1
+// (a batch appends its own to files).
+func handleOne(req, ans []byte, files *[]int) (out []byte, file int) {
 	ans = append(ans, 0, 0, 0, 0)
 	if len(req) < 9 {
 		return setErrno(ans, syscall.EINVAL), -1
@@ -154,18 +189,35 @@ func handle(req, ans []byte) (out []byte, file int) {
 	}
 	switch op {
 	case OpOpen:
-		// Non-blocking, so a FIFO swapped in cannot stall the connection;
-		// the descriptor is blocking again before it leaves.
-		fd, err := unix.Open(path, int(flags)|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, mode)
+		fd, err := openRead(path, int(flags), mode)
 		if err != nil {
 			return setErr(ans, err), -1
 		}
-		if int(flags)&unix.O_NONBLOCK == 0 {
-			if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
-				_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
-			}
-		}
 		return ans, fd
+	case OpOpenBatch:
+		rest := path2
+		for n := 0; n < MaxBatch && (rest != "" || n == 0); n++ {
+			name := rest
+			if i := strings.IndexByte(rest, 0); i >= 0 {
+				name, rest = rest[:i], rest[i+1:]
+			} else {
+				rest = ""
+			}
+			var errno syscall.Errno
+			if name == "" || strings.IndexByte(name, '/') >= 0 {
+				errno = syscall.EINVAL
+			} else if fd, err := openRead(path+"/"+name, unix.O_RDONLY, 0); err != nil {
+				errno = syscall.EIO
+				var e syscall.Errno
+				if errors.As(err, &e) {
+					errno = e
+				}
+			} else {
+				*files = append(*files, fd)
+			}
+			ans = binary.LittleEndian.AppendUint32(ans, uint32(errno))
+		}
+		return ans, -1
 	case OpStat, OpLstat:
 		var st syscall.Stat_t
 		var err error
