@@ -122,3 +122,42 @@ func TestFileGateReadOnly(t *testing.T) {
 		t.Errorf("yolo asked: %+v", user.asked[2:])
 	}
 }
+
+// TestFileToolsArtifactsInSandbox: under the default sandbox, whose
+// denyRead holds agentsh's data folder, the read tool still reads the
+// session's own artifact:// outputs (the policy gives its folder back), but
+// not another file of the data folder.
+func TestFileToolsArtifactsInSandbox(t *testing.T) {
+	if sandbox.Detect().Landlock == 0 {
+		t.Skip("no Landlock in this kernel")
+	}
+	a, _ := newAgent(t)
+	a.SetSandbox(DefaultSandboxSettings())
+	if a.SandboxPolicy() == nil {
+		t.Skip("no sandbox on this system")
+	}
+	t.Cleanup(confinedfs.StopAll)
+	id, path, err := a.Artifacts().Allocate("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("full output\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(DataDir(), "other.txt")
+	if err := os.WriteFile(other, []byte("not yours\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := NewTools(ToolsConfig{Current: func() *AgentSession { return a }, Executor: a.exec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := call(t, reg, tools.ReadName, map[string]any{"path": "artifact://" + id}); r.IsError || r.Content != "     1\tfull output" {
+		t.Errorf("read the artifact: %+v", r)
+	}
+	r := call(t, reg, tools.ReadName, map[string]any{"path": other})
+	if want := "Permission denied: " + other + "\n\n[agentsh: the sandbox refused reading " + other +
+		" (sandbox.denyRead); no one can approve running the read call outside the sandbox here]"; r.Content != want || !r.IsError {
+		t.Errorf("read of the data folder: %q\nwant %q", r.Content, want)
+	}
+}
