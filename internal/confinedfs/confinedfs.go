@@ -295,6 +295,11 @@ func (h *helperProc) roundTrip(op byte, flags, mode uint32, path, path2 string) 
 	}
 	errno := syscall.Errno(binary.LittleEndian.Uint32(c.ans[:4]))
 	data := append([]byte(nil), c.ans[4:n]...)
+	if h.dead.Load() {
+		// Stopped while this call was answered: no one else closes it.
+		_ = unix.Close(c.fd)
+		c.fd = -1
+	}
 	h.conns <- c
 	return errno, data, fds, nil
 }

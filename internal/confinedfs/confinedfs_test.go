@@ -2,10 +2,12 @@ package confinedfs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -214,5 +216,78 @@ func TestOpenBatch(t *testing.T) {
 	}
 	if files[151] != nil || !errors.Is(errs[151], fs.ErrNotExist) {
 		t.Errorf("missing.txt: %v", errs[151])
+	}
+}
+
+// TestConcurrentCalls: more callers than connections share one helper;
+// every answer goes to its own caller, and a StopAll in the middle fails
+// the calls in flight cleanly (a new helper serves the next ones).
+func TestConcurrentCalls(t *testing.T) {
+	needLandlock(t)
+	work := t.TempDir()
+	for i := range 16 {
+		if err := os.WriteFile(filepath.Join(work, strconv.Itoa(i)), []byte(strconv.Itoa(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := New(&sandbox.Policy{Mode: sandbox.ReadOnly, Workdir: work})
+	defer noHelperLeft(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := filepath.Join(work, strconv.Itoa(i))
+			for range 200 {
+				fi, err := f.Stat(p)
+				if err != nil || fi.Size() != int64(len(strconv.Itoa(i))) {
+					errs <- fmt.Errorf("stat %s: %v %v", p, fi, err)
+					return
+				}
+				fd, err := f.Open(p)
+				if err != nil {
+					errs <- err
+					return
+				}
+				b := make([]byte, 4)
+				n, _ := fd.Read(b)
+				fd.Close()
+				if string(b[:n]) != strconv.Itoa(i) {
+					errs <- fmt.Errorf("%s read %q", p, b[:n])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// Calls racing a stop either succeed or fail with an error; none hangs.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 100 {
+					_, _ = f.Stat(work)
+				}
+			}()
+		}
+		StopAll()
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("calls racing StopAll hang")
+	}
+	if _, err := f.Stat(work); err != nil {
+		t.Errorf("after StopAll: %v", err)
 	}
 }
