@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,8 +92,9 @@ func BenchmarkEditBoundary(b *testing.B) {
 }
 
 // BenchmarkGrepBoundary searches 3000 files in 30 folders with the
-// built-in walker (ripgrep is never used in a sandbox's view) on the host
-// and through the sandbox's helper.
+// built-in walker and (when installed) ripgrep, on the host and in the
+// sandbox's view (the walker through the helper, ripgrep below a confined
+// guardian).
 func BenchmarkGrepBoundary(b *testing.B) {
 	dir := b.TempDir()
 	for d := range 30 {
@@ -108,14 +110,26 @@ func BenchmarkGrepBoundary(b *testing.B) {
 		}
 	}
 	args := json.RawMessage(`{"pattern":"return 42 }"}`)
+	engines := []struct {
+		name string
+		look func() (string, error)
+	}{{"walker", func() (string, error) { return "", os.ErrNotExist }}}
+	if rg, err := exec.LookPath("rg"); err == nil {
+		engines = append(engines, struct {
+			name string
+			look func() (string, error)
+		}{"rg", func() (string, error) { return rg, nil }})
+	}
 	for _, e := range benchEnvs(b, dir) {
-		b.Run(e.name, func(b *testing.B) {
-			tool := &grepTool{env: e.env, lookRg: func() (string, error) { return "", os.ErrNotExist }}
-			for b.Loop() {
-				if r := tool.Execute(context.Background(), args, nil); r.IsError || strings.Count(r.Content, "\n") != 29 {
-					b.Fatal(r.Content)
+		for _, eng := range engines {
+			b.Run(eng.name+"-"+e.name, func(b *testing.B) {
+				tool := &grepTool{env: e.env, lookRg: eng.look}
+				for b.Loop() {
+					if r := tool.Execute(context.Background(), args, nil); r.IsError || strings.Count(r.Content, "\n") != 29 {
+						b.Fatal(r.Content)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

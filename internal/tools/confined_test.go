@@ -2,8 +2,10 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -176,15 +178,19 @@ func TestConfinedReadOnly(t *testing.T) {
 func TestConfinedSearch(t *testing.T) {
 	s := newConfinedSetup(t)
 	env := s.env(sandbox.WorkspaceWrite, true)
-	checkResult(t, "grep", call(t, NewGrep(env), map[string]any{"pattern": "TODO"}), "main.go:2:// TODO inside", false)
-	checkResult(t, "grep the denied folder", call(t, NewGrep(env), map[string]any{"pattern": "TODO", "path": "secret"}),
-		"No matches found", false)
-	checkResult(t, "grep the key", call(t, NewGrep(env), map[string]any{"pattern": "KEY", "path": "~/.ssh/id_rsa"}),
-		"Permission denied: ~/.ssh/id_rsa", true)
-	checkResult(t, "grep ~/.ssh", call(t, NewGrep(env), map[string]any{"pattern": "KEY", "path": "~/.ssh"}),
-		"No matches found", false)
-	checkResult(t, "grep on the host", call(t, NewGrep(envAt(s.work)), map[string]any{"pattern": "TODO"}),
-		"main.go:2:// TODO inside\nsecret/token.txt:1:TODO secret", false)
+	for _, g := range grepEngines(t, env) {
+		checkResult(t, g.name+": grep", call(t, g.tool, map[string]any{"pattern": "TODO"}), "main.go:2:// TODO inside", false)
+		checkResult(t, g.name+": grep the denied folder", call(t, g.tool, map[string]any{"pattern": "TODO", "path": "secret"}),
+			"No matches found", false)
+		checkResult(t, g.name+": grep the key", call(t, g.tool, map[string]any{"pattern": "KEY", "path": "~/.ssh/id_rsa"}),
+			"Permission denied: ~/.ssh/id_rsa", true)
+		checkResult(t, g.name+": grep ~/.ssh", call(t, g.tool, map[string]any{"pattern": "KEY", "path": "~/.ssh"}),
+			"No matches found", false)
+	}
+	for _, g := range grepEngines(t, envAt(s.work)) {
+		checkResult(t, g.name+": grep on the host", call(t, g.tool, map[string]any{"pattern": "TODO"}),
+			"main.go:2:// TODO inside\nsecret/token.txt:1:TODO secret", false)
+	}
 
 	_, err := env.FS().ReadDir(filepath.Join(s.work, "secret"))
 	namesListable := err == nil
@@ -238,6 +244,50 @@ func TestConfinedGrepMany(t *testing.T) {
 	env := envAt(s.work)
 	env.FS = func() FS { return f }
 	want = append(want[:7], want[8:]...)
-	checkResult(t, "grep", call(t, NewGrep(env), map[string]any{"pattern": "hit", "path": "many", "limit": 1000}),
-		strings.Join(want, "\n"), false)
+	for _, g := range grepEngines(t, env) {
+		checkResult(t, g.name, call(t, g.tool, map[string]any{"pattern": "hit", "path": "many", "limit": 1000}),
+			strings.Join(want, "\n"), false)
+	}
+}
+
+// grepEngines are the grep tool on env with the built-in walker and, when
+// rg is installed, with ripgrep (in a sandbox's view: below a guardian
+// with the view's sandbox). Each call checks that its engine ran.
+func grepEngines(t *testing.T, env Env) []struct {
+	name string
+	tool Tool
+} {
+	t.Helper()
+	walker := &grepTool{env: env, lookRg: func() (string, error) { return "", os.ErrNotExist }}
+	out := []struct {
+		name string
+		tool Tool
+	}{{"go", engineCheck{t, walker, "go"}}}
+	if rg, err := exec.LookPath("rg"); err == nil {
+		out = append(out, struct {
+			name string
+			tool Tool
+		}{"ripgrep", engineCheck{t, &grepTool{env: env, lookRg: func() (string, error) { return rg, nil }}, "ripgrep"}})
+	} else {
+		t.Log("rg is not installed: only the walker is tested")
+	}
+	return out
+}
+
+// engineCheck is a grep tool whose results with matches must name engine
+// (ripgrep that found nothing but met an unreadable file exits 2, and the
+// walker then confirms there is nothing).
+type engineCheck struct {
+	t *testing.T
+	Tool
+	engine string
+}
+
+func (e engineCheck) Execute(ctx context.Context, raw json.RawMessage, up func(string)) Result {
+	r := e.Tool.Execute(ctx, raw, up)
+	var d GrepDetails
+	if !r.IsError && r.Content != "No matches found" && (json.Unmarshal(r.Details, &d) != nil || d.Engine != e.engine) {
+		e.t.Errorf("grep %s ran with engine %q, want %q", raw, d.Engine, e.engine)
+	}
+	return r
 }

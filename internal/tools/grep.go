@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"agentsh/internal/confinedfs"
 )
 
 // Limits of the grep tool.
@@ -176,10 +178,10 @@ func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	if look == nil {
 		look = func() (string, error) { return exec.LookPath("rg") }
 	}
-	// ripgrep would read as agentsh, outside the sandbox: in a sandbox's
-	// view the walker searches, through its helper.
-	if !isHost(q.fsys) {
-		look = func() (string, error) { return "", errors.New("confined") }
+	// Another file system than the host's or a sandbox's cannot run
+	// ripgrep in its view: the walker searches through it.
+	if _, confined := q.fsys.(*confinedfs.FS); !confined && !isHost(q.fsys) {
+		look = func() (string, error) { return "", errors.New("not a view ripgrep runs in") }
 	}
 	if rg, err := look(); err == nil {
 		files, done, err = q.ripgrep(ctx, rg)
@@ -406,23 +408,18 @@ func (q *grepQuery) ripgrep(ctx context.Context, rg string) (files []grepFile, o
 		args = append(args, "--glob", q.glob)
 	}
 	args = append(args, "--regexp", q.expr, "--")
-	cmd := exec.CommandContext(ctx, rg, args...)
+	dir := ""
 	if q.rootDir {
-		cmd.Dir = q.root.abs
-		cmd.Args = append(cmd.Args, ".")
+		dir = q.root.abs
+		args = append(args, ".")
 	} else {
-		cmd.Args = append(cmd.Args, q.root.abs)
+		args = append(args, q.root.abs)
 	}
-	cmd.WaitDelay = 2 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
+	run, err := startRg(ctx, q.fsys, rg, args, dir)
 	if err != nil {
 		return nil, false, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, false, err
-	}
+	stdout := run.stdout
 	var (
 		br      = bufio.NewReaderSize(stdout, 64<<10)
 		cur     *grepFile
@@ -472,25 +469,107 @@ func (q *grepQuery) ripgrep(ctx context.Context, rg string) (files []grepFile, o
 			break
 		}
 	}
-	if stopped && cmd.Process != nil {
-		_ = cmd.Process.Kill()
+	if stopped {
+		run.kill()
 	}
-	werr := cmd.Wait() // closes stdout; after a kill nothing more is read
+	code, werr := run.wait() // closes stdout; after a kill nothing more is read
 	if ctx.Err() != nil {
 		return nil, false, ctx.Err()
 	}
-	if !stopped && werr != nil {
-		var ee *exec.ExitError
-		if !errors.As(werr, &ee) || ee.ExitCode() != 1 {
-			// 1 is "no match"; 2 with nothing found means rg could not
-			// search at all.
-			if !began {
-				return nil, false, fmt.Errorf("rg: %v: %s", werr, strings.TrimSpace(stderr.String()))
-			}
+	// 1 is "no match"; 2 with nothing found means rg could not search at
+	// all.
+	if !stopped && (werr != nil || code != 0) && code != 1 && !began {
+		if werr == nil {
+			werr = fmt.Errorf("exit status %d", code)
 		}
+		return nil, false, fmt.Errorf("rg: %v: %s", werr, strings.TrimSpace(run.stderr()))
 	}
 	slices.SortStableFunc(files, func(a, b grepFile) int { return compareRel(a.rel, b.rel) })
 	return files, true, nil
+}
+
+// rgRun is a running ripgrep: its output, and how to end and wait for it.
+type rgRun struct {
+	stdout io.Reader
+	kill   func()
+	// wait returns rg's exit status, or an error when it has none.
+	wait   func() (int, error)
+	stderr func() string
+}
+
+// startRg starts ripgrep: on the host as a child of agentsh, in a
+// sandbox's view below a guardian with the same sandbox as the view's
+// helper, so it reads only what the policy lets the model read.
+func startRg(ctx context.Context, fsys FS, rg string, args []string, dir string) (*rgRun, error) {
+	if cfs, ok := fsys.(*confinedfs.FS); ok {
+		return startRgConfined(ctx, cfs, rg, args, dir)
+	}
+	cmd := exec.CommandContext(ctx, rg, args...)
+	cmd.Dir = dir
+	cmd.WaitDelay = 2 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &rgRun{
+		stdout: stdout,
+		kill:   func() { _ = cmd.Process.Kill() },
+		wait: func() (int, error) {
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return ee.ExitCode(), nil
+			}
+			return 0, err
+		},
+		stderr: stderr.String,
+	}, nil
+}
+
+func startRgConfined(ctx context.Context, cfs *confinedfs.FS, rg string, args []string, dir string) (*rgRun, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	p, err := cfs.StartProgram(rg, append([]string{rg}, args...), dir, nil, outW, errW)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	stderrDone := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(&stderr, io.LimitReader(errR, 64<<10))
+		errR.Close()
+		close(stderrDone)
+	}()
+	stop := context.AfterFunc(ctx, p.Stop)
+	return &rgRun{
+		stdout: outR,
+		kill:   p.Stop,
+		wait: func() (int, error) {
+			stop()
+			code := p.Wait()
+			outR.Close()
+			<-stderrDone
+			return code, nil
+		},
+		stderr: stderr.String,
+	}, nil
 }
 
 func bytesToValid(b []byte) []byte { return bytes.ToValidUTF8(b, []byte("\uFFFD")) }
