@@ -82,11 +82,17 @@ func (r *Refusal) Is(target error) bool { return target == fs.ErrPermission }
 
 // helperProc is one running helper and its connections.
 type helperProc struct {
-	proc   *guard.Process
-	conns  chan *conn
-	dead   atomic.Bool
-	marker string
+	proc     *guard.Process
+	conns    chan *conn
+	dead     atomic.Bool
+	marker   string
+	lastUsed atomic.Int64 // unix nanoseconds of the last call's end
 }
+
+// idleAfter is how long a helper may go unused before it is stopped (the
+// next call starts a new one, with a ruleset built anew): a session whose
+// sandbox changed leaves no helper of its old policy behind for long.
+var idleAfter = 2 * time.Minute
 
 type conn struct {
 	fd       int
@@ -118,7 +124,7 @@ func (f *FS) get() (*helperProc, error) {
 		go h.proc.Stop()
 		delete(helpers, f.key)
 	}
-	h, err := start(f.policy)
+	h, err := start(f.policy, f.key)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +132,7 @@ func (f *FS) get() (*helperProc, error) {
 	return h, nil
 }
 
-func start(p *sandbox.Policy) (*helperProc, error) {
+func start(p *sandbox.Policy, key string) (*helperProc, error) {
 	sb, err := pty.GuardSandbox(p)
 	if err != nil {
 		return nil, fmt.Errorf("start the file helper: %w", err)
@@ -191,12 +197,35 @@ func start(p *sandbox.Policy) (*helperProc, error) {
 	for _, c := range mine {
 		h.conns <- c
 	}
+	h.lastUsed.Store(time.Now().UnixNano())
 	go func() {
 		// A helper that exits (killed, crashed) is replaced at the next call.
 		<-proc.Exited()
 		h.dead.Store(true)
 	}()
+	go h.stopWhenIdle(key, idleAfter)
 	return h, nil
+}
+
+// stopWhenIdle stops h once it has been unused for idle with no call in
+// flight, unless it was stopped or replaced before.
+func (h *helperProc) stopWhenIdle(key string, idle time.Duration) {
+	for {
+		time.Sleep(idle / 4)
+		if h.dead.Load() {
+			return
+		}
+		if time.Since(time.Unix(0, h.lastUsed.Load())) < idle || len(h.conns) < poolSize {
+			continue
+		}
+		helpersMu.Lock()
+		if helpers[key] == h {
+			delete(helpers, key)
+		}
+		helpersMu.Unlock()
+		h.stop()
+		return
+	}
 }
 
 // StopAll stops every helper of this process; later operations start new
@@ -295,6 +324,7 @@ func (h *helperProc) roundTrip(op byte, flags, mode uint32, path, path2 string) 
 	}
 	errno := syscall.Errno(binary.LittleEndian.Uint32(c.ans[:4]))
 	data := append([]byte(nil), c.ans[4:n]...)
+	h.lastUsed.Store(time.Now().UnixNano())
 	if h.dead.Load() {
 		// Stopped while this call was answered: no one else closes it.
 		_ = unix.Close(c.fd)

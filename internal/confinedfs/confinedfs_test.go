@@ -291,3 +291,33 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Errorf("after StopAll: %v", err)
 	}
 }
+
+// TestIdleHelperStops: a helper unused for idleAfter is stopped, with its
+// guardian; the next call starts a new one.
+func TestIdleHelperStops(t *testing.T) {
+	needLandlock(t)
+	old := idleAfter
+	idleAfter = 200 * time.Millisecond
+	t.Cleanup(func() { idleAfter = old })
+	work := t.TempDir()
+	f := New(&sandbox.Policy{Mode: sandbox.ReadOnly, Workdir: work})
+	defer noHelperLeft(t)
+	if _, err := f.Stat(work); err != nil {
+		t.Fatal(err)
+	}
+	marks := Markers()
+	if len(marks) != 1 {
+		t.Fatalf("helpers %v", marks)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(proctest.Marked(marks[0])) > 0 || len(Markers()) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle helper is still running: %v", proctest.Marked(marks[0]))
+		}
+	}
+	if _, err := f.Stat(work); err != nil {
+		t.Fatalf("after the idle stop: %v", err)
+	}
+	if m := Markers(); len(m) != 1 || m[0] == marks[0] {
+		t.Errorf("helpers after the idle stop: %v (was %v)", m, marks)
+	}
+}
