@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/confinedfs"
 	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
 	"agentsh/internal/rpc"
@@ -399,6 +400,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	}
 	provider, model := models.Provider()
 	defer bash.CloseAll()
+	defer confinedfs.StopAll() // the file tools' helpers
 	warmSnapshot(toolSettings)
 	warnSandbox(o.sb, stderr, false)
 
@@ -508,7 +510,8 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	defer bash.CloseAll() // stdin EOF: no shell and no process of a run is left
+	defer bash.CloseAll()      // stdin EOF: no shell and no process of a run is left
+	defer confinedfs.StopAll() // the file tools' helpers
 	warmSnapshot(toolSettings)
 	warnSandbox(o.sb, stderr, false)
 

@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/confinedfs"
 	"agentsh/internal/llm"
 	"agentsh/internal/session"
 	"agentsh/internal/tui"
@@ -83,7 +84,8 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	provider, model := models.Provider()
 	// The rc snapshot is taken in the background: the first frame does not
 	// wait for the user's rc files, only the first command might.
-	defer bash.CloseAll() // after the TUI: no shell of a bang command is left
+	defer bash.CloseAll()      // after the TUI: no shell of a bang command is left
+	defer confinedfs.StopAll() // the file tools' helpers
 	var warm sync.WaitGroup
 	warm.Go(func() { warmSnapshot(toolSettings) })
 	defer warm.Wait() // before CloseAll removes the snapshots

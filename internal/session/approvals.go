@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/confinedfs"
 	"agentsh/internal/sandbox"
 	"agentsh/internal/tools"
 )
@@ -81,6 +83,12 @@ const (
 	sandboxDeclinedNote = "[agentsh: the sandbox refused %s; the user declined to run the command outside the sandbox]"
 	sandboxRerunNote    = "[agentsh: the sandbox refused %s; the user approved, and this is the result of running the command again outside the sandbox]"
 	sandboxSaveNote     = " [agentsh: the rule was not saved: %v]"
+	// fileNoOneNote, fileDeclinedNote and fileRerunNote are the same notes
+	// for a file tool call (read, write, edit, grep, find) the sandbox
+	// stopped; the verb is the tool's name.
+	fileNoOneNote    = "[agentsh: the sandbox refused %s; no one can approve running the %s call outside the sandbox here]"
+	fileDeclinedNote = "[agentsh: the sandbox refused %s; the user declined to run the %s call outside the sandbox]"
+	fileRerunNote    = "[agentsh: the sandbox refused %s; the user approved, and this is the result of running the %s call again outside the sandbox]"
 )
 
 // gate is the bash tool's BashGate for a; folder is the session's start
@@ -175,4 +183,52 @@ func withNote(text, note string) string {
 		return note
 	}
 	return text + "\n\n" + note
+}
+
+// fileGate is the file tools' FileGate for a: a call runs in the
+// sandbox's view (fsOf, the session's FileSystem); when it fails because
+// the sandbox refused a path this process could reach, the user is asked,
+// as for a command, whether to run it again outside (on the host's file
+// system). There is no "always": a bash.patterns rule is about commands.
+// yolo reports the session's yolo, read on each call.
+func (a Approvals) fileGate(fsOf func() tools.FS, yolo func() bool) tools.FileGate {
+	return func(ctx context.Context, call tools.FileCall, run func(context.Context) tools.Result) tools.Result {
+		if a.Yolo || (yolo != nil && yolo()) {
+			return run(tools.WithFS(ctx, tools.HostFS))
+		}
+		cfs, ok := fsOf().(*confinedfs.FS)
+		if !ok || cfs == nil {
+			return run(tools.WithFS(ctx, tools.HostFS))
+		}
+		var (
+			mu      sync.Mutex
+			refused *confinedfs.Refusal
+		)
+		res := run(tools.WithFS(ctx, cfs.Watch(func(r *confinedfs.Refusal) {
+			mu.Lock()
+			if refused == nil {
+				refused = r
+			}
+			mu.Unlock()
+		})))
+		mu.Lock()
+		r := refused
+		mu.Unlock()
+		if !res.IsError || res.Aborted || r == nil || ctx.Err() != nil {
+			return res
+		}
+		reason := r.Denial.Reason()
+		if a.Approver == nil {
+			res.Content = withNote(res.Content, fmt.Sprintf(fileNoOneNote, reason, call.Tool))
+			return res
+		}
+		ans := a.Approver.Approve(ctx, ApprovalQuestion{Kind: SandboxDenial, Command: call.Summary, Reason: reason})
+		if ans == Decline || ctx.Err() != nil {
+			res.Content = withNote(res.Content, fmt.Sprintf(fileDeclinedNote, reason, call.Tool))
+			return res
+		}
+		res = run(tools.WithFS(ctx, tools.HostFS))
+		res.Content = withNote(res.Content, fmt.Sprintf(fileRerunNote, reason, call.Tool))
+		return res
+	}
 }

@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"agentsh/internal/confinedfs"
 	"agentsh/internal/sandbox"
+	"agentsh/internal/tools"
 )
 
 // SandboxSettings is the sandbox part of the settings, as written (paths
@@ -235,8 +237,32 @@ func (a *AgentSession) SandboxPolicy() *sandbox.Policy {
 	return a.sbPolicy.p
 }
 
-// policyOnce is a made policy, nil included.
-type policyOnce struct{ p *sandbox.Policy }
+// policyOnce is a made policy, nil included, and the file system of the
+// session's file tools under it.
+type policyOnce struct {
+	p  *sandbox.Policy
+	fs *confinedfs.FS
+}
+
+// FileSystem is what the model's file tools (and the TUI's @ completion)
+// work through: the sandbox's view under SandboxPolicy, where a confined
+// helper opens every path (internal/confinedfs), or the host's when the
+// sandbox is off.
+func (a *AgentSession) FileSystem() tools.FS {
+	p := a.SandboxPolicy()
+	if !p.Enabled() {
+		return tools.HostFS
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sbPolicy == nil || a.sbPolicy.p != p {
+		return confinedfs.New(p) // the sandbox changed meanwhile
+	}
+	if a.sbPolicy.fs == nil {
+		a.sbPolicy.fs = confinedfs.New(p)
+	}
+	return a.sbPolicy.fs
+}
 
 // SandboxPolicyOf is the policy s gives this session's commands (for an RPC
 // client's own mode, set_sandbox).

@@ -48,7 +48,9 @@ func NewTools(c ToolsConfig) (*tools.Registry, error) {
 	}, c.Approvals.gate(func() string { return cur().StartDir() },
 		func() bool { return cur().Sandbox().Yolo }))
 	return tools.Standard(bt, tools.Env{
-		Cwd: func() string { return cur().Cwd() },
+		Cwd:  func() string { return cur().Cwd() },
+		FS:   func() tools.FS { return cur().FileSystem() },
+		Gate: c.Approvals.fileGate(func() tools.FS { return cur().FileSystem() }, func() bool { return cur().Sandbox().Yolo }),
 		ResolveArtifact: func(url string) (string, error) {
 			arts := cur().Artifacts()
 			if arts == nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -87,17 +86,18 @@ func (t *editTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 		return abortedResult(EditName)
 	}
 
+	fsys := t.env.fs(ctx)
 	// Edit what a symlink points to, so the link stays a link.
-	if _, err := os.Stat(tg.abs); err != nil {
+	if _, err := fsys.Stat(tg.abs); err != nil {
 		return errorResult("%s", fsMessage(err, tg.display))
 	}
-	real, err := filepath.EvalSymlinks(tg.abs)
+	real, err := fsys.EvalSymlinks(tg.abs)
 	if err != nil {
 		return errorResult("%s", fsMessage(err, tg.display))
 	}
 	unlock := lockPath(real)
 	defer unlock()
-	fi, err := os.Stat(real)
+	fi, err := fsys.Stat(real)
 	if err != nil {
 		return errorResult("%s", fsMessage(err, tg.display))
 	}
@@ -108,7 +108,7 @@ func (t *editTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 		return errorResult("File too large to edit: %s (%s; the limit is %s)", tg.display,
 			bash.FormatSize(int(fi.Size())), bash.FormatSize(EditMaxFileSize))
 	}
-	data, err := os.ReadFile(real)
+	data, err := readFileFS(fsys, real)
 	if err != nil {
 		return errorResult("%s", fsMessage(err, tg.display))
 	}
@@ -148,7 +148,7 @@ func (t *editTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	if hasBOM {
 		out = bom + updated
 	}
-	if err := checkWritable(real); err != nil {
+	if err := checkWritable(fsys, real); err != nil {
 		return errorResult("%s", fsMessage(err, tg.display))
 	}
 	if ctx.Err() != nil {
@@ -159,15 +159,15 @@ func (t *editTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	// silently undo that change. What is compared is the content itself;
 	// only the rename's own instant is left uncovered.
 	unchanged := func() error {
-		if st, err := os.Stat(real); err != nil || st.Size() != int64(len(data)) {
+		if st, err := fsys.Stat(real); err != nil || st.Size() != int64(len(data)) {
 			return errChangedOnDisk
 		}
-		if now, err := os.ReadFile(real); err != nil || !bytes.Equal(now, data) {
+		if now, err := readFileFS(fsys, real); err != nil || !bytes.Equal(now, data) {
 			return errChangedOnDisk
 		}
 		return nil
 	}
-	if err := atomicWriteChecked(real, []byte(out), fi.Mode().Perm(), fi, unchanged); err != nil {
+	if err := atomicWriteChecked(fsys, real, []byte(out), fi.Mode().Perm(), fi, unchanged); err != nil {
 		if errors.Is(err, errChangedOnDisk) {
 			return errorResult("File changed on disk while editing: %s. Read it again and retry.", tg.display)
 		}

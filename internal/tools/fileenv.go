@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,12 +36,71 @@ type Env struct {
 	// (session.ArtifactManager.Resolve fits). nil: artifact:// paths are
 	// refused with a clear message.
 	ResolveArtifact func(url string) (string, error)
+	// FS returns the file system of a call: the sandbox's view under the
+	// session's policy (internal/confinedfs), the host's when the sandbox
+	// is off. nil (or a nil result) is the host's. WithFS overrides it.
+	FS func() FS
+	// Gate, when set, runs every file tool call (the session's sandbox
+	// question: FileGate).
+	Gate FileGate
+}
+
+// FileCall is one file tool call as a gate and the user see it.
+type FileCall struct {
+	Tool string // read, grep, find, edit or write
+	// Summary is the call in one line ("write ../outside.txt",
+	// "grep \"TODO\" in src").
+	Summary string
+}
+
+// FileGate runs one file tool call: run does it with the file system
+// ctx carries (WithFS), else Env.FS's.
+type FileGate func(ctx context.Context, call FileCall, run func(ctx context.Context) Result) Result
+
+// gatedFile is a file tool whose calls go through a FileGate.
+type gatedFile struct {
+	Tool
+	gate FileGate
+}
+
+func (g gatedFile) Execute(ctx context.Context, raw json.RawMessage, onUpdate func(string)) Result {
+	return g.gate(ctx, FileCall{Tool: g.Name(), Summary: callSummary(g.Name(), raw)}, func(ctx context.Context) Result {
+		return g.Tool.Execute(ctx, raw, onUpdate)
+	})
+}
+
+// callSummary is a file tool call in one line: the tool, its pattern
+// (grep, find) and its path.
+func callSummary(tool string, raw json.RawMessage) string {
+	var a struct {
+		Path    *string `json:"path"`
+		Pattern *string `json:"pattern"`
+	}
+	_ = json.Unmarshal(raw, &a)
+	s := tool
+	if a.Pattern != nil {
+		s += " " + strconv.Quote(*a.Pattern)
+		if a.Path != nil && strings.TrimSpace(*a.Path) != "" {
+			s += " in " + *a.Path
+		}
+		return s
+	}
+	if a.Path != nil {
+		s += " " + *a.Path
+	}
+	return s
 }
 
 // FileTools returns the five file tools, in the order read, grep, find,
 // edit, write.
 func FileTools(env Env) []Tool {
-	return []Tool{NewRead(env), NewGrep(env), NewFind(env), NewEdit(env), NewWrite(env)}
+	ts := []Tool{NewRead(env), NewGrep(env), NewFind(env), NewEdit(env), NewWrite(env)}
+	if env.Gate != nil {
+		for i, t := range ts {
+			ts[i] = gatedFile{Tool: t, gate: env.Gate}
+		}
+	}
+	return ts
 }
 
 // ErrNoArtifacts is what an Env.ResolveArtifact returns when the session it
@@ -380,18 +440,18 @@ var testHookBeforeRename func(tmp string) error
 // written, synced, given perm (and, best effort, the old owner) and renamed
 // over path. On any failure the old file is untouched and the temp file is
 // removed.
-func atomicWrite(path string, data []byte, perm fs.FileMode, old fs.FileInfo) error {
-	return atomicWriteChecked(path, data, perm, old, nil)
+func atomicWrite(fsys FS, path string, data []byte, perm fs.FileMode, old fs.FileInfo) error {
+	return atomicWriteChecked(fsys, path, data, perm, old, nil)
 }
 
 // atomicWriteChecked is atomicWrite that calls check (if not nil) as late as
 // possible, right before the rename; an error from it aborts the write.
-func atomicWriteChecked(path string, data []byte, perm fs.FileMode, old fs.FileInfo, check func() error) (err error) {
+func atomicWriteChecked(fsys FS, path string, data []byte, perm fs.FileMode, old fs.FileInfo, check func() error) (err error) {
 	dir, base := filepath.Split(path)
 	if len(base) > 100 {
 		base = base[:100]
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-")
+	f, err := fsys.CreateTemp(filepath.Clean(dir), "."+base+".tmp-")
 	if err != nil {
 		return err
 	}
@@ -399,7 +459,7 @@ func atomicWriteChecked(path string, data []byte, perm fs.FileMode, old fs.FileI
 	defer func() {
 		if err != nil {
 			_ = f.Close()
-			_ = os.Remove(tmp)
+			_ = fsys.Remove(tmp)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -427,10 +487,10 @@ func atomicWriteChecked(path string, data []byte, perm fs.FileMode, old fs.FileI
 			return err
 		}
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = fsys.Rename(tmp, path); err != nil {
 		return err
 	}
-	if d, derr := os.Open(filepath.Clean(dir)); derr == nil {
+	if d, derr := fsys.Open(filepath.Clean(dir)); derr == nil {
 		_ = d.Sync() // make the rename durable; not all systems allow it
 		_ = d.Close()
 	}
@@ -439,8 +499,8 @@ func atomicWriteChecked(path string, data []byte, perm fs.FileMode, old fs.FileI
 
 // checkWritable makes sure an existing file may be written by us: renaming
 // over a read-only file would otherwise succeed.
-func checkWritable(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+func checkWritable(fsys FS, path string) error {
+	f, err := fsys.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func BenchmarkListFiles(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		files, _, err := ListFiles(context.Background(), root, 20000)
+		files, _, err := ListFiles(context.Background(), nil, root, 20000)
 		if err != nil || len(files) != 20000 {
 			b.Fatalf("%d files, %v", len(files), err)
 		}

@@ -26,14 +26,14 @@ func TestListFilesIgnoredAndBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	files, truncated, err := ListFiles(context.Background(), root, 100)
+	files, truncated, err := ListFiles(context.Background(), nil, root, 100)
 	if err != nil || truncated {
 		t.Fatalf("ListFiles: %v truncated=%v", err, truncated)
 	}
 	if want := []string{"internal/a/b.go", "main.go"}; !slices.Equal(files, want) {
 		t.Fatalf("files = %q, want %q", files, want)
 	}
-	files, truncated, err = ListFiles(context.Background(), root, 1)
+	files, truncated, err = ListFiles(context.Background(), nil, root, 1)
 	if err != nil || !truncated || len(files) != 1 {
 		t.Fatalf("limit 1: files %q truncated=%v err=%v", files, truncated, err)
 	}

@@ -65,7 +65,8 @@ func (t *findTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	} else if root, msg = t.env.resolve(p, false, FindName); msg != "" {
 		return errorResult("%s", msg)
 	}
-	fi, err := os.Stat(root.abs)
+	fsys := t.env.fs(ctx)
+	fi, err := fsys.Stat(root.abs)
 	if err != nil {
 		return errorResult("%s", fsMessage(err, root.display))
 	}
@@ -93,10 +94,10 @@ func (t *findTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	prefix := displayPrefix(p)
 	var found []string
 	truncated := false
-	err = walkTree(ctx, root.abs, opts, func(e walkEntry) error {
+	err = walkTree(ctx, fsys, root.abs, opts, func(e walkEntry) error {
 		isDir := e.dir
 		if !isDir && e.mode&os.ModeSymlink != 0 {
-			if st, err := os.Stat(e.abs); err == nil && st.IsDir() {
+			if st, err := fsys.Stat(e.abs); err == nil && st.IsDir() {
 				isDir = true // a symlink to a folder: listed as one, not entered
 			}
 		}

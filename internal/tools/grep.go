@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"agentsh/internal/confinedfs"
 )
 
 // Limits of the grep tool.
@@ -92,6 +94,7 @@ type grepQuery struct {
 	root    target
 	rootDir bool
 	prefix  string // display prefix of paths below a folder
+	fsys    FS
 }
 
 func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(string)) Result {
@@ -147,7 +150,8 @@ func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	} else if q.root, msg = t.env.resolve(p, true, GrepName); msg != "" {
 		return errorResult("%s", msg)
 	}
-	fi, err := os.Stat(q.root.abs)
+	q.fsys = t.env.fs(ctx)
+	fi, err := q.fsys.Stat(q.root.abs)
 	if err != nil {
 		return errorResult("%s", fsMessage(err, q.root.display))
 	}
@@ -156,7 +160,7 @@ func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 		q.rootDir = true
 		q.prefix = displayPrefix(p)
 	case fi.Mode().IsRegular():
-		if why, err := sniffBinary(q.root.abs); err != nil {
+		if why, err := sniffBinary(q.fsys, q.root.abs); err != nil {
 			return errorResult("%s", fsMessage(err, q.root.display))
 		} else if why != "" {
 			return errorResult("Cannot search binary file: %s (%s)", q.root.display, why)
@@ -173,6 +177,11 @@ func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	look := t.lookRg
 	if look == nil {
 		look = func() (string, error) { return exec.LookPath("rg") }
+	}
+	// Another file system than the host's or a sandbox's cannot run
+	// ripgrep in its view: the walker searches through it.
+	if _, confined := q.fsys.(*confinedfs.FS); !confined && !isHost(q.fsys) {
+		look = func() (string, error) { return "", errors.New("not a view ripgrep runs in") }
 	}
 	if rg, err := look(); err == nil {
 		files, done, err = q.ripgrep(ctx, rg)
@@ -198,8 +207,8 @@ func (t *grepTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 }
 
 // sniffBinary reads the start of a file and says why it is binary, or "".
-func sniffBinary(p string) (string, error) {
-	f, err := os.Open(p)
+func sniffBinary(fsys FS, p string) (string, error) {
+	f, err := fsys.Open(p)
 	if err != nil {
 		return "", err
 	}
@@ -218,7 +227,7 @@ func sniffBinary(p string) (string, error) {
 // walk searches with the built-in walker.
 func (q *grepQuery) walk(ctx context.Context) ([]grepFile, error) {
 	if !q.rootDir {
-		gf, _, binary, err := q.scanFile(ctx, q.root.abs, q.limit+1)
+		gf, _, binary, err := q.scanFile(ctx, q.root.abs, nil, q.limit+1)
 		if err != nil || binary || len(gf.lines) == 0 {
 			return nil, err
 		}
@@ -227,7 +236,7 @@ func (q *grepQuery) walk(ctx context.Context) ([]grepFile, error) {
 	}
 	var files []grepFile
 	total := 0
-	opts := walkOptions{}
+	opts := walkOptions{open: true}
 	if q.filter != nil {
 		opts.override = func(rel string, isDir bool) verdict {
 			m := q.filter.match(rel, isDir)
@@ -248,11 +257,11 @@ func (q *grepQuery) walk(ctx context.Context) ([]grepFile, error) {
 			opts.prune = func(rel string) bool { return mayHold(base, rel) }
 		}
 	}
-	err := walkTree(ctx, q.root.abs, opts, func(e walkEntry) error {
+	err := walkTree(ctx, q.fsys, q.root.abs, opts, func(e walkEntry) error {
 		if e.dir || !e.mode.IsRegular() {
 			return nil // folders are walked; symlinks and devices are not searched
 		}
-		gf, n, binary, err := q.scanFile(ctx, e.abs, q.limit+1-total)
+		gf, n, binary, err := q.scanFile(ctx, e.abs, e.file, q.limit+1-total)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -277,14 +286,16 @@ func (q *grepQuery) walk(ctx context.Context) ([]grepFile, error) {
 	return files, nil
 }
 
-// scanFile searches one file, stopping after max matches. A file with a
-// NUL byte anywhere (in the part read) is binary and has no results.
-func (q *grepQuery) scanFile(ctx context.Context, p string, max int) (gf grepFile, matches int, binary bool, err error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return gf, 0, false, err
+// scanFile searches one file (f when it was opened ahead, else p),
+// stopping after max matches. A file with a NUL byte anywhere (in the part
+// read) is binary and has no results.
+func (q *grepQuery) scanFile(ctx context.Context, p string, f *os.File, max int) (gf grepFile, matches int, binary bool, err error) {
+	if f == nil {
+		if f, err = q.fsys.Open(p); err != nil {
+			return gf, 0, false, err
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	var (
 		before [][]byte // context candidates before the next match
@@ -397,23 +408,18 @@ func (q *grepQuery) ripgrep(ctx context.Context, rg string) (files []grepFile, o
 		args = append(args, "--glob", q.glob)
 	}
 	args = append(args, "--regexp", q.expr, "--")
-	cmd := exec.CommandContext(ctx, rg, args...)
+	dir := ""
 	if q.rootDir {
-		cmd.Dir = q.root.abs
-		cmd.Args = append(cmd.Args, ".")
+		dir = q.root.abs
+		args = append(args, ".")
 	} else {
-		cmd.Args = append(cmd.Args, q.root.abs)
+		args = append(args, q.root.abs)
 	}
-	cmd.WaitDelay = 2 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
+	run, err := startRg(ctx, q.fsys, rg, args, dir)
 	if err != nil {
 		return nil, false, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, false, err
-	}
+	stdout := run.stdout
 	var (
 		br      = bufio.NewReaderSize(stdout, 64<<10)
 		cur     *grepFile
@@ -463,25 +469,107 @@ func (q *grepQuery) ripgrep(ctx context.Context, rg string) (files []grepFile, o
 			break
 		}
 	}
-	if stopped && cmd.Process != nil {
-		_ = cmd.Process.Kill()
+	if stopped {
+		run.kill()
 	}
-	werr := cmd.Wait() // closes stdout; after a kill nothing more is read
+	code, werr := run.wait() // closes stdout; after a kill nothing more is read
 	if ctx.Err() != nil {
 		return nil, false, ctx.Err()
 	}
-	if !stopped && werr != nil {
-		var ee *exec.ExitError
-		if !errors.As(werr, &ee) || ee.ExitCode() != 1 {
-			// 1 is "no match"; 2 with nothing found means rg could not
-			// search at all.
-			if !began {
-				return nil, false, fmt.Errorf("rg: %v: %s", werr, strings.TrimSpace(stderr.String()))
-			}
+	// 1 is "no match"; 2 with nothing found means rg could not search at
+	// all.
+	if !stopped && (werr != nil || code != 0) && code != 1 && !began {
+		if werr == nil {
+			werr = fmt.Errorf("exit status %d", code)
 		}
+		return nil, false, fmt.Errorf("rg: %v: %s", werr, strings.TrimSpace(run.stderr()))
 	}
 	slices.SortStableFunc(files, func(a, b grepFile) int { return compareRel(a.rel, b.rel) })
 	return files, true, nil
+}
+
+// rgRun is a running ripgrep: its output, and how to end and wait for it.
+type rgRun struct {
+	stdout io.Reader
+	kill   func()
+	// wait returns rg's exit status, or an error when it has none.
+	wait   func() (int, error)
+	stderr func() string
+}
+
+// startRg starts ripgrep: on the host as a child of agentsh, in a
+// sandbox's view below a guardian with the same sandbox as the view's
+// helper, so it reads only what the policy lets the model read.
+func startRg(ctx context.Context, fsys FS, rg string, args []string, dir string) (*rgRun, error) {
+	if cfs, ok := fsys.(*confinedfs.FS); ok {
+		return startRgConfined(ctx, cfs, rg, args, dir)
+	}
+	cmd := exec.CommandContext(ctx, rg, args...)
+	cmd.Dir = dir
+	cmd.WaitDelay = 2 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &rgRun{
+		stdout: stdout,
+		kill:   func() { _ = cmd.Process.Kill() },
+		wait: func() (int, error) {
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return ee.ExitCode(), nil
+			}
+			return 0, err
+		},
+		stderr: stderr.String,
+	}, nil
+}
+
+func startRgConfined(ctx context.Context, cfs *confinedfs.FS, rg string, args []string, dir string) (*rgRun, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	p, err := cfs.StartProgram(rg, append([]string{rg}, args...), dir, nil, outW, errW)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	stderrDone := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(&stderr, io.LimitReader(errR, 64<<10))
+		errR.Close()
+		close(stderrDone)
+	}()
+	stop := context.AfterFunc(ctx, p.Stop)
+	return &rgRun{
+		stdout: outR,
+		kill:   p.Stop,
+		wait: func() (int, error) {
+			stop()
+			code := p.Wait()
+			outR.Close()
+			<-stderrDone
+			return code, nil
+		},
+		stderr: stderr.String,
+	}, nil
 }
 
 func bytesToValid(b []byte) []byte { return bytes.ToValidUTF8(b, []byte("\uFFFD")) }

@@ -162,17 +162,20 @@ func (m *ignoreMatcher) match(abs string, isDir bool) verdict {
 }
 
 // with returns the matcher for folder dir: m plus dir's ignore files.
-func (m *ignoreMatcher) with(dir string) *ignoreMatcher { return m.withKinds(dir, true) }
+func (m *ignoreMatcher) with(fsys FS, dir string, present func(name string) bool) *ignoreMatcher {
+	return m.withKinds(fsys, dir, true, present)
+}
 
-// withKinds is with, leaving out dir's .gitignore unless git is set.
-func (m *ignoreMatcher) withKinds(dir string, git bool) *ignoreMatcher {
+// withKinds is with, leaving out dir's .gitignore unless git is set. present,
+// when known, tells which names dir holds: the others are not opened.
+func (m *ignoreMatcher) withKinds(fsys FS, dir string, git bool, present func(name string) bool) *ignoreMatcher {
 	var added [ignoreKinds][]globRule
 	any := false
 	for k, name := range ignoreFileNames {
-		if name == "" || (k == ignoreKindGit && !git) {
+		if name == "" || (k == ignoreKindGit && !git) || (present != nil && !present(name)) {
 			continue
 		}
-		if rs := readIgnoreFile(filepath.Join(dir, name), dir); len(rs) > 0 {
+		if rs := readIgnoreFile(fsys, filepath.Join(dir, name), dir); len(rs) > 0 {
 			added[k] = rs
 			any = true
 		}
@@ -192,20 +195,20 @@ func (m *ignoreMatcher) withKinds(dir string, git bool) *ignoreMatcher {
 
 // enterRepo returns the matcher for the root of a git repository: the
 // .gitignore rules from above no longer apply, its .git/info/exclude does.
-func (m *ignoreMatcher) enterRepo(dir string) *ignoreMatcher {
+func (m *ignoreMatcher) enterRepo(fsys FS, dir string) *ignoreMatcher {
 	n := &ignoreMatcher{}
 	if m != nil {
 		*n = *m
 	}
 	n.rules[ignoreKindGit] = nil
-	n.rules[ignoreKindExclude] = readIgnoreFile(filepath.Join(dir, ".git", "info", "exclude"), dir)
+	n.rules[ignoreKindExclude] = readIgnoreFile(fsys, filepath.Join(dir, ".git", "info", "exclude"), dir)
 	return n
 }
 
 // readIgnoreFile parses one ignore file; a missing or unreadable one has no
 // rules.
-func readIgnoreFile(file, base string) []globRule {
-	data, err := os.ReadFile(file)
+func readIgnoreFile(fsys FS, file, base string) []globRule {
+	data, err := readFileFS(fsys, file)
 	if err != nil || len(data) == 0 {
 		return nil
 	}
@@ -226,7 +229,7 @@ func readIgnoreFile(file, base string) []globRule {
 // folders: .ignore and .rgignore files of every folder above root, and
 // .gitignore files up to the enclosing git repository's root (with its
 // .git/info/exclude), or of every folder above when there is none.
-func rootMatcher(root string) *ignoreMatcher {
+func rootMatcher(fsys FS, root string) *ignoreMatcher {
 	var chain []string // folders above root, nearest first
 	for dir := root; ; {
 		parent := filepath.Dir(dir)
@@ -239,11 +242,11 @@ func rootMatcher(root string) *ignoreMatcher {
 	// .gitignore files apply in chain[:gitUpTo]: up to the repository root,
 	// or everywhere outside a repository.
 	repo, gitUpTo := "", len(chain)
-	if hasGit(root) {
+	if hasGit(fsys, root) {
 		repo, gitUpTo = root, 0
 	} else {
 		for i, d := range chain {
-			if hasGit(d) {
+			if hasGit(fsys, d) {
 				repo, gitUpTo = d, i+1
 				break
 			}
@@ -251,20 +254,20 @@ func rootMatcher(root string) *ignoreMatcher {
 	}
 	var m *ignoreMatcher
 	if repo != "" {
-		if rs := readIgnoreFile(filepath.Join(repo, ".git", "info", "exclude"), repo); len(rs) > 0 {
+		if rs := readIgnoreFile(fsys, filepath.Join(repo, ".git", "info", "exclude"), repo); len(rs) > 0 {
 			m = &ignoreMatcher{}
 			m.rules[ignoreKindExclude] = rs
 		}
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		m = m.withKinds(chain[i], i < gitUpTo)
+		m = m.withKinds(fsys, chain[i], i < gitUpTo, nil)
 	}
 	return m
 }
 
 // hasGit reports whether dir is the root of a git repository or worktree.
-func hasGit(dir string) bool {
-	_, err := os.Lstat(filepath.Join(dir, ".git"))
+func hasGit(fsys FS, dir string) bool {
+	_, err := fsys.Lstat(filepath.Join(dir, ".git"))
 	return err == nil
 }
 
@@ -284,6 +287,9 @@ type walkOptions struct {
 	// prune, when set, reports whether a folder that is kept may hold
 	// anything of interest; false skips its contents.
 	prune func(rel string) bool
+	// open asks for each regular file opened for reading (walkEntry.file),
+	// in batches where the file system can.
+	open bool
 }
 
 // walkEntry is one entry walkTree reports.
@@ -292,6 +298,9 @@ type walkEntry struct {
 	rel  string // slash-separated, relative to the root
 	dir  bool   // a real folder (symlinks are never followed)
 	mode fs.FileMode
+	// file, with walkOptions.open, is the file opened ahead, or nil (not
+	// opened: open it yourself); walkTree closes it once fn returns.
+	file *os.File
 }
 
 // walkTree visits the entries below root (not root itself) depth first,
@@ -300,34 +309,37 @@ type walkEntry struct {
 // .rgignore files in force exclude. Symlinks are reported but never
 // followed, so loops cannot trap it. Unreadable folders are skipped. fn may
 // return fs.SkipDir for a folder or errStopWalk to end the walk.
-func walkTree(ctx context.Context, root string, opts walkOptions, fn func(walkEntry) error) error {
-	err := walkDir(ctx, root, "", rootMatcher(root), opts, fn)
+func walkTree(ctx context.Context, fsys FS, root string, opts walkOptions, fn func(walkEntry) error) error {
+	err := walkDir(ctx, fsys, root, "", rootMatcher(fsys, root), opts, fn)
 	if errors.Is(err, errStopWalk) {
 		return nil
 	}
 	return err
 }
 
-func walkDir(ctx context.Context, dir, rel string, parent *ignoreMatcher, opts walkOptions, fn func(walkEntry) error) error {
+func walkDir(ctx context.Context, fsys FS, dir, rel string, parent *ignoreMatcher, opts walkOptions, fn func(walkEntry) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	des, err := os.ReadDir(dir)
+	des, err := fsys.ReadDir(dir)
 	if err != nil && len(des) == 0 {
 		return nil // unreadable: skipped, as ripgrep does (it only warns)
 	}
 	m := parent
 	for _, de := range des {
 		if de.Name() == ".git" {
-			m = m.enterRepo(dir) // a (nested) repository: outer .gitignore files stop here
+			m = m.enterRepo(fsys, dir) // a (nested) repository: outer .gitignore files stop here
 			break
 		}
 	}
-	m = m.with(dir)
+	// Only the ignore files the folder holds are opened (a round trip
+	// each through a sandbox's helper).
+	m = m.with(fsys, dir, func(name string) bool {
+		_, found := slices.BinarySearchFunc(des, name, func(de fs.DirEntry, n string) int { return strings.Compare(de.Name(), n) })
+		return found
+	})
+	var kept []walkEntry
 	for _, de := range des {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		name := de.Name()
 		if name == ".git" {
 			continue
@@ -346,7 +358,31 @@ func walkDir(ctx context.Context, dir, rel string, parent *ignoreMatcher, opts w
 		if v == verdictIgnore || (v == verdictNone && !opts.hidden && isHidden(name)) {
 			continue
 		}
+		kept = append(kept, e)
+	}
+	bo, batch := fsys.(batchOpener)
+	batch = batch && opts.open
+	opened := 0 // entries before this one were opened ahead (or not regular)
+	defer func() {
+		for _, e := range kept {
+			if e.file != nil {
+				e.file.Close()
+			}
+		}
+	}()
+	for i := range kept {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if batch && i >= opened && kept[i].mode.IsRegular() {
+			opened = openAhead(bo, dir, kept, i)
+		}
+		e := kept[i]
 		err := fn(e)
+		if e.file != nil {
+			e.file.Close()
+			kept[i].file = nil
+		}
 		if errors.Is(err, fs.SkipDir) {
 			continue
 		}
@@ -354,12 +390,44 @@ func walkDir(ctx context.Context, dir, rel string, parent *ignoreMatcher, opts w
 			return err
 		}
 		if e.dir && (opts.prune == nil || opts.prune(e.rel)) {
-			if err := walkDir(ctx, e.abs, e.rel, m, opts, fn); err != nil {
+			if err := walkDir(ctx, fsys, e.abs, e.rel, m, opts, fn); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// batchOpener is a file system that opens several files of a folder in
+// one step (a sandbox's helper: one round trip instead of one per file).
+type batchOpener interface {
+	OpenBatch(dir string, names []string) ([]*os.File, []error)
+}
+
+// openAheadCount is how many files a walk opens ahead in one batch: one
+// round trip through a sandbox's helper for that many files, and no more
+// descriptors held per folder level.
+const openAheadCount = 64
+
+// openAhead opens the next regular files of entries, from entries[from]
+// on, in one batch; it returns the index after the last one it covered.
+// Those it could not open stay nil and are opened by whoever reads them
+// (to get the error).
+func openAhead(bo batchOpener, dir string, entries []walkEntry, from int) int {
+	var idx []int
+	var names []string
+	end := from
+	for ; end < len(entries) && len(names) < openAheadCount; end++ {
+		if e := entries[end]; e.mode.IsRegular() {
+			idx = append(idx, end)
+			names = append(names, filepath.Base(e.abs))
+		}
+	}
+	files, _ := bo.OpenBatch(dir, names)
+	for k, i := range idx {
+		entries[i].file = files[k]
+	}
+	return end
 }
 
 // globFilter is the grep glob and the find pattern: without a "/" it

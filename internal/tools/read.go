@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -78,19 +77,19 @@ func (t *readTool) Execute(ctx context.Context, raw json.RawMessage, _ func(stri
 	if msg != "" {
 		return errorResult("%s", msg)
 	}
-	return readFile(ctx, tg, offset, limit)
+	return readFile(ctx, t.env.fs(ctx), tg, offset, limit)
 }
 
-func readFile(ctx context.Context, tg target, offset, limit int) Result {
+func readFile(ctx context.Context, fsys FS, tg target, offset, limit int) Result {
 	// Stat before opening: opening a FIFO would block.
-	fi, err := os.Stat(tg.abs)
+	fi, err := fsys.Stat(tg.abs)
 	if err != nil {
 		return errorResult("%s", fsMessage(err, tg.display))
 	}
 	if !fi.Mode().IsRegular() {
 		return errorResult("%s", notFileMessage(fi, tg.display))
 	}
-	f, err := os.Open(tg.abs)
+	f, err := fsys.Open(tg.abs)
 	if err != nil {
 		return errorResult("%s", fsMessage(err, tg.display))
 	}

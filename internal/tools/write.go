@@ -62,19 +62,20 @@ func (t *writeTool) Execute(ctx context.Context, raw json.RawMessage, _ func(str
 		return abortedResult(WriteName)
 	}
 
+	fsys := t.env.fs(ctx)
 	real := tg.abs
 	var old fs.FileInfo
-	lst, err := os.Lstat(tg.abs)
+	lst, err := fsys.Lstat(tg.abs)
 	switch {
 	case err == nil:
 		if lst.Mode()&os.ModeSymlink != 0 {
 			// Write what the link points to, so the link stays a link.
-			if _, err := os.Stat(tg.abs); errors.Is(err, fs.ErrNotExist) {
+			if _, err := fsys.Stat(tg.abs); errors.Is(err, fs.ErrNotExist) {
 				return errorResult("Cannot write %s: it is a symlink to a missing file", tg.display)
 			} else if err != nil {
 				return errorResult("%s", fsMessage(err, tg.display))
 			}
-			if real, err = filepath.EvalSymlinks(tg.abs); err != nil {
+			if real, err = fsys.EvalSymlinks(tg.abs); err != nil {
 				return errorResult("%s", fsMessage(err, tg.display))
 			}
 		}
@@ -85,11 +86,11 @@ func (t *writeTool) Execute(ctx context.Context, raw json.RawMessage, _ func(str
 	unlock := lockPath(real)
 	defer unlock()
 
-	if fi, err := os.Stat(real); err == nil {
+	if fi, err := fsys.Stat(real); err == nil {
 		if !fi.Mode().IsRegular() {
 			return errorResult("%s", notFileMessage(fi, tg.display))
 		}
-		if err := checkWritable(real); err != nil {
+		if err := checkWritable(fsys, real); err != nil {
 			return errorResult("%s", fsMessage(err, tg.display))
 		}
 		old = fi
@@ -97,7 +98,7 @@ func (t *writeTool) Execute(ctx context.Context, raw json.RawMessage, _ func(str
 		return errorResult("%s", fsMessage(err, tg.display))
 	}
 	if old == nil {
-		if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		if err := fsys.MkdirAll(filepath.Dir(real), 0o755); err != nil {
 			if errors.Is(err, fs.ErrPermission) {
 				return errorResult("Permission denied: %s (cannot create its folder)", tg.display)
 			}
@@ -112,7 +113,7 @@ func (t *writeTool) Execute(ctx context.Context, raw json.RawMessage, _ func(str
 	if old != nil {
 		perm = old.Mode().Perm()
 	}
-	if err := atomicWrite(real, []byte(content), perm, old); err != nil {
+	if err := atomicWrite(fsys, real, []byte(content), perm, old); err != nil {
 		return errorResult("%s", fsMessage(err, tg.display))
 	}
 	d := WriteDetails{Path: real, Bytes: len(content), Lines: countLines([]byte(content)), Created: old == nil}

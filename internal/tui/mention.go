@@ -87,8 +87,10 @@ func (e *editor) replaceBack(n int, s string) {
 }
 
 // refresh follows the editor after an edit: it opens, narrows or closes the
-// list, and returns the walk to run when cwd has no fresh listing.
-func (mn *mention) refresh(ctx context.Context, e *editor, cwd string) tea.Cmd {
+// list, and returns the walk to run when cwd has no fresh listing. fsys is
+// the session's file system: the walk sees what the model's tools see, so
+// a folder the sandbox denies is not listed.
+func (mn *mention) refresh(ctx context.Context, e *editor, cwd string, fsys tools.FS) tea.Cmd {
 	row, at, query, ok := e.mentionToken()
 	if !ok {
 		mn.open = false
@@ -109,7 +111,7 @@ func (mn *mention) refresh(ctx context.Context, e *editor, cwd string) tea.Cmd {
 		}
 		fl.loading = true
 		cmd = func() tea.Msg {
-			files, truncated, err := tools.ListFiles(ctx, cwd, mentionWalkLimit)
+			files, truncated, err := tools.ListFiles(ctx, fsys, cwd, mentionWalkLimit)
 			return mentionFilesMsg{cwd: cwd, files: files, truncated: truncated, err: err}
 		}
 	}

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	"agentsh/internal/sandbox"
+	"agentsh/internal/session"
 )
 
 // writeTree creates files (relative paths) with some content below root.
@@ -145,5 +148,34 @@ func TestFuzzyRank(t *testing.T) {
 	}
 	if got := fuzzyRank("x", files, lower, 10); len(got) != 0 {
 		t.Errorf("no match expected, got %q", got)
+	}
+}
+
+// TestMentionThroughSandbox: the completion lists the session folder as
+// the model's tools see it, through the sandbox's view: a folder the
+// sandbox denies is never read, and its names are offered only where the
+// kernel's view lets any confined program list them (Landlock alone lets
+// a denied folder's names be listed; a masked folder shows nothing). The
+// host's view, with the sandbox off, offers them.
+func TestMentionThroughSandbox(t *testing.T) {
+	if sandbox.Detect().Landlock == 0 {
+		t.Skip("no Landlock in this kernel")
+	}
+	h := newHarness(t, 70, 20)
+	sess := h.m.session()
+	cwd := sess.Cwd()
+	writeTree(t, cwd, "main.go", "private/keys.go")
+	sess.SetSandbox(session.SandboxSettings{Mode: sandbox.WorkspaceWrite, DenyRead: []string{filepath.Join(cwd, "private")}})
+	if sess.SandboxPolicy() == nil {
+		t.Skip("no sandbox on this system")
+	}
+	_, err := sess.FileSystem().ReadDir(filepath.Join(cwd, "private"))
+	want := []string{"main.go"}
+	if err == nil {
+		want = []string{"main.go", "private/keys.go"}
+	}
+	typeMention(h, "@go")
+	if got := h.m.mention.matches; !slices.Equal(got, want) {
+		t.Errorf("matches = %q, want %q", got, want)
 	}
 }

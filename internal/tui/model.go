@@ -333,7 +333,8 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	before := m.editor.Value()
 	m.editor.Update(msg)
 	m.menu.start(before, m.editor.Value())
-	return m.mention.refresh(m.ctx, m.editor, m.session().Cwd())
+	s := m.session()
+	return m.mention.refresh(m.ctx, m.editor, s.Cwd(), s.FileSystem())
 }
 
 // recall moves through the history (dir -1 older, +1 newer); the text being

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/confinedfs"
 	"agentsh/internal/pty"
 	"agentsh/internal/render"
 	"agentsh/internal/session"
@@ -87,6 +88,7 @@ func newHarnessWith(t *testing.T, width, height int, stored, color bool) *harnes
 		m.host.killAll()
 		m.wg.Wait()
 		ex.Close()
+		confinedfs.StopAll() // the @ completion's file helper
 	})
 	h.update(tea.WindowSizeMsg{Width: width, Height: height})
 	return h
