@@ -420,11 +420,20 @@ func (f *FS) OpenBatch(dir string, names []string) (files []*os.File, errs []err
 // or remove; else read).
 func (f *FS) pathErr(op, path string, errno syscall.Errno, write bool, check string) error {
 	pe := &fs.PathError{Op: op, Path: path, Err: errno}
-	if errno != syscall.EACCES && errno != syscall.EPERM && errno != syscall.EROFS {
-		return pe
-	}
 	if check == "" {
 		check = path
+	}
+	if errno == syscall.ENOENT && !write && f.policy.DeniesRead(check) {
+		// The mount view masks a denied folder with an empty one: what
+		// exists outside is missing inside, which is the sandbox's refusal.
+		if unix.Faccessat(unix.AT_FDCWD, check, unix.F_OK, unix.AT_EACCESS) != nil {
+			return pe
+		}
+		pe.Err = syscall.EACCES
+		errno = syscall.EACCES
+	}
+	if errno != syscall.EACCES && errno != syscall.EPERM && errno != syscall.EROFS {
+		return pe
 	}
 	var r *Refusal
 	if write {

@@ -169,6 +169,24 @@ func pathDenial(path string, p *Policy, home string) (Denial, bool) {
 	return Denial{}, false
 }
 
+// DeniesRead reports whether path lies under one of p's DenyRead folders
+// (symbolic links resolved as the kernel would): the mount view shows such
+// a path as missing, so a "no such file" there is the sandbox's doing when
+// the path exists outside.
+func (p *Policy) DeniesRead(path string) bool {
+	if !p.Enabled() {
+		return false
+	}
+	home, _ := os.UserHomeDir()
+	real := realPath(path)
+	for _, d := range p.DenyRead {
+		if within(real, realPath(resolveAgainst(d, "/", home))) {
+			return true
+		}
+	}
+	return false
+}
+
 // exists reports whether path exists for this (unconfined) process.
 func exists(path string) bool {
 	_, err := os.Lstat(path)

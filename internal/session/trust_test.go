@@ -241,7 +241,7 @@ func TestProjectPatternsKeepGlobalDeny(t *testing.T) {
 
 // TestAllowRunsInTheSandbox: a matching allow rule (the user's own, even)
 // spares the question, not the sandbox: a write outside the workspace
-// still fails with Permission denied, and a read of a denied file too.
+// is still refused by the sandbox, and a read of a denied file too.
 func TestAllowRunsInTheSandbox(t *testing.T) {
 	needSandbox(t)
 	outside := outsideDir(t)
@@ -256,14 +256,14 @@ func TestAllowRunsInTheSandbox(t *testing.T) {
 	r := newTrustRig(t, `{"sandbox": {"denyRead": [`+string(deny)+`]}, "bash": {"patterns": [{"allow": "touch"}, {"allow": "cat"}]}}`, "")
 	target := filepath.Join(outside, "x")
 	res := r.bash(t, "touch "+target)
-	if !res.IsError || !strings.Contains(res.Content, "touch: cannot touch '"+target+"': Permission denied") {
+	if !res.IsError || !strings.Contains(res.Content, "touch: cannot touch '"+target+"'") || !strings.Contains(res.Content, "the sandbox refused writing "+target) {
 		t.Errorf("allowed touch outside: %+v", res)
 	}
 	if _, err := os.Stat(target); err == nil {
 		t.Error("the allowed command wrote outside the sandbox")
 	}
 	res = r.bash(t, "cat "+filepath.Join(secret, "id_rsa"))
-	if !res.IsError || strings.Contains(res.Content, "PRIVATE KEY") || !strings.Contains(res.Content, "Permission denied") {
+	if !res.IsError || strings.Contains(res.Content, "PRIVATE KEY") || !strings.Contains(res.Content, "the sandbox refused reading") {
 		t.Errorf("allowed cat of a denied file: %+v", res)
 	}
 }
@@ -289,7 +289,7 @@ func TestUntrustedProjectThroughTheSession(t *testing.T) {
 	if p := r.a.SandboxPolicy(); !p.Enabled() {
 		t.Fatalf("the session's sandbox is off: %+v", p)
 	}
-	if res := r.bash(t, "touch "+target); !res.IsError || !strings.Contains(res.Content, "Permission denied") {
+	if res := r.bash(t, "touch "+target); !res.IsError || !strings.Contains(res.Content, "the sandbox refused writing "+target) {
 		t.Errorf("untrusted: the model wrote outside: %+v", res)
 	}
 	if res := r.bash(t, "env"); strings.Contains(res.Content, "sk-trust-test") {
