@@ -15,7 +15,7 @@ var rcFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".profile", ".
 // gitProtected are the parts of a repository's .git folder that make git
 // run programs or read configuration; the rest (objects, refs, the index,
 // HEAD, logs) stays writable so git add, commit and checkout work.
-var gitProtected = []string{"config", "config.worktree", "commondir", "hooks", "info"}
+var gitProtected = []string{"config", "config.worktree", "commondir", "gitdir", "hooks", "info"}
 
 // SocketEnv are the variables that name a socket or a display of a server
 // outside the sandbox: a confined program does not get them (the view

@@ -212,10 +212,15 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 				for _, name := range gitProtected {
 					protect(filepath.Join(git, name))
 				}
-				if mods, err := os.ReadDir(filepath.Join(git, "modules")); err == nil {
-					for _, m := range mods {
-						for _, name := range gitProtected {
-							protect(filepath.Join(git, "modules", m.Name(), name))
+				// Submodules' repositories, and linked worktrees' folders
+				// (whose commondir and gitdir say where the user's git
+				// of that worktree reads its config from).
+				for _, sub := range []string{"modules", "worktrees"} {
+					if ents, err := os.ReadDir(filepath.Join(git, sub)); err == nil {
+						for _, m := range ents {
+							for _, name := range gitProtected {
+								protect(filepath.Join(git, sub, m.Name(), name))
+							}
 						}
 					}
 				}

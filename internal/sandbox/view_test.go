@@ -101,12 +101,16 @@ func TestViewGit(t *testing.T) {
 	write(t, filepath.Join(work, "a"), "a\n")
 	git(t, work, "add", "a")
 	git(t, work, "commit", "-qm", "first")
+	// A linked worktree: its folder in .git says where the user's git of
+	// that worktree reads its config.
+	git(t, work, "worktree", "add", "-q", filepath.Join(t.TempDir(), "linked"))
 	config, _ := os.ReadFile(filepath.Join(work, ".git/config"))
 	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
 	got, code := runConfined(t, p, work, `export LC_ALL=C; g() { git -c user.name=t -c user.email=t@t "$@"; }
 echo '[core] fsmonitor = touch /tmp/pwned' >> .git/config
 echo x > .git/hooks/pre-commit
 echo x > .git/info/attributes
+echo /evil > .git/worktrees/linked/commondir
 mv .git moved
 echo b > b && g add b && g commit -qm second && echo committed
 g checkout -qb side && echo c > c && g add c && g commit -qm third && g checkout -q main && echo checked-out
@@ -115,6 +119,7 @@ echo end`)
 	want := "bash: line 2: .git/config: Read-only file system\n" +
 		"bash: line 3: .git/hooks/pre-commit: Read-only file system\n" +
 		"bash: line 4: .git/info/attributes: Read-only file system\n" +
+		"bash: line 5: .git/worktrees/linked/commondir: Read-only file system\n" +
 		"mv: cannot move '.git' to 'moved': Device or resource busy\n" +
 		"committed\nchecked-out\na\nb\nend\n"
 	if got != want || code != 0 {
