@@ -114,8 +114,14 @@ func TestModelLayerBeforeUserCapture(t *testing.T) {
 	t.Setenv("AGENTSH_T_INHERITED", "inh")
 	t.Setenv("AGENTSH_T_DROP", "drop")
 	expect(t, modelRun(t, e, st, "export AGENTSH_T_M=1 PATH=/agentsh-model-bin:$PATH; unset AGENTSH_T_DROP; m() { echo m; }"), "", "0")
+	// Another model shell gets them with a run that captures nothing,
+	// then changes more: the model's layer keeps both.
 	e2 := newTestExecutor(t)
-	expect(t, modelRun(t, e2, st, `echo $AGENTSH_T_INHERITED $AGENTSH_T_M ${AGENTSH_T_DROP-unset} ${PATH%%:*}; m`), "inh 1 unset /agentsh-model-bin\nm\n", "0")
+	sh := testShell(t)
+	expect(t, run(t, e2, `echo $AGENTSH_T_INHERITED $AGENTSH_T_M ${AGENTSH_T_DROP-unset} ${PATH%%:*}; m`,
+		RunOptions{Shell: sh, State: st, View: ModelView, Cwd: st.Cwd()}), "inh 1 unset /agentsh-model-bin\nm\n", "0")
+	expect(t, modelRun(t, e2, st, "export AGENTSH_T_M2=2"), "", "0")
+	expect(t, modelRun(t, newTestExecutor(t), st, `echo $AGENTSH_T_M $AGENTSH_T_M2; m`), "1 2\nm\n", "0")
 	// The user's first capture: the user sets AGENTSH_T_M; the model's
 	// PATH and function are not the user's business and stay.
 	expect(t, userRun(t, e, st, `export AGENTSH_T_M=user; echo ${PATH%%:*} ${AGENTSH_T_DROP-unset}`), strings.Split(os.Getenv("PATH"), ":")[0]+" drop\n", "0")

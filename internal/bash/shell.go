@@ -131,7 +131,7 @@ __agentsh_b() {
 	\exec 19>"$__agentsh_o" || { \builtin printf 'F %%s\n' "$__agentsh_n"; \builtin return 125; }
 	[[ -z $__agentsh_x ]] || \builtin eval "\exec $__agentsh_x" 2>/dev/null
 	\builtin printf 'S %%s\n' "$__agentsh_n"
-	[[ $__agentsh_s != 2 ]] || \__agentsh_dump st0
+	[[ $__agentsh_s != [23] ]] || \__agentsh_dump st0
 	[[ -z $__agentsh_p ]] || \builtin source "$__agentsh_p" >/dev/null 2>&1
 	[[ -z $__agentsh_w || $__agentsh_w == "$PWD" ]] || \builtin cd -- "$__agentsh_w" 2>&19
 }
@@ -152,7 +152,7 @@ __agentsh_dump() {
 __agentsh_e() {
 	\exec 19>&-
 	[[ -z $__agentsh_t ]] || \builtin printf '\033]6973;%%s\007' "$__agentsh_t" >"$__agentsh_o" 2>/dev/null
-	[[ -z $__agentsh_s ]] || \__agentsh_dump
+	[[ $__agentsh_s != [12] ]] || \__agentsh_dump
 	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t
 	[[ $BASHOPTS == *expand_aliases* ]] || \builtin shopt -s expand_aliases
 	[[ ${BASH_ALIASES[__ar]-} == '%s' ]] || \builtin alias __ar='%s'
@@ -919,15 +919,23 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 		}
 	}
 	req = append(req, " __agentsh_s="...)
-	// A shell that holds no user's layer yet has its own start as the
-	// base its capture is compared with: it dumps it before the command.
-	before := false
-	if spec.state != nil && spec.capture != CaptureNone {
-		before = appliedBase == nil && s.base == nil && (spec.view == ModelView || spec.state.version(UserView) == 0)
+	// 1: dump the state after the command; 2: before (st0) and after;
+	// 3: before only. A shell that holds no user's layer yet has its own
+	// state before anything of the model's was applied to it as the base
+	// its captures are compared with: it dumps it once, before the first
+	// run that captures or applies the model's layer.
+	capture := spec.state != nil && spec.capture != CaptureNone
+	before := spec.state != nil && appliedBase == nil && s.base == nil &&
+		((spec.view == ModelView && (capture || applied > 0)) || (capture && spec.state.version(UserView) == 0))
+	switch {
+	case capture && before:
+		req = append(req, '2')
+	case capture:
 		req = append(req, '1')
-		if before {
-			req[len(req)-1] = '2'
-		}
+	case before:
+		req = append(req, '3')
+	}
+	if capture {
 		_ = os.Remove(filepath.Join(s.dir, "st"))
 	}
 	req = append(req, " __agentsh_t="...)
@@ -1414,14 +1422,14 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 			spec := r.spec
 			// A job's end does not move the session (its `cd` happened
 			// long after the call returned); its shell is not reused.
-			if spec.state != nil && spec.capture != CaptureNone && !r.out.reset && !r.handedOver {
-				if r.before {
-					if dump, err := os.ReadFile(filepath.Join(s.dir, "st0")); err == nil {
-						if l, _, ok := parseDump(dump, spec.cfgEnv); ok {
-							s.base = l
-						}
+			if r.before && !r.out.reset && !r.handedOver {
+				if dump, err := os.ReadFile(filepath.Join(s.dir, "st0")); err == nil {
+					if l, _, ok := parseDump(dump, spec.cfgEnv); ok {
+						s.base = l
 					}
 				}
+			}
+			if spec.state != nil && spec.capture != CaptureNone && !r.out.reset && !r.handedOver {
 				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil &&
 					spec.state.update(dump, spec.capture, spec.view, s.base, spec.scrub, spec.cfgEnv) {
 					s.state, s.stateVer, s.stateView = spec.state, spec.state.version(spec.view), spec.view
