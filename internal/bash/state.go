@@ -417,7 +417,7 @@ func (st *SessionState) applyScript(v StateView, scrub []string, withCwd bool, c
 		b = append(b, ")\n"...)
 		// Unexport what the state does not have (a `!unset FOO`), then
 		// export what it has.
-		b = append(b, `\builtin compgen -e >|"$__agentsh_d/n" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_d/n"
+		b = append(b, `\builtin compgen -e >|"$__agentsh_d/a.e" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_d/a.e"
 for __agentsh_i in "${__agentsh_v[@]}"; do [[ -n ${__agentsh_k[$__agentsh_i]-} || $__agentsh_i == @(__agentsh*|AGENTSH_SHELL_MARK|_|PWD|OLDPWD|SHLVL|BASHOPTS|SHELLOPTS`...)
 		for _, p := range append(append([]string(nil), st.blind...), scrub...) {
 			if !strings.ContainsAny(p, "|()'\"\\ \t\n$`") {
@@ -445,7 +445,7 @@ for __agentsh_i in "${__agentsh_v[@]}"; do [[ -n ${__agentsh_k[$__agentsh_i]-} |
 		}
 		// Functions: drop those the state does not have, define the rest.
 		funcs := sortedKeys(l.funcs)
-		b = append(b, "\\builtin compgen -A function >|\"$__agentsh_d/n\" 2>/dev/null; \\builtin mapfile -t __agentsh_v <\"$__agentsh_d/n\"; __agentsh_k=(); "...)
+		b = append(b, "\\builtin compgen -A function >|\"$__agentsh_d/a.f\" 2>/dev/null; \\builtin mapfile -t __agentsh_v <\"$__agentsh_d/a.f\"; __agentsh_k=(); "...)
 		for _, f := range funcs {
 			b = append(b, "__agentsh_k["...)
 			b = appendShellQuoted(b, f)
