@@ -916,17 +916,19 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	req = appendShellQuoted(req, s.aliases)
 	// The session state: applied before the command when this shell is
 	// behind, captured after it when the command may have changed it.
-	applied := uint64(0)
+	applied, didApply := uint64(0), false
 	var appliedBase *layer
 	req = append(req, " __agentsh_p="...)
 	if st := spec.state; st != nil {
-		if v := st.version(spec.view); v > 0 && (s.state != st || s.stateVer != v || s.stateView != spec.view) {
+		// Nothing captured yet still means the session's directory for a
+		// run without one of its own.
+		if v := st.version(spec.view); (v > 0 || cwd == "") && (s.state != st || s.stateVer != v || s.stateView != spec.view) {
 			applyPath := filepath.Join(s.dir, "a")
 			script, base := st.applyScript(spec.view, spec.scrub, cwd == "", spec.cfgEnv)
 			removeScratch(applyPath)
 			if err := os.WriteFile(applyPath, script, 0o600); err == nil {
 				req = appendShellQuoted(req, applyPath)
-				applied, appliedBase = v, base
+				applied, didApply, appliedBase = v, true, base
 			}
 		}
 	}
@@ -1076,7 +1078,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	hold.Close()
 	s.aliases = ""
 
-	r := &liveRun{s: s, spec: spec, rd: rd, fifo: fifo, w: w, endNonce: endNonce, applied: applied, appliedBase: appliedBase, before: before,
+	r := &liveRun{s: s, spec: spec, rd: rd, fifo: fifo, w: w, endNonce: endNonce, applied: applied, didApply: didApply, appliedBase: appliedBase, before: before,
 		timer: timer, timeoutC: timeoutC, started: runStart, view: view}
 	r.isEnd = func(l string) bool { _, ok := endLine(l, endNonce); return ok }
 	r.startReader(stopLines)
@@ -1122,7 +1124,8 @@ type liveRun struct {
 	fifo     string
 	w        io.Writer
 	endNonce string
-	applied  uint64
+	applied  uint64 // the state's version applied before it, if didApply
+	didApply bool
 	// appliedBase is the user's layer applied with it (see shellSession.base).
 	appliedBase *layer
 	before      bool // the shell dumped its state before the command too (st0)
@@ -1428,7 +1431,7 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 			return r.out, DetachNone
 		}
 		if r.haveExit && r.readerDone {
-			if r.applied > 0 {
+			if r.didApply {
 				s.state, s.stateVer, s.stateView = r.spec.state, r.applied, r.spec.view
 				if r.appliedBase != nil {
 					s.base = r.appliedBase
