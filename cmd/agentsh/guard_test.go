@@ -2,8 +2,8 @@ package main
 
 // End-to-end tests of issue 11 §1: signals and a dying agentsh leave no
 // process and no folder behind. Every test gives agentsh a private
-// XDG_RUNTIME_DIR (the shells' runtime folders) and TMPDIR (the rc
-// snapshot folder), so what is left there is this run's.
+// XDG_RUNTIME_DIR (its engine folder: the shells' runtime folders and the
+// rc snapshot, issue 21) and TMPDIR, so what is left there is this run's.
 
 import (
 	"bufio"
@@ -28,16 +28,17 @@ func privateDirs(t testing.TB) (runtime, tmp string, env []string) {
 	return runtime, tmp, []string{"XDG_RUNTIME_DIR=" + runtime, "TMPDIR=" + tmp}
 }
 
-// agentshFolders lists the runtime and snapshot folders in dirs.
-func agentshFolders(dirs ...string) []string {
+// agentshFolders lists the engine folders of agentsh processes in a
+// runtime dir (runtime/agentsh/p-*), with the runtime folders and
+// snapshots in them, and whatever agentsh left in the temp dir.
+func agentshFolders(runtime, tmp string) []string {
 	var out []string
-	for _, d := range dirs {
-		for _, pat := range []string{"agentsh-sh-*", "agentsh-snapshots-*"} {
-			m, _ := filepath.Glob(filepath.Join(d, pat))
-			out = append(out, m...)
-		}
+	for _, pat := range []string{"agentsh/p-*", "agentsh/p-*/sh-*", "agentsh/p-*/snapshot-*"} {
+		m, _ := filepath.Glob(filepath.Join(runtime, pat))
+		out = append(out, m...)
 	}
-	return out
+	m, _ := filepath.Glob(filepath.Join(tmp, "agentsh-*"))
+	return append(out, m...)
 }
 
 var sleepSeq atomic.Int64
@@ -155,8 +156,8 @@ func TestRPCSIGHUPEndsEverything(t *testing.T) {
 	sl := sleepArgs(2)
 	r.send(t, fmt.Sprintf(`{"id":"b","type":"bash","command":"sleep %s & sleep %s"}`, sl[0], sl[1]))
 	waitFor(t, ctx, "both sleeps", func() bool { return sleepsAlive(sl) == 2 })
-	if len(agentshFolders(runtime, tmp)) != 2 {
-		t.Fatalf("expected a runtime and a snapshot folder, found %q", agentshFolders(runtime, tmp))
+	if len(agentshFolders(runtime, tmp)) != 3 {
+		t.Fatalf("expected an engine folder with a runtime folder and a snapshot, found %q", agentshFolders(runtime, tmp))
 	}
 	if err := r.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
@@ -240,9 +241,9 @@ func killExec(tb testing.TB, s *sandbox, env []string, command string) (sleeps [
 
 // TestExecSIGKILLLeavesNothing: SIGKILL of agentsh (or the OOM killer) ends
 // every process its shell started, through the shell's guardian, which also
-// removes the runtime folder. The snapshot folder has no guardian: the next
-// start removes it (and any folder whose owner is dead), but not the
-// folders of a living agentsh.
+// removes the runtime folder. The engine folder (with the snapshot) has no
+// guardian: the next start removes it (and any engine folder whose owner is
+// dead), but not the folders of a living agentsh.
 func TestExecSIGKILLLeavesNothing(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
@@ -252,12 +253,13 @@ func TestExecSIGKILLLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	waitFor(t, ctx, "the runtime folder to go", func() bool {
-		m, _ := filepath.Glob(filepath.Join(runtime, "agentsh-sh-*"))
+		m, _ := filepath.Glob(filepath.Join(runtime, "agentsh", "p-*", "sh-*"))
 		return len(m) == 0
 	})
-	snaps, _ := filepath.Glob(filepath.Join(tmp, "agentsh-snapshots-*"))
-	if len(snaps) != 1 {
-		t.Fatalf("snapshot folders after the SIGKILL: %q", snaps)
+	engines, _ := filepath.Glob(filepath.Join(runtime, "agentsh", "p-*"))
+	snaps, _ := filepath.Glob(filepath.Join(runtime, "agentsh", "p-*", "snapshot-*"))
+	if len(engines) != 1 || len(snaps) != 1 {
+		t.Fatalf("engine folders %q and snapshots %q after the SIGKILL", engines, snaps)
 	}
 
 	// A folder of a dead owner (as a SIGKILLed older build of this naming
@@ -266,13 +268,13 @@ func TestExecSIGKILLLeavesNothing(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	staleRuntime := filepath.Join(runtime, fmt.Sprintf("agentsh-sh-%d-1-1", dead.Process.Pid))
+	staleRuntime := filepath.Join(runtime, "agentsh", fmt.Sprintf("p-%d-1-1", dead.Process.Pid))
 	st, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fields := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+2:]))
-	alive := filepath.Join(runtime, fmt.Sprintf("agentsh-sh-%d-%s-2", os.Getpid(), fields[19]))
+	alive := filepath.Join(runtime, "agentsh", fmt.Sprintf("p-%d-%s-2", os.Getpid(), fields[19]))
 	for _, d := range []string{staleRuntime, alive} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			t.Fatal(err)

@@ -591,6 +591,20 @@ func BenchmarkWarmTrueStateCapture(b *testing.B) {
 	benchWarmTrue(b, RunOptions{State: NewSessionState(b.TempDir()), Capture: CaptureAll})
 }
 
+// BenchmarkWarmTrueModelCapture is BenchmarkWarmTrueStateCapture for a
+// model's shell: the capture goes to the model's layer, a diff against the
+// user's layer that shell applied (issue 21).
+func BenchmarkWarmTrueModelCapture(b *testing.B) {
+	st := NewSessionState(b.TempDir())
+	e := NewExecutor()
+	b.Cleanup(e.Close)
+	cfg := benchShellConfig(b)
+	if _, err := e.Run(context.Background(), "export AGENTSH_BENCH_USER=1", RunOptions{Shell: cfg, SessionKey: "user", State: st, Capture: CaptureAll}); err != nil {
+		b.Fatal(err)
+	}
+	benchWarmTrue(b, RunOptions{State: st, View: ModelView, Capture: CaptureShell})
+}
+
 // BenchmarkForegroundInputWaitToJob: a foreground `read -p` with the modes'
 // options, from the call to its return as a job waiting for input. It
 // includes jobs.QuietForInput (1 s) by design; detect-ms is what the
@@ -846,4 +860,25 @@ func BenchmarkSandboxGitStatus(b *testing.B) {
 		r, err := eIn.Run(ctx, status, RunOptions{Shell: inCfg, Cwd: inDir})
 		mustExit0(b, r, err)
 	})
+}
+
+// BenchmarkColdStartSnapshot is BenchmarkColdStart with the user's rc
+// snapshot sourced: what checking it and copying it into the shell's own
+// folder costs a start (issue 21).
+func BenchmarkColdStartSnapshot(b *testing.B) {
+	cfg := benchShellConfig(b)
+	cfg.SnapshotPath = GetOrCreateSnapshot(cfg.Path, nil)
+	if cfg.SnapshotPath == "" {
+		b.Skip("no snapshot of the user's rc")
+	}
+	b.Cleanup(RemoveSnapshots)
+	ctx := context.Background()
+	for b.Loop() {
+		e := NewExecutor()
+		r, err := e.Run(ctx, "true", RunOptions{Shell: cfg})
+		mustExit0(b, r, err)
+		b.StopTimer()
+		e.Close()
+		b.StartTimer()
+	}
 }

@@ -218,7 +218,7 @@ func (d *Detached) follow(e *Executor, r *liveRun, out *sink.OutputSink, timeout
 	go func() {
 		defer d.cancel()
 		res, _ := r.loop(d.ctx, nil)
-		e.release(r.s)
+		e.release(r.s, true) // broken already: a job's shell is not reused
 		notice := ""
 		switch {
 		case res.timedOut:

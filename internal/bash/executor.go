@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"agentsh/internal/guard"
 	"agentsh/internal/jobs"
 	"agentsh/internal/pty"
 	"agentsh/internal/sink"
@@ -49,9 +50,18 @@ type RunOptions struct {
 	// State is the session's shell state (cwd, exports, functions, aliases,
 	// options): applied to the shell before the run when it is behind.
 	State *SessionState
+	// View is which of State's layers the shell gets, and which one
+	// Capture records into: UserView (the zero value) for the user's own
+	// commands and every shell outside the sandbox, ModelView for the
+	// model's shells only.
+	View StateView
 	// Capture records the state after the run (when the command may have
 	// changed it).
 	Capture CaptureMode
+	// Fresh runs the command on a shell started for it and closed after
+	// it, never on a cached one: what earlier commands left in a shell
+	// (non-exported variables, traps, hashed paths) cannot reach it.
+	Fresh bool
 	// CaptureHeadLines > 0 keeps the first that many lines of sanitized
 	// output (at most sink.DefaultMaxBytes) in BashResult.Head, because the
 	// in-memory tail loses them once the output overflows.
@@ -127,11 +137,12 @@ var defaultExecutor = NewExecutor()
 // Default is the process-wide executor whose cache lives as long as agentsh.
 func Default() *Executor { return defaultExecutor }
 
-// CloseAll closes the process-wide executor's shells and removes snapshots;
-// call it once on program exit.
+// CloseAll closes the process-wide executor's shells and removes snapshots
+// and this process's engine folder; call it once on program exit.
 func CloseAll() {
 	defaultExecutor.Close()
 	RemoveSnapshots()
+	guard.RemoveEngineDir()
 }
 
 func (e *Executor) grace() time.Duration {
@@ -141,9 +152,10 @@ func (e *Executor) grace() time.Duration {
 	return DefaultKillGrace
 }
 
-// acquire hands out an idle shell for the key or starts a new one: a busy
-// shell is never shared and callers never queue behind each other.
-func (e *Executor) acquire(cfg ShellConfig, sessionKey, cwd string) (*shellSession, error) {
+// acquire hands out an idle shell for the key or starts a new one (always
+// a new one when fresh): a busy shell is never shared and callers never
+// queue behind each other.
+func (e *Executor) acquire(cfg ShellConfig, sessionKey, cwd string, fresh bool) (*shellSession, error) {
 	key := cfg.cacheKey(sessionKey)
 	e.mu.Lock()
 	if e.closed {
@@ -152,7 +164,7 @@ func (e *Executor) acquire(cfg ShellConfig, sessionKey, cwd string) (*shellSessi
 	}
 	var stale []*shellSession
 	var got *shellSession
-	for list := e.idle[key]; len(list) > 0; {
+	for list := e.idle[key]; len(list) > 0 && !fresh; {
 		s := list[len(list)-1] // most recently used keeps state like a single shell would
 		list = list[:len(list)-1]
 		e.idle[key] = list
@@ -188,10 +200,11 @@ func (e *Executor) acquire(cfg ShellConfig, sessionKey, cwd string) (*shellSessi
 }
 
 // release returns a healthy shell to the idle list; a dead, cancelled or
-// poisoned one is evicted and closed with all its processes.
-func (e *Executor) release(s *shellSession) {
+// poisoned one, or one started fresh, is evicted and closed with all its
+// processes.
+func (e *Executor) release(s *shellSession, fresh bool) {
 	e.mu.Lock()
-	if !e.closed && s.alive() && len(e.idle[s.key]) < maxIdlePerKey {
+	if !e.closed && !fresh && s.alive() && len(e.idle[s.key]) < maxIdlePerKey {
 		e.idle[s.key] = append(e.idle[s.key], s)
 		e.mu.Unlock()
 		return
@@ -290,20 +303,20 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 	}
 	var res runOutcome
 	for attempt := 0; ; attempt++ {
-		s, err := e.acquire(opts.Shell, opts.SessionKey, opts.Cwd)
+		s, err := e.acquire(opts.Shell, opts.SessionKey, opts.Cwd, opts.Fresh)
 		if err != nil {
 			out.Dump("")
 			return BashResult{}, err
 		}
 		left := time.Until(deadline)
 		if left <= 0 { // a retry after a stalled shell used up the budget
-			e.release(s)
+			e.release(s, opts.Fresh)
 			res = runOutcome{timedOut: true}
 			break
 		}
 		res = s.run(ctx, runSpec{cwd: opts.Cwd, command: command, timeout: left, stopLines: opts.StopAfterLines,
-			state: opts.State, capture: opts.Capture, scrub: opts.Shell.scrub(), cfgEnv: opts.Shell.Env, detach: det,
-			view: opts.Terminal}, out)
+			state: opts.State, view: opts.View, capture: opts.Capture, scrub: opts.Shell.scrub(), cfgEnv: opts.Shell.Env, detach: det,
+			terminal: opts.Terminal}, out)
 		if r := res.detached; r != nil {
 			// A job now: its shell leaves the pool (closed when it ends).
 			s.broken.Store(true)
@@ -319,7 +332,7 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 			}
 			return br, nil
 		}
-		e.release(s)
+		e.release(s, opts.Fresh)
 		if res.retry && attempt == 0 {
 			continue
 		}

@@ -382,22 +382,26 @@ func TestSandboxToolPaths(t *testing.T) {
 	}
 }
 
-// TestSandboxStateReachesTheTwin: the session state a confined run leaves
-// (cwd, exports, functions; decision 0005) is captured from the sandbox and
-// applied to the unconfined twin that reruns a refused command outside it.
-func TestSandboxStateReachesTheTwin(t *testing.T) {
+// TestSandboxStateStaysFromTheTwin: the state a confined model's run
+// leaves (exports, functions) stays in the model's layer (issue 21): the
+// fresh unconfined shell that reruns a refused command outside the sandbox
+// gets the user's state only, the session's directory included, and is
+// not the model's shell.
+func TestSandboxStateStaysFromTheTwin(t *testing.T) {
 	needSandbox(t, false)
 	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
 	e := newTestExecutor(t)
 	st := NewSessionState(s.work)
+	expect(t, run(t, e, "cd "+shellQuote(s.work)+" && mkdir -p sub && cd sub && export SBX_USER=user", RunOptions{SessionKey: "user", State: st, Capture: CaptureAll}), "", "0")
 	in := s.opts(t)
-	in.State, in.Capture = st, CaptureAll
-	expect(t, run(t, e, `mkdir -p sub && cd sub && export SBX_TWIN=carried && twinf() { echo twin-fn; }; { echo x > "$HOME/twin"; } 2>/dev/null || echo refused`, in), "refused\n", "0")
+	in.State, in.View, in.Capture, in.Cwd = st, ModelView, CaptureShell, st.Cwd()
+	expect(t, run(t, e, `export SBX_TWIN=model && twinf() { echo twin-fn; }; { echo x > "$HOME/twin"; } 2>/dev/null || echo refused`, in), "refused\n", "0")
 	out := in
-	out.Shell.Sandbox = nil
-	out.Cwd = st.Cwd()
-	expect(t, run(t, e, `pwd; echo "$SBX_TWIN"; twinf; echo x > "$HOME/twin" && echo written`, out),
-		filepath.Join(s.work, "sub")+"\ncarried\ntwin-fn\nwritten\n", "0")
+	out.Shell.Sandbox, out.View, out.Capture, out.Fresh = nil, UserView, CaptureNone, true
+	expect(t, run(t, e, `pwd; echo "$SBX_USER ${SBX_TWIN-unset} $(type -t twinf || echo nofunc)"; echo x > "$HOME/twin" && echo written`, out),
+		filepath.Join(s.work, "sub")+"\nuser unset nofunc\nwritten\n", "0")
+	// The model's next confined call still has its own.
+	expect(t, run(t, e, `echo "$SBX_USER $SBX_TWIN"; twinf`, in), "user model\ntwin-fn\n", "0")
 }
 
 // TestSandboxNamespacesFailLater: when a shell cannot get its namespaces

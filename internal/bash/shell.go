@@ -131,29 +131,29 @@ __agentsh_b() {
 	\exec 19>"$__agentsh_o" || { \builtin printf 'F %%s\n' "$__agentsh_n"; \builtin return 125; }
 	[[ -z $__agentsh_x ]] || \builtin eval "\exec $__agentsh_x" 2>/dev/null
 	\builtin printf 'S %%s\n' "$__agentsh_n"
+	[[ $__agentsh_s != [23] ]] || \__agentsh_dump st0
 	[[ -z $__agentsh_p ]] || \builtin source "$__agentsh_p" >/dev/null 2>&1
 	[[ -z $__agentsh_w || $__agentsh_w == "$PWD" ]] || \builtin cd -- "$__agentsh_w" 2>&19
 }
 __agentsh_dump() {
 	\builtin local -a __agentsh_v; \builtin local __agentsh_i
-	\builtin compgen -e >|"$__agentsh_d/n" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_d/n"
+	\builtin local __agentsh_f="$__agentsh_d/${1:-st}"
+	\builtin compgen -e >|"$__agentsh_f.e" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_f.e"
 	{
 		\builtin printf 'P\0%%s\0' "$PWD"
 		for __agentsh_i in "${__agentsh_v[@]}"; do \builtin printf 'X\0%%s\0%%s\0' "$__agentsh_i" "${!__agentsh_i}"; done
-		\builtin compgen -A function >|"$__agentsh_d/n" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_d/n"
-		\builtin printf 'F\0'
-		for __agentsh_i in "${__agentsh_v[@]}"; do [[ $__agentsh_i == @(__agentsh*|builtin|exec) ]] || \builtin declare -f -- "$__agentsh_i"; done
-		\builtin printf '\0A\0'
-		for __agentsh_i in "${!BASH_ALIASES[@]}"; do [[ $__agentsh_i == __ar ]] || \builtin printf '\\builtin alias -- %%q=%%q\n' "$__agentsh_i" "${BASH_ALIASES[$__agentsh_i]}"; done
-		\builtin printf '\0O\0'
+		\builtin compgen -A function >|"$__agentsh_f.f" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_f.f"
+		for __agentsh_i in "${__agentsh_v[@]}"; do [[ $__agentsh_i == @(__agentsh*|builtin|exec) ]] || { \builtin printf 'f\0%%s\0' "$__agentsh_i"; \builtin declare -f -- "$__agentsh_i"; \builtin printf '\0'; }; done
+		for __agentsh_i in "${!BASH_ALIASES[@]}"; do [[ $__agentsh_i == __ar ]] || \builtin printf 'a\0%%s\0%%s\0' "$__agentsh_i" "${BASH_ALIASES[$__agentsh_i]}"; done
+		\builtin printf 'O\0'
 		\builtin shopt -p; \builtin set +o
 		\builtin printf '\0Z\0'
-	} >|"$__agentsh_d/st" 2>/dev/null
+	} >|"$__agentsh_f" 2>/dev/null
 }
 __agentsh_e() {
 	\exec 19>&-
 	[[ -z $__agentsh_t ]] || \builtin printf '\033]6973;%%s\007' "$__agentsh_t" >"$__agentsh_o" 2>/dev/null
-	[[ -z $__agentsh_s ]] || \__agentsh_dump
+	[[ $__agentsh_s != [12] ]] || \__agentsh_dump
 	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t
 	[[ $BASHOPTS == *expand_aliases* ]] || \builtin shopt -s expand_aliases
 	[[ ${BASH_ALIASES[__ar]-} == '%s' ]] || \builtin alias __ar='%s'
@@ -198,10 +198,14 @@ type shellSession struct {
 	// aliases re-points, in the next run, the fds that a command made
 	// copies of its output (`exec 3>&1`), as "3>&19 5>&19".
 	aliases string
-	// state and stateVer: the session state this shell holds, as of which
-	// capture (so a shell that is behind gets it applied first).
-	state    *SessionState
-	stateVer uint64
+	// state, stateVer and stateView: the session state this shell holds,
+	// as of which capture and in which view (so a shell that is behind
+	// gets it applied first); base is the user's layer it applied, which a
+	// ModelView capture diffs against.
+	state     *SessionState
+	stateVer  uint64
+	stateView StateView
+	base      *layer
 
 	mu        sync.Mutex
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
@@ -279,19 +283,31 @@ func (s *shellSession) schedulePrepare() {
 	}()
 }
 
-// runtimeDir prefers a memory file system for the per-session folder.
-func runtimeDir() string {
-	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), "/dev/shm"} {
-		if d == "" {
-			continue
-		}
-		if st, err := os.Stat(d); err == nil && st.IsDir() && syscall.Access(d, 2 /* W_OK */) == nil {
-			return d
-		}
+// removeScratch removes a state file and its scratch files (.e, .f), so
+// that bash writes them anew: rewriting a file through truncation makes
+// ext4 flush it at close (auto_da_alloc), which cost a capture 0.4 ms per
+// file when the engine folder is on a disk.
+func removeScratch(path string) {
+	for _, p := range []string{path, path + ".e", path + ".f"} {
+		_ = os.Remove(p)
 	}
-	return os.TempDir()
 }
 
+// writeNew writes a new file of the engine's (never one that is there
+// already, nor through a symlink), readable by the user only.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// shellQuote quotes s as one bash word.
 func shellQuote(s string) string {
 	return string(appendShellQuoted(nil, s))
 }
@@ -316,27 +332,20 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// Runtime folders are named after their owner (guard.MkdirOwned), so that a
-// later start removes the ones a SIGKILLed agentsh left behind.
-const runtimePrefix = "agentsh-sh-"
-
-var removeStaleOnce sync.Once
-
-// removeStale removes the runtime and snapshot folders of dead agentsh
-// processes, once per process, before it makes its own.
-func removeStale() {
-	removeStaleOnce.Do(func() {
-		guard.RemoveStale(runtimeDir(), runtimePrefix)
-		guard.RemoveStale(os.TempDir(), snapshotPrefix)
-	})
-}
+// runtimePrefix names the shells' runtime folders in the engine folder.
+const runtimePrefix = "sh-"
 
 // startSession starts bash in its own session and process group, below a
 // guardian (internal/guard), and waits until it has sourced the snapshot and
 // defined the protocol functions.
 func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shellSession, error) {
-	removeStale()
-	dir, err := guard.MkdirOwned(runtimeDir(), runtimePrefix)
+	// The engine folder is this process's, 0700, outside every writable
+	// root; a sandbox's view binds back only this shell's own folder.
+	engine, err := guard.EngineDir()
+	if err != nil {
+		return nil, fmt.Errorf("start shell: %w", err)
+	}
+	dir, err := os.MkdirTemp(engine, runtimePrefix)
 	if err != nil {
 		return nil, fmt.Errorf("start shell: %w", err)
 	}
@@ -353,9 +362,18 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 			return fail(err)
 		}
 	}
+	// The snapshot is sourced from a copy in the shell's own folder, of
+	// content checked to be what agentsh took (a confined shell's view
+	// has nothing else of the engine folder).
 	snap := ""
 	if cfg.SnapshotPath != "" {
-		snap = `\builtin . ` + shellQuote(cfg.SnapshotPath) + ` >/dev/null 2>&1 </dev/null`
+		if rc := snapshotContent(cfg.SnapshotPath); rc != nil {
+			rcPath := filepath.Join(dir, "rc")
+			if err := writeNew(rcPath, rc); err != nil {
+				return fail(err)
+			}
+			snap = `\builtin . ` + shellQuote(rcPath) + ` >/dev/null 2>&1 </dev/null`
+		}
 	}
 	if s.ttyPath != "" {
 		// Opening the terminal once makes it bash's controlling terminal
@@ -365,8 +383,8 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	}
 	initPath := filepath.Join(dir, "init")
 	alias := requestAliasFor(s.ttyPath)
-	if err := os.WriteFile(initPath, fmt.Appendf(nil, initScript, placeholderFds, shellQuote(dir), snap, alias, alias, alias), 0o600); err != nil {
-		s.closeTerminal()
+	initText := fmt.Appendf(nil, initScript, placeholderFds, shellQuote(dir), snap, alias, alias, alias)
+	if err := writeNew(initPath, initText); err != nil {
 		return fail(err)
 	}
 	// Socketpairs, not pipes: open(2) of /proc/<pid>/fd/N fails on a
@@ -448,6 +466,11 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	s.st = stR
 	go s.readStatus(stR)
 	go discardControl(ctlW)
+	// What is sourced is checked before it is sourced.
+	if got, err := readOwnFile(initPath); err != nil || !bytes.Equal(got, initText) {
+		s.close()
+		return nil, fmt.Errorf("start shell: %s changed before the shell read it", initPath)
+	}
 	if _, err := io.WriteString(ctlW, `\builtin . `+shellQuote(initPath)+"\n"); err != nil {
 		s.close()
 		return nil, fmt.Errorf("start shell: %w", err)
@@ -646,11 +669,12 @@ type runSpec struct {
 	timeout      time.Duration
 	stopLines    int
 	state        *SessionState // nil = the shell keeps its own state
+	view         StateView     // which layers of state the shell gets (and captures into)
 	capture      CaptureMode
 	scrub        []string          // names kept from this shell when the state is applied
 	cfgEnv       map[string]string // the shell's shell.env: the settings' own, not the state's
 	detach       *detachSpec       // nil = the run holds its call to the end
-	view         *TerminalView     // output on the shell's terminal too (needs one); nil = the FIFO
+	terminal     *TerminalView     // output on the shell's terminal too (needs one); nil = the FIFO
 }
 
 // runOutcome is the engine-level result of one run on one session.
@@ -875,7 +899,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	req = append(req, "__agentsh_w="...)
 	req = appendShellQuoted(req, cwd)
 	req = append(req, " __agentsh_o="...)
-	view := spec.view
+	view := spec.terminal
 	if s.ptm == nil {
 		view = nil
 	}
@@ -892,21 +916,44 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	req = appendShellQuoted(req, s.aliases)
 	// The session state: applied before the command when this shell is
 	// behind, captured after it when the command may have changed it.
-	applied := uint64(0)
+	applied, didApply := uint64(0), false
+	var appliedBase *layer
 	req = append(req, " __agentsh_p="...)
 	if st := spec.state; st != nil {
-		if v := st.Version(); v > 0 && (s.state != st || s.stateVer != v) {
+		// Nothing captured yet still means the session's directory for a
+		// run without one of its own.
+		if v := st.version(spec.view); (v > 0 || cwd == "") && (s.state != st || s.stateVer != v || s.stateView != spec.view) {
 			applyPath := filepath.Join(s.dir, "a")
-			if err := os.WriteFile(applyPath, st.applyScript(spec.scrub, cwd == "", spec.cfgEnv), 0o600); err == nil {
+			script, base := st.applyScript(spec.view, spec.scrub, cwd == "", spec.cfgEnv)
+			removeScratch(applyPath)
+			if err := os.WriteFile(applyPath, script, 0o600); err == nil {
 				req = appendShellQuoted(req, applyPath)
-				applied = v
+				applied, didApply, appliedBase = v, true, base
 			}
 		}
 	}
 	req = append(req, " __agentsh_s="...)
-	if spec.state != nil && spec.capture != CaptureNone {
+	// 1: dump the state after the command; 2: before (st0) and after;
+	// 3: before only. A shell that holds no user's layer yet has its own
+	// state before anything of the model's was applied to it as the base
+	// its captures are compared with: it dumps it once, before the first
+	// run that captures or applies the model's layer.
+	capture := spec.state != nil && spec.capture != CaptureNone
+	before := spec.state != nil && appliedBase == nil && s.base == nil &&
+		((spec.view == ModelView && (capture || applied > 0)) || (capture && spec.state.version(UserView) == 0))
+	switch {
+	case capture && before:
+		req = append(req, '2')
+	case capture:
 		req = append(req, '1')
-		_ = os.Remove(filepath.Join(s.dir, "st"))
+	case before:
+		req = append(req, '3')
+	}
+	if capture {
+		removeScratch(filepath.Join(s.dir, "st"))
+	}
+	if before {
+		removeScratch(filepath.Join(s.dir, "st0"))
 	}
 	req = append(req, " __agentsh_t="...)
 	if view != nil {
@@ -1031,7 +1078,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	hold.Close()
 	s.aliases = ""
 
-	r := &liveRun{s: s, spec: spec, rd: rd, fifo: fifo, w: w, endNonce: endNonce, applied: applied,
+	r := &liveRun{s: s, spec: spec, rd: rd, fifo: fifo, w: w, endNonce: endNonce, applied: applied, didApply: didApply, appliedBase: appliedBase, before: before,
 		timer: timer, timeoutC: timeoutC, started: runStart, view: view}
 	r.isEnd = func(l string) bool { _, ok := endLine(l, endNonce); return ok }
 	r.startReader(stopLines)
@@ -1077,11 +1124,15 @@ type liveRun struct {
 	fifo     string
 	w        io.Writer
 	endNonce string
-	applied  uint64
-	started  time.Time
-	timer    *time.Timer // the timeout's; nil = none
-	timeoutC <-chan time.Time
-	isEnd    func(string) bool
+	applied  uint64 // the state's version applied before it, if didApply
+	didApply bool
+	// appliedBase is the user's layer applied with it (see shellSession.base).
+	appliedBase *layer
+	before      bool // the shell dumped its state before the command too (st0)
+	started     time.Time
+	timer       *time.Timer // the timeout's; nil = none
+	timeoutC    <-chan time.Time
+	isEnd       func(string) bool
 	// handedOver: the run became a job; its loop goes on for the job.
 	handedOver bool
 	view       *TerminalView // the run's output is on the terminal; nil = the FIFO
@@ -1380,15 +1431,29 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 			return r.out, DetachNone
 		}
 		if r.haveExit && r.readerDone {
-			if r.applied > 0 {
-				s.state, s.stateVer = r.spec.state, r.applied
+			if r.didApply {
+				s.state, s.stateVer, s.stateView = r.spec.state, r.applied, r.spec.view
+				if r.appliedBase != nil {
+					s.base = r.appliedBase
+				}
 			}
 			spec := r.spec
 			// A job's end does not move the session (its `cd` happened
 			// long after the call returned); its shell is not reused.
+			if r.before && !r.out.reset && !r.handedOver {
+				if dump, err := os.ReadFile(filepath.Join(s.dir, "st0")); err == nil {
+					if l, _, ok := parseDump(dump, spec.cfgEnv); ok {
+						s.base = l
+					}
+				}
+			}
 			if spec.state != nil && spec.capture != CaptureNone && !r.out.reset && !r.handedOver {
-				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil && spec.state.update(dump, spec.capture, spec.scrub, spec.cfgEnv) {
-					s.state, s.stateVer = spec.state, spec.state.Version()
+				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil &&
+					spec.state.update(dump, spec.capture, spec.view, s.base, spec.scrub, spec.cfgEnv) {
+					s.state, s.stateVer, s.stateView = spec.state, spec.state.version(spec.view), spec.view
+					if spec.view == UserView {
+						s.base = nil // the user's layer is what it holds now
+					}
 				}
 			}
 			r.out.cut = r.cut.Load()

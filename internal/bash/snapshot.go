@@ -1,22 +1,22 @@
 package bash
 
 import (
-	"agentsh/internal/guard"
-	"agentsh/internal/pty"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"agentsh/internal/guard"
+	"agentsh/internal/pty"
 )
 
 // SnapshotBudget bounds how long capturing the user's rc may take.
 const SnapshotBudget = 2 * time.Second
-
-// snapshotPrefix names the snapshot folder in the temp dir after its owner
-// (guard.MkdirOwned), so a later start removes one a dead agentsh left.
-const snapshotPrefix = "agentsh-snapshots-"
 
 // commonTools are never taken over from the user's aliases or functions, so
 // `ls`, `grep` and friends behave the same for every user and the model.
@@ -66,14 +66,26 @@ builtin exit 0
 
 var snapshots struct {
 	sync.Mutex
-	dir   string
-	paths map[string]string // shell path → snapshot file
+	paths map[string]string        // cache key → snapshot file
+	made  map[string]snapshotStamp // snapshot file → what agentsh wrote there
 }
 
+// snapshotStamp is what agentsh knows of a snapshot it wrote: the hash of
+// its content, checked before a shell sources it, and how to take it again.
+type snapshotStamp struct {
+	sum       [sha256.Size]byte
+	shellPath string
+	env       map[string]string
+}
+
+// maxSnapshotBytes bounds what is read of a snapshot file.
+const maxSnapshotBytes = 16 << 20
+
 // GetOrCreateSnapshot captures the aliases, functions, options and PATH of
-// the user's bash rc into a file, best effort within SnapshotBudget. It
-// returns "" when there is no usable snapshot; the result is cached per shell
-// and env until the file disappears.
+// the user's bash rc into a file of this process's engine folder
+// (guard.EngineDir, out of every sandbox's reach), best effort within
+// SnapshotBudget. It returns "" when there is no usable snapshot; the
+// result is cached per shell and env until the file disappears.
 func GetOrCreateSnapshot(shellPath string, env map[string]string) string {
 	if !strings.Contains(filepath.Base(shellPath), "bash") {
 		return ""
@@ -86,23 +98,100 @@ func GetOrCreateSnapshot(shellPath string, env map[string]string) string {
 			return p
 		}
 		delete(snapshots.paths, key)
+		delete(snapshots.made, p)
 	}
-	if snapshots.dir == "" {
-		removeStale()
-		d, err := guard.MkdirOwned(os.TempDir(), snapshotPrefix)
-		if err != nil {
-			return ""
-		}
-		snapshots.dir = d
-		snapshots.paths = map[string]string{}
+	dir, err := guard.EngineDir()
+	if err != nil {
+		return ""
 	}
-	p := filepath.Join(snapshots.dir, "snapshot-bash-"+randomHex(8)+".sh")
-	if err := createSnapshot(shellPath, env, p); err != nil {
-		os.Remove(p)
+	if snapshots.paths == nil {
+		snapshots.paths, snapshots.made = map[string]string{}, map[string]snapshotStamp{}
+	}
+	p := filepath.Join(dir, "snapshot-bash-"+randomHex(8)+".sh")
+	if _, err := takeSnapshotLocked(shellPath, env, p); err != nil {
 		return ""
 	}
 	snapshots.paths[key] = p
 	return p
+}
+
+// takeSnapshotLocked takes the snapshot into path (through a new file
+// renamed over it) and records its stamp; it returns the content.
+func takeSnapshotLocked(shellPath string, env map[string]string, path string) ([]byte, error) {
+	tmp := path + ".new-" + randomHex(4)
+	if err := createSnapshot(shellPath, env, tmp); err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	// The rc's umask made the file: it is agentsh's, read by the user only.
+	err := os.Chmod(tmp, 0o600)
+	var data []byte
+	if err == nil {
+		data, err = readOwnFile(tmp)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	snapshots.made[path] = snapshotStamp{sum: sha256.Sum256(data), shellPath: shellPath, env: env}
+	return data, nil
+}
+
+// snapshotContent is what a shell sources of the snapshot at path: its
+// content once checked to be the user's own file, not writable by others,
+// and, for a snapshot agentsh took, unchanged since (else it is taken
+// again). nil: nothing to source.
+func snapshotContent(path string) []byte {
+	data, err := readOwnFile(path)
+	snapshots.Lock()
+	defer snapshots.Unlock()
+	stamp, ours := snapshots.made[path]
+	if !ours {
+		if err != nil {
+			return nil
+		}
+		return data
+	}
+	if err == nil && sha256.Sum256(data) == stamp.sum {
+		return data
+	}
+	// Changed (or gone) behind agentsh's back: what is there now is not
+	// what agentsh took, and is never sourced.
+	data, err = takeSnapshotLocked(stamp.shellPath, stamp.env, path)
+	if err != nil {
+		delete(snapshots.made, path)
+		return nil
+	}
+	return data
+}
+
+// readOwnFile reads a regular file of this user that no one else may
+// write, without following a symlink.
+func readOwnFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !st.Mode().IsRegular() || !ok || int(sys.Uid) != os.Getuid() || st.Mode().Perm()&0o022 != 0 {
+		return nil, fmt.Errorf("%s: not a file of this user's own", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSnapshotBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxSnapshotBytes {
+		return nil, fmt.Errorf("%s: too large", path)
+	}
+	return data, nil
 }
 
 func createSnapshot(shellPath string, env map[string]string, path string) error {
@@ -140,9 +229,8 @@ func createSnapshot(shellPath string, env map[string]string, path string) error 
 func RemoveSnapshots() {
 	snapshots.Lock()
 	defer snapshots.Unlock()
-	if snapshots.dir != "" {
-		os.RemoveAll(snapshots.dir)
+	for p := range snapshots.made {
+		os.Remove(p)
 	}
-	snapshots.dir = ""
-	snapshots.paths = nil
+	snapshots.paths, snapshots.made = nil, nil
 }

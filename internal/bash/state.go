@@ -14,25 +14,59 @@ import (
 // that may change it and gives it to every shell of the session (a replaced,
 // a parallel or a model's shell) before that shell's next run, so a cancel,
 // a timeout or a broken shell loses nothing of it. Safe for concurrent use.
+//
+// It has two layers (issue 21): the user's, captured from the user's own
+// shells (`!` commands, an RPC client's bash), and the model's, what the
+// model's shells changed on top of it. The model's shells get both
+// (ModelView); every other shell gets the user's layer only (UserView):
+// nothing the model defines (a function named like a command, an alias,
+// PATH, LD_PRELOAD, BASH_ENV, GIT_SSH_COMMAND, PYTHONPATH, options) runs in
+// a shell outside the sandbox. No list of "variables that decide what
+// runs" could be complete, so no variable of the model's crosses, plain
+// data included.
 type SessionState struct {
-	mu       sync.Mutex
-	version  uint64 // 0 = nothing captured yet: shells keep what they start with
-	cwd      string
-	env      map[string]string
-	funcs    string // declare -f text
-	aliases  string // alias lines
-	options  string // shopt -p and set -o lines that may be replayed
-	funcList []string
-	// blind are the scrub patterns of the shell that made the last capture:
-	// it could not see those names, so applying the state leaves them as
-	// the target shell has them.
+	mu      sync.Mutex
+	userVer uint64 // captures into the user's layer; 0 = none yet: shells keep what they start with
+	ver     uint64 // captures into either layer
+	cwd     string
+	user    *layer // never changed once made: a shell keeps the one it applied (shellSession.base)
+	// model is what the model's shells changed on top of the user's
+	// layer: modelSet's entries replace or add, modelUnset's remove.
+	modelSet, modelUnset *layer
+	// blind are the scrub patterns of the shell that made the user's
+	// layer's last capture: it could not see those names, so applying the
+	// state leaves them as the target shell has them.
 	blind []string
+}
+
+// StateView says which layers of a SessionState a shell gets.
+type StateView uint8
+
+const (
+	// UserView is the user's layer only: the user's `!` commands, an RPC
+	// client's bash, the user's jobs, and a model's command the user let
+	// run outside the sandbox. It is the zero value: a caller that says
+	// nothing gets nothing of the model's.
+	UserView StateView = iota
+	// ModelView is the user's layer with the model's on top: the model's
+	// own shells, which also capture into the model's layer.
+	ModelView
+)
+
+// layer is one layer's state. Option keys are "shopt name" or "set name";
+// their values are the lines that replay them.
+type layer struct {
+	env, funcs, aliases, options map[string]string
+}
+
+func newLayer() *layer {
+	return &layer{env: map[string]string{}, funcs: map[string]string{}, aliases: map[string]string{}, options: map[string]string{}}
 }
 
 // NewSessionState starts a state in dir; nothing else is known until the
 // first capture.
 func NewSessionState(dir string) *SessionState {
-	return &SessionState{cwd: dir}
+	return &SessionState{cwd: dir, modelSet: newLayer(), modelUnset: newLayer()}
 }
 
 // Cwd is the session's working directory.
@@ -42,34 +76,115 @@ func (st *SessionState) Cwd() string {
 	return st.cwd
 }
 
-// Version counts captures; a shell that applied version v is current until
-// the next capture.
-func (st *SessionState) Version() uint64 {
+// version is what a shell with view v compares to know whether it is
+// behind: a shell that applied version x is current until the next
+// capture that its view sees. 0 = nothing to apply.
+func (st *SessionState) version(v StateView) uint64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.version
+	if v == ModelView {
+		return st.ver
+	}
+	return st.userVer
 }
 
-// Env returns a copy of the captured exported variables (nil before the
-// first capture).
-func (st *SessionState) Env() map[string]string {
+// Env returns a copy of the exported variables view v holds; nil when it
+// holds nothing yet. Before the user's layer is captured, a ModelView's
+// are start's ("NAME=value" entries: what a shell starts with) with the
+// model's changes.
+func (st *SessionState) Env(v StateView, start []string) map[string]string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.env == nil {
+	l := st.viewLocked(v)
+	if l == nil {
 		return nil
 	}
-	out := make(map[string]string, len(st.env))
-	for k, v := range st.env {
-		out[k] = v
+	if st.user == nil {
+		env := make(map[string]string, len(start))
+		for _, kv := range start {
+			if k, val, ok := strings.Cut(kv, "="); ok {
+				env[k] = val
+			}
+		}
+		for k := range st.modelUnset.env {
+			delete(env, k)
+		}
+		for k, val := range l.env {
+			env[k] = val
+		}
+		return env
+	}
+	return l.env
+}
+
+// Functions returns the names of the functions view v holds.
+func (st *SessionState) Functions(v StateView) []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	l := st.viewLocked(v)
+	if l == nil {
+		return nil
+	}
+	return sortedKeys(l.funcs)
+}
+
+// ModelDefined returns those of names that the model's layer defines as a
+// function or an alias of its own (not the user's): what a command would
+// call in the model's shells but not in a shell with the user's state.
+func (st *SessionState) ModelDefined(names []string) []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []string
+	for _, n := range names {
+		_, f := st.modelSet.funcs[n]
+		_, a := st.modelSet.aliases[n]
+		if f || a {
+			out = append(out, n)
+		}
 	}
 	return out
 }
 
-// Functions returns the names of the captured functions.
-func (st *SessionState) Functions() []string {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return append([]string(nil), st.funcList...)
+// viewLocked is view v as one new layer; nil when nothing was captured
+// into it yet. Before the user's layer is captured, a ModelView's is only
+// the model's changes (modelSet; modelUnset removes), which go on top of
+// what a shell has.
+func (st *SessionState) viewLocked(v StateView) *layer {
+	if st.ver == 0 || (v == UserView && st.userVer == 0) {
+		return nil
+	}
+	out := newLayer()
+	if st.user != nil {
+		copyLayer(out, st.user)
+	}
+	if v == ModelView {
+		for k := range st.modelUnset.env {
+			delete(out.env, k)
+		}
+		for k := range st.modelUnset.funcs {
+			delete(out.funcs, k)
+		}
+		for k := range st.modelUnset.aliases {
+			delete(out.aliases, k)
+		}
+		copyLayer(out, st.modelSet)
+	}
+	return out
+}
+
+func copyLayer(dst, src *layer) {
+	for k, v := range src.env {
+		dst.env[k] = v
+	}
+	for k, v := range src.funcs {
+		dst.funcs[k] = v
+	}
+	for k, v := range src.aliases {
+		dst.aliases[k] = v
+	}
+	for k, v := range src.options {
+		dst.options[k] = v
+	}
 }
 
 // CaptureMode says what a run's end records into its session state.
@@ -86,7 +201,8 @@ const (
 	CaptureAll
 )
 
-// neverCarried are names the engine owns or bash manages itself.
+// neverCarried are names the engine owns or bash manages itself, and
+// those that make every bash run a file or a command of theirs.
 func neverCarried(name string) bool {
 	switch name {
 	case markerVar, "_", "PWD", "OLDPWD", "SHLVL", "BASHOPTS", "SHELLOPTS", "BASH_ENV", "ENV", "PROMPT_COMMAND":
@@ -96,114 +212,156 @@ func neverCarried(name string) bool {
 }
 
 // unsafeOptions are never replayed into another shell: they would stop it
-// (errexit, noexec, onecmd), or belong to an interactive terminal.
+// (errexit, noexec, onecmd), belong to an interactive terminal, or run the
+// model's code around every command (extdebug, functrace).
 var unsafeOptions = map[string]bool{
 	"errexit": true, "noexec": true, "onecmd": true, "restricted": true, "monitor": true,
 	"history": true, "histexpand": true, "emacs": true, "vi": true, "restricted_shell": true,
 	"login_shell": true, "extdebug": true, "functrace": true, "progcomp_alias": false,
 }
 
-// update applies a dump written by __agentsh_dump (see the init script):
-// NUL-separated records P cwd, X name value…, F functions, A aliases, O
-// options. It returns false when the dump is malformed.
-func (st *SessionState) update(dump []byte, mode CaptureMode, scrub []string, cfgEnv map[string]string) bool {
+// parseDump reads a dump written by __agentsh_dump (see the init script):
+// NUL-separated records P cwd, X name value, f name text, a name value,
+// O options, Z (the end). ok is false when it is malformed.
+func parseDump(dump []byte, cfgEnv map[string]string) (l *layer, cwd string, ok bool) {
 	fields := bytes.Split(dump, []byte{0})
-	var cwd, funcs, aliases, opts string
-	env := map[string]string{}
-	var sawEnd bool
+	l = newLayer()
 	for i := 0; i < len(fields); {
+		need := 0 // the record's fields after its tag
+		switch string(fields[i]) {
+		case "P", "O":
+			need = 1
+		case "X", "f", "a":
+			need = 2
+		}
+		if i+need >= len(fields) {
+			return nil, "", false
+		}
 		switch string(fields[i]) {
 		case "P":
-			if i+1 >= len(fields) {
-				return false
-			}
 			cwd = string(fields[i+1])
-			i += 2
 		case "X":
-			if i+2 >= len(fields) {
-				return false
-			}
 			// A variable with the value shell.env gives it comes from the
 			// settings, not from a command: the settings stay in charge of
 			// it (an edit of shell.env applies from the next command).
 			if name, val := string(fields[i+1]), string(fields[i+2]); !neverCarried(name) {
 				if cv, ok := cfgEnv[name]; !ok || cv != val {
-					env[name] = val
+					l.env[name] = val
 				}
 			}
-			i += 3
-		case "F", "A", "O":
-			if i+1 >= len(fields) {
-				return false
+		case "f":
+			l.funcs[string(fields[i+1])] = string(fields[i+2])
+		case "a":
+			l.aliases[string(fields[i+1])] = string(fields[i+2])
+		case "O":
+			for _, line := range strings.Split(string(fields[i+1]), "\n") {
+				if k, ok := optionKey(line); ok {
+					l.options[k] = "\\builtin " + line
+				}
 			}
-			switch string(fields[i]) {
-			case "F":
-				funcs = string(fields[i+1])
-			case "A":
-				aliases = string(fields[i+1])
-			case "O":
-				opts = filterOptions(string(fields[i+1]))
-			}
-			i += 2
 		case "Z":
-			sawEnd = true
-			i = len(fields)
+			return l, cwd, true
 		case "":
-			i++
 		default:
-			return false
+			return nil, "", false
 		}
+		i += need + 1
 	}
-	if !sawEnd {
+	return nil, "", false
+}
+
+// update applies a dump. A UserView capture replaces the user's layer
+// (and drops from the model's layer what the user has just changed: the
+// latest writer of a name wins); a ModelView capture replaces the model's
+// layer with what the dump differs from base, the user's layer that shell
+// had applied (nil: none). It returns false when the dump is malformed.
+func (st *SessionState) update(dump []byte, mode CaptureMode, v StateView, base *layer, scrub []string, cfgEnv map[string]string) bool {
+	l, cwd, ok := parseDump(dump, cfgEnv)
+	if !ok {
 		return false
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	// A scrubbed (model's) shell did not see the secrets: keep what the
-	// state knew of them.
-	for k, v := range st.env {
-		if _, ok := env[k]; !ok && Scrubbed(k, scrub) {
-			env[k] = v
+	st.ver++
+	if v == ModelView {
+		set, unset := newLayer(), newLayer()
+		if base == nil {
+			base = newLayer()
+		}
+		diff := func(now, was, set, unset map[string]string, skip func(string) bool) {
+			for k, val := range now {
+				if old, ok := was[k]; (!ok || old != val) && !skip(k) {
+					set[k] = val
+				}
+			}
+			for k := range was {
+				if _, ok := now[k]; !ok && !skip(k) {
+					unset[k] = ""
+				}
+			}
+		}
+		none := func(string) bool { return false }
+		// A scrubbed shell cannot see those names: their absence is not
+		// an unset, and what it set under them stays in that shell.
+		diff(l.env, base.env, set.env, unset.env, func(k string) bool { return Scrubbed(k, scrub) })
+		diff(l.funcs, base.funcs, set.funcs, unset.funcs, none)
+		diff(l.aliases, base.aliases, set.aliases, unset.aliases, none)
+		diff(l.options, base.options, set.options, map[string]string{}, none)
+		st.modelSet, st.modelUnset = set, unset
+		return true
+	}
+	// A scrubbed shell did not see the secrets: keep what the state knew
+	// of them. The first capture compares with the shell's own start.
+	old := st.user
+	if old == nil {
+		old = base
+	}
+	if old == nil {
+		old = newLayer()
+	}
+	for k, val := range old.env {
+		if _, ok := l.env[k]; !ok && Scrubbed(k, scrub) {
+			l.env[k] = val
 		}
 	}
+	forget := func(now, was, set, unset map[string]string) {
+		for k, val := range now {
+			if o, ok := was[k]; !ok || o != val {
+				delete(set, k)
+				delete(unset, k)
+			}
+		}
+		for k := range was {
+			if _, ok := now[k]; !ok {
+				delete(set, k)
+				delete(unset, k)
+			}
+		}
+	}
+	forget(l.env, old.env, st.modelSet.env, st.modelUnset.env)
+	forget(l.funcs, old.funcs, st.modelSet.funcs, st.modelUnset.funcs)
+	forget(l.aliases, old.aliases, st.modelSet.aliases, st.modelUnset.aliases)
+	forget(l.options, old.options, st.modelSet.options, st.modelUnset.options)
+	st.user = l
+	st.userVer++
 	st.blind = append([]string(nil), scrub...)
-	st.version++
 	if mode == CaptureAll && cwd != "" {
 		st.cwd = cwd
 	}
-	st.env, st.funcs, st.aliases, st.options = env, funcs, aliases, opts
-	st.funcList = functionNames(funcs)
 	return true
 }
 
-// filterOptions keeps the `shopt -s/-u name` and `set -o/+o name` lines of
-// options that are safe to replay.
-func filterOptions(text string) string {
-	var b strings.Builder
-	for _, line := range strings.Split(text, "\n") {
-		f := strings.Fields(line)
-		if len(f) != 3 || (f[0] != "shopt" && f[0] != "set") || unsafeOptions[f[2]] {
-			continue
-		}
-		if (f[0] == "shopt" && f[1] != "-s" && f[1] != "-u") || (f[0] == "set" && f[1] != "-o" && f[1] != "+o") {
-			continue
-		}
-		b.WriteString("\\builtin ")
-		b.WriteString(line)
-		b.WriteByte('\n')
+// optionKey is "shopt name" or "set name" for a `shopt -s/-u name` or
+// `set -o/+o name` line of an option that is safe to replay.
+func optionKey(line string) (string, bool) {
+	f := strings.Fields(line)
+	if len(f) != 3 || unsafeOptions[f[2]] {
+		return "", false
 	}
-	return b.String()
-}
-
-// functionNames reads the names off `declare -f` output ("name () " lines).
-func functionNames(text string) []string {
-	var out []string
-	for _, line := range strings.Split(text, "\n") {
-		if name, ok := strings.CutSuffix(line, " () "); ok && name != "" && !strings.ContainsAny(name, " \t") {
-			out = append(out, name)
-		}
+	if (f[0] == "shopt" && (f[1] == "-s" || f[1] == "-u")) || (f[0] == "set" && (f[1] == "-o" || f[1] == "+o")) {
+		return f[0] + " " + f[2], true
 	}
-	return out
+	return "", false
 }
 
 // Scrubbed reports whether name matches one of the glob patterns (used for
@@ -217,24 +375,39 @@ func Scrubbed(name string, patterns []string) bool {
 	return false
 }
 
-// applyScript is the bash text that makes a shell's state the captured one.
-// It runs inside the prologue function, so its helpers are local. Names
-// matching scrub are left out (a model's shell never receives secrets from
-// the user's), and the target's shell.env names are never unset. With cwd
-// set, it also changes directory.
-func (st *SessionState) applyScript(scrub []string, withCwd bool, cfgEnv map[string]string) []byte {
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// applyScript is the bash text that makes a shell's state view v, and the
+// user's layer it is made from (for the model's next capture to diff
+// against). It runs inside the prologue function, so its helpers are
+// local. Names matching scrub are left out (a model's shell never receives
+// secrets from the user's), and the target's shell.env names are never
+// unset. With cwd set, it also changes directory.
+func (st *SessionState) applyScript(v StateView, scrub []string, withCwd bool, cfgEnv map[string]string) ([]byte, *layer) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var b []byte
 	b = append(b, "\\builtin local -a __agentsh_v; \\builtin local -A __agentsh_k; \\builtin local __agentsh_i\n"...)
-	names := make([]string, 0, len(st.env))
-	for k := range st.env {
-		if !Scrubbed(k, scrub) {
-			names = append(names, k)
-		}
+	l := st.viewLocked(v)
+	if l != nil && st.user == nil {
+		b = st.appendModelChanges(b, scrub)
+		l = nil
 	}
-	sort.Strings(names)
-	if st.env != nil {
+	if l != nil {
+		names := make([]string, 0, len(l.env))
+		for k := range l.env {
+			if !Scrubbed(k, scrub) {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
 		b = append(b, "__agentsh_k=("...)
 		for _, k := range names {
 			b = append(b, '[')
@@ -244,9 +417,9 @@ func (st *SessionState) applyScript(scrub []string, withCwd bool, cfgEnv map[str
 		b = append(b, ")\n"...)
 		// Unexport what the state does not have (a `!unset FOO`), then
 		// export what it has.
-		b = append(b, `\builtin compgen -e >|"$__agentsh_d/n" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_d/n"
+		b = append(b, `\builtin compgen -e >|"$__agentsh_d/a.e" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_d/a.e"
 for __agentsh_i in "${__agentsh_v[@]}"; do [[ -n ${__agentsh_k[$__agentsh_i]-} || $__agentsh_i == @(__agentsh*|AGENTSH_SHELL_MARK|_|PWD|OLDPWD|SHLVL|BASHOPTS|SHELLOPTS`...)
-		for _, p := range st.blind {
+		for _, p := range append(append([]string(nil), st.blind...), scrub...) {
 			if !strings.ContainsAny(p, "|()'\"\\ \t\n$`") {
 				b = append(b, '|')
 				b = append(b, p...)
@@ -267,27 +440,95 @@ for __agentsh_i in "${__agentsh_v[@]}"; do [[ -n ${__agentsh_k[$__agentsh_i]-} |
 			b = append(b, "\\builtin export "...)
 			b = append(b, k...)
 			b = append(b, '=')
-			b = appendShellQuoted(b, st.env[k])
+			b = appendShellQuoted(b, l.env[k])
 			b = append(b, " 2>/dev/null\n"...)
 		}
 		// Functions: drop those the state does not have, define the rest.
-		b = append(b, "\\builtin compgen -A function >|\"$__agentsh_d/n\" 2>/dev/null; \\builtin mapfile -t __agentsh_v <\"$__agentsh_d/n\"; __agentsh_k=(); "...)
-		for _, f := range st.funcList {
+		funcs := sortedKeys(l.funcs)
+		b = append(b, "\\builtin compgen -A function >|\"$__agentsh_d/a.f\" 2>/dev/null; \\builtin mapfile -t __agentsh_v <\"$__agentsh_d/a.f\"; __agentsh_k=(); "...)
+		for _, f := range funcs {
 			b = append(b, "__agentsh_k["...)
 			b = appendShellQuoted(b, f)
 			b = append(b, "]=1; "...)
 		}
 		b = append(b, "\nfor __agentsh_i in \"${__agentsh_v[@]}\"; do [[ -n ${__agentsh_k[$__agentsh_i]-} || $__agentsh_i == __agentsh* ]] || \\builtin unset -f -- \"$__agentsh_i\"; done\n"...)
-		b = append(b, st.funcs...)
-		b = append(b, "\nfor __agentsh_i in \"${!BASH_ALIASES[@]}\"; do [[ $__agentsh_i == __ar ]] || \\builtin unalias -- \"$__agentsh_i\"; done\n"...)
-		b = append(b, st.aliases...)
-		b = append(b, '\n')
-		b = append(b, st.options...)
+		for _, f := range funcs {
+			b = append(b, l.funcs[f]...)
+			b = append(b, '\n')
+		}
+		b = append(b, "for __agentsh_i in \"${!BASH_ALIASES[@]}\"; do [[ $__agentsh_i == __ar ]] || \\builtin unalias -- \"$__agentsh_i\"; done\n"...)
+		for _, a := range sortedKeys(l.aliases) {
+			b = append(b, "\\builtin alias -- "...)
+			b = appendShellQuoted(b, a)
+			b = append(b, '=')
+			b = appendShellQuoted(b, l.aliases[a])
+			b = append(b, '\n')
+		}
+		b = appendOptions(b, l.options)
 	}
 	if withCwd && st.cwd != "" {
 		b = append(b, "\\builtin cd -- "...)
 		b = appendShellQuoted(b, st.cwd)
 		b = append(b, " 2>/dev/null\n"...)
+	}
+	return b, st.user
+}
+
+// appendModelChanges appends the model's layer as changes to a shell's own
+// state: the view of a ModelView shell before the user's layer exists.
+func (st *SessionState) appendModelChanges(b []byte, scrub []string) []byte {
+	for _, k := range sortedKeys(st.modelUnset.env) {
+		if validName(k) && !Scrubbed(k, scrub) {
+			b = append(b, "\\builtin unset -v -- "...)
+			b = append(b, k...)
+			b = append(b, " 2>/dev/null\n"...)
+		}
+	}
+	for _, k := range sortedKeys(st.modelSet.env) {
+		if validName(k) && !Scrubbed(k, scrub) {
+			b = append(b, "\\builtin export "...)
+			b = append(b, k...)
+			b = append(b, '=')
+			b = appendShellQuoted(b, st.modelSet.env[k])
+			b = append(b, " 2>/dev/null\n"...)
+		}
+	}
+	for _, f := range sortedKeys(st.modelUnset.funcs) {
+		b = append(b, "\\builtin unset -f -- "...)
+		b = appendShellQuoted(b, f)
+		b = append(b, '\n')
+	}
+	for _, f := range sortedKeys(st.modelSet.funcs) {
+		b = append(append(b, st.modelSet.funcs[f]...), '\n')
+	}
+	for _, a := range sortedKeys(st.modelUnset.aliases) {
+		b = append(b, "\\builtin unalias -- "...)
+		b = appendShellQuoted(b, a)
+		b = append(b, " 2>/dev/null\n"...)
+	}
+	for _, a := range sortedKeys(st.modelSet.aliases) {
+		b = append(b, "\\builtin alias -- "...)
+		b = appendShellQuoted(b, a)
+		b = append(b, '=')
+		b = appendShellQuoted(b, st.modelSet.aliases[a])
+		b = append(b, '\n')
+	}
+	return appendOptions(b, st.modelSet.options)
+}
+
+// appendOptions appends the option lines: shopt's before set's, as `shopt
+// -p; set +o` gave them.
+func appendOptions(b []byte, opts map[string]string) []byte {
+	keys := sortedKeys(opts)
+	for _, k := range keys {
+		if strings.HasPrefix(k, "shopt ") {
+			b = append(append(b, opts[k]...), '\n')
+		}
+	}
+	for _, k := range keys {
+		if strings.HasPrefix(k, "set ") {
+			b = append(append(b, opts[k]...), '\n')
+		}
 	}
 	return b
 }

@@ -22,7 +22,7 @@ func modelRun(t *testing.T, e *Executor, st *SessionState, cmd string, scrub ...
 	t.Helper()
 	sh := testShell(t)
 	sh.ScrubEnv = scrub
-	return run(t, e, cmd, RunOptions{Shell: sh, State: st, Cwd: st.Cwd(), Capture: CaptureShell, Timeout: 60 * time.Second})
+	return run(t, e, cmd, RunOptions{Shell: sh, State: st, View: ModelView, Cwd: st.Cwd(), Capture: CaptureShell, Timeout: 60 * time.Second})
 }
 
 const stateSetup = `cd %s && export AGENTSH_T_FOO=bar && greet() { echo "hi $1"; } && alias ll='echo listed' && shopt -s extglob && set -o noclobber`
@@ -88,15 +88,16 @@ func TestUserStateReachesTheModel(t *testing.T) {
 	// exports, functions, aliases and options, but not the secret.
 	want := dir + "|bar\nhi you\nlisted\nextglob\nnoclobber\n"
 	expect(t, modelRun(t, e, st, stateProbe+"; echo ${AGENTSH_T_GONE-unset} ${AGENTSH_T_API_KEY-scrubbed}", "*_API_KEY"), want+"unset scrubbed\n", "0")
-	// The model's own cd ends with its call; its export joins the state.
+	// The model's own cd ends with its call; its export stays in the
+	// model's layer: the user's shell does not get it (issue 21).
 	expect(t, modelRun(t, e, st, "cd / && export AGENTSH_T_MODEL=1 && pwd", "*_API_KEY"), "/\n", "0")
 	if st.Cwd() != dir {
 		t.Fatalf("a model's cd moved the session to %q", st.Cwd())
 	}
-	expect(t, userRun(t, e, st, `echo "$PWD $AGENTSH_T_MODEL"`), dir+" 1\n", "0")
-	// A parallel (fresh) model shell gets it all too.
+	expect(t, userRun(t, e, st, `echo "$PWD ${AGENTSH_T_MODEL-unset}"`), dir+" unset\n", "0")
+	// A parallel (fresh) model shell gets it all, the model's export too.
 	e2 := newTestExecutor(t)
-	expect(t, modelRun(t, e2, st, stateProbe, "*_API_KEY"), want, "0")
+	expect(t, modelRun(t, e2, st, stateProbe+"; echo $AGENTSH_T_MODEL", "*_API_KEY"), want+"1\n", "0")
 }
 
 func TestStateCarriesNoPoison(t *testing.T) {

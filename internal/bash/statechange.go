@@ -92,3 +92,31 @@ func shellBuiltin(name string) bool {
 	}
 	return false
 }
+
+// CommandNames lists the command words of command, in order and once each:
+// the names a function or an alias could stand in for. A command that
+// does not parse gives its first word.
+func CommandNames(command string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(name string) {
+		if name != "" && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		if w := strings.Fields(command); len(w) > 0 {
+			add(w[0])
+		}
+		return out
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			add(c.Args[0].Lit())
+		}
+		return true
+	})
+	return out
+}

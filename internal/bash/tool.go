@@ -160,6 +160,12 @@ type ToolContext struct {
 	// State is the agent session's shell state: applied to the model's
 	// shell before a call, and updated after a call that may change it.
 	State *SessionState
+	// View is which of State's layers the call's shell gets: ModelView
+	// for the model's calls (set by the session); UserView, the zero
+	// value, for a command the user let run outside the sandbox (an
+	// approved re-run, an allow rule) and for the user's jobs. A UserView
+	// call of the tool runs on a fresh shell and records nothing.
+	View StateView
 }
 
 // TerminalUI is what a UI offers the PTY path (SPEC §1.5, §3): the size a
@@ -581,13 +587,19 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 		// executor keeps them aside for the head argument.
 		CaptureHeadLines: max(head, 0),
 		State:            tc.State,
+		View:             tc.View,
 		// A command that outlasts bash.autoBackgroundSeconds, waits for
 		// input or is moved by the user becomes a job (SPEC §9); the
 		// model's own timeout still kills it then.
 		Jobs: t.Jobs, AutoBackground: tc.Settings.AutoBackground, BackgroundNow: tc.BackgroundNow,
 		KeepTimeout: p.Timeout != nil, JobCommand: p.Command,
 	}
-	if tc.State != nil && MayChangeState(command, tc.State.Functions()) {
+	switch {
+	case tc.State != nil && tc.View == UserView:
+		// Outside the sandbox on the user's say-so: a shell with only
+		// the user's state, which no earlier command of the model used.
+		opts.Fresh = true
+	case tc.State != nil && MayChangeState(command, tc.State.Functions(tc.View)):
 		opts.Capture = CaptureShell
 	}
 	switch {
@@ -669,22 +681,25 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 	}, r.TimedOut, nil
 }
 
-// ptyBaseEnv is the environment a PTY run starts from: the session's
-// exported variables once the state has been captured (so the user's
+// ptyBaseEnv is the environment a PTY run starts from: the exported
+// variables of the session state's view once captured (so the user's
 // `!export` reaches it), else agentsh's own; secrets scrubbed either way.
 func ptyBaseEnv(tc ToolContext) []string {
-	if tc.State != nil {
-		if env := tc.State.Env(); env != nil {
-			out := make([]string, 0, len(env))
-			for k, v := range env {
-				if !tc.Settings.Shell.scrubbed(k) {
-					out = append(out, k+"="+v)
-				}
-			}
-			return out
+	base := tc.Settings.Shell.inheritedEnv()
+	if tc.State == nil {
+		return base
+	}
+	env := tc.State.Env(tc.View, base)
+	if env == nil {
+		return base
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		if !tc.Settings.Shell.scrubbed(k) {
+			out = append(out, k+"="+v)
 		}
 	}
-	return tc.Settings.Shell.inheritedEnv()
+	return out
 }
 
 // updater turns output chunks into onUpdate snapshots of the tail, at most

@@ -33,8 +33,15 @@ func EngineBase() string {
 	return filepath.Join(os.TempDir(), "agentsh-run-"+strconv.Itoa(os.Getuid()))
 }
 
-// engineDir is this process's folder under EngineBase, made once.
-var engineDir = sync.OnceValues(func() (string, error) {
+var engine struct {
+	sync.Mutex
+	dir string // "" = not made yet
+}
+
+// makeEngineDir makes this process's folder under EngineBase (the base
+// 0700 and the user's own), first removing the folders dead agentsh
+// processes left there.
+func makeEngineDir() (string, error) {
 	base := EngineBase()
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", fmt.Errorf("engine folder: %w", err)
@@ -55,15 +62,44 @@ var engineDir = sync.OnceValues(func() (string, error) {
 		}
 	}
 	RemoveStale(base, enginePrefix)
-	return MkdirOwned(base, enginePrefix)
-})
+	d, err := MkdirOwned(base, enginePrefix)
+	if err != nil {
+		return "", fmt.Errorf("engine folder: %w", err)
+	}
+	return d, nil
+}
 
 // enginePrefix names a process's folder under EngineBase after its owner
 // (MkdirOwned), so a later start removes the one a killed agentsh left.
 const enginePrefix = "p-"
 
 // EngineDir is this process's own 0700 folder under EngineBase, made at
-// the first call; the engine's runtime folders and snapshots live in it.
-// It is removed by RemoveEngineDir, or by the next agentsh once this one is
-// gone.
-func EngineDir() (string, error) { return engineDir() }
+// the first call (and again if it was removed); the engine's runtime
+// folders and snapshots live in it. It is removed by RemoveEngineDir, or by
+// the next agentsh once this one is gone.
+func EngineDir() (string, error) {
+	engine.Lock()
+	defer engine.Unlock()
+	if engine.dir != "" {
+		if st, err := os.Lstat(engine.dir); err == nil && st.IsDir() {
+			return engine.dir, nil
+		}
+	}
+	d, err := makeEngineDir()
+	if err != nil {
+		return "", err
+	}
+	engine.dir = d
+	return d, nil
+}
+
+// RemoveEngineDir removes this process's engine folder, if it made one:
+// called on exit, once every shell is closed.
+func RemoveEngineDir() {
+	engine.Lock()
+	defer engine.Unlock()
+	if engine.dir != "" {
+		os.RemoveAll(engine.dir)
+		engine.dir = ""
+	}
+}

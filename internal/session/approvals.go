@@ -35,6 +35,26 @@ type ApprovalQuestion struct {
 	Rule    bash.PatternRule // AskRule: the rule that asks
 	Reason  string           // SandboxDenial: what the sandbox refused (sandbox.Denial.Reason)
 	Prefix  string           // SandboxDenial: what Always allows; "" = Always is not offered
+	// ModelDefined (SandboxDenial) are the commands of Command that the
+	// model defined as functions or aliases in its shells: the re-run
+	// runs in a fresh shell with the user's state only, where they are
+	// not defined, so Command runs the programs of those names.
+	ModelDefined []string
+}
+
+// OutsideNote says how a command the user lets run outside the sandbox
+// runs: what the approval question shows below the command.
+func (q ApprovalQuestion) OutsideNote() string {
+	s := "It runs in a fresh shell with your shell state only: nothing the model defined in its shells (functions, aliases, variables) is there."
+	if n := len(q.ModelDefined); n > 0 {
+		names := strings.Join(q.ModelDefined, ", ")
+		what, is, runs := "a function or alias", "is", "runs"
+		if n > 1 {
+			what, is, runs = "functions or aliases", "are", "run"
+		}
+		s += " The model's own " + names + " (" + what + " it defined) " + is + " not there: " + names + " " + runs + " as in your shell."
+	}
+	return s
 }
 
 // ApprovalAnswer is the user's answer.
@@ -130,6 +150,7 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 		if tc.Settings.Shell.Sandbox.Enabled() && (m.Action == "" || m.Action == bash.PatternAllow) {
 			if o := bash.CheckPatterns(p.Command, OutsideRules(folder())); o.Action == bash.PatternAllow {
 				tc.Settings.Shell.Sandbox = nil
+				tc.View = bash.UserView // outside: nothing of the model's state
 			}
 		}
 		res, err := run(tc)
@@ -154,7 +175,11 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 			return res, err
 		}
 		prefix := bash.CommandPrefix(p.Command)
-		ans := a.Approver.Approve(ctx, ApprovalQuestion{Kind: SandboxDenial, Command: p.Command, Reason: d.Reason(), Prefix: prefix})
+		q := ApprovalQuestion{Kind: SandboxDenial, Command: p.Command, Reason: d.Reason(), Prefix: prefix}
+		if tc.State != nil {
+			q.ModelDefined = tc.State.ModelDefined(bash.CommandNames(p.Command))
+		}
+		ans := a.Approver.Approve(ctx, q)
 		if ans == Decline || ctx.Err() != nil {
 			te.Message = withNote(te.Message, fmt.Sprintf(sandboxDeclinedNote, d.Reason()))
 			return res, err
@@ -165,7 +190,9 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 				note += fmt.Sprintf(sandboxSaveNote, serr)
 			}
 		}
-		tc.Settings.Shell.Sandbox = nil
+		// A fresh shell with the user's state only: the model's functions,
+		// aliases and variables stay inside (issue 21).
+		tc.Settings.Shell.Sandbox, tc.View = nil, bash.UserView
 		res, err = run(tc)
 		switch {
 		case errors.As(err, &te):

@@ -123,8 +123,8 @@ func denialCommand(t *testing.T) (cmd, script string) {
 }
 
 // TestApprovalsSandboxDenial: a failure the sandbox caused asks once; Once
-// runs it again in another shell (the unconfined twin) with the session
-// state carried over and gives the model the re-run's result; Decline
+// runs it again in another shell (a fresh unconfined one, with the user's
+// state but not the model's export) and gives the model the re-run's result; Decline
 // gives the original failure with a note; without an Approver the note
 // says no one can approve; Always saves {"allow": prefix} in the project
 // settings, after which the command matches an allow rule.
@@ -150,7 +150,9 @@ func TestApprovalsSandboxDenial(t *testing.T) {
 			}
 			switch c.name {
 			case "once", "always":
-				want := "again X=kept shell=other\n\n[agentsh: the sandbox refused " + reason +
+				// The model's export stays in its layer: the re-run has
+				// the user's state only (issue 21).
+				want := "again X= shell=other\n\n[agentsh: the sandbox refused " + reason +
 					"; the user approved, and this is the result of running the command again outside the sandbox]"
 				if r.IsError || r.Content != want {
 					t.Errorf("result %+v, want %q", r, want)
@@ -269,5 +271,41 @@ func TestApprovalsFollowSessionYolo(t *testing.T) {
 	a.SetSandbox(SandboxSettings{Yolo: true})
 	if r := call(t, reg, tools.BashName, map[string]any{"command": "echo hi"}); r.IsError || !strings.Contains(r.Content, "hi") {
 		t.Fatalf("under the session's yolo: %+v", r)
+	}
+}
+
+// TestApprovalRerunRunsNoModelFunction (issue 21 §6): the model's touch
+// function and ls alias, defined in its confined shell, do not run when
+// the user approves a re-run outside the sandbox: the real touch does, and
+// the question says the model's touch is not there.
+func TestApprovalRerunRunsNoModelFunction(t *testing.T) {
+	_, script := denialCommand(t)
+	user := &answering{answers: []ApprovalAnswer{Once}}
+	reg, a := approvalTools(t, nil, Approvals{Approver: user})
+	marks := filepath.Join(a.Cwd(), "marks")
+	def := fmt.Sprintf(`touch() { echo "touch $1" >> %[1]s; }; alias ls='echo ls >> %[1]s'`, marks)
+	if r := call(t, reg, tools.BashName, map[string]any{"command": def}); r.IsError {
+		t.Fatalf("define: %+v", r)
+	}
+	cmd := "touch made; ls made; [ -e first ] || { : > first; " + script + "; }"
+	r := call(t, reg, tools.BashName, map[string]any{"command": cmd})
+	if r.IsError || !strings.HasPrefix(r.Content, "made\n\n[agentsh: the sandbox refused") {
+		t.Fatalf("result %+v", r)
+	}
+	// The confined attempt ran the model's own (as the model meant); the
+	// re-run outside ran the real touch and ls.
+	if b, _ := os.ReadFile(marks); string(b) != "touch made\nls made\n" {
+		t.Errorf("marks %q: the model's function or alias ran outside", b)
+	}
+	if _, err := os.Stat(filepath.Join(a.Cwd(), "made")); err != nil {
+		t.Errorf("the real touch did not run: %v", err)
+	}
+	if len(user.asked) != 1 || strings.Join(user.asked[0].ModelDefined, " ") != "touch ls" {
+		t.Fatalf("asked %+v", user.asked)
+	}
+	want := "It runs in a fresh shell with your shell state only: nothing the model defined in its shells (functions, aliases, variables) is there. " +
+		"The model's own touch, ls (functions or aliases it defined) are not there: touch, ls run as in your shell."
+	if got := user.asked[0].OutsideNote(); got != want {
+		t.Errorf("note %q, want %q", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"agentsh/internal/confinedfs"
@@ -80,7 +81,7 @@ func TestFileGateRead(t *testing.T) {
 			}
 			if user != nil {
 				want := ApprovalQuestion{Kind: SandboxDenial, Command: "read ~/.ssh/id_rsa", Reason: "reading " + key + " (sandbox.denyRead)"}
-				if len(user.asked) != 1 || user.asked[0] != want {
+				if len(user.asked) != 1 || !reflect.DeepEqual(user.asked[0], want) {
 					t.Errorf("asked %+v, want %+v", user.asked, want)
 				}
 			}

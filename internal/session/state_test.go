@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +63,33 @@ func TestSessionStateSharedWithModel(t *testing.T) {
 	if got := strings.TrimSpace(mustBash(t, a, "pwd", BashOptions{}).Output); got != dir || a.Cwd() != dir {
 		t.Fatalf("a model's cd moved the session: %q %q", got, a.Cwd())
 	}
+}
+
+// TestModelStateNotInBang (issue 21 §6): a function, an alias and a PATH
+// the model defines do not reach the user's `!` commands (the TUI's and an
+// RPC client's bash, both ExecuteBash), while the user's still reach the
+// model over the model's own.
+func TestModelStateNotInBang(t *testing.T) {
+	a, _ := newAgent(t)
+	bin := filepath.Join(a.Cwd(), "bin")
+	if got := modelBash(t, a, `git() { echo model-git; }; alias ls='echo model-ls'; mkdir -p bin && printf '#!/bin/sh\necho model-id\n' > bin/id && chmod +x bin/id && export PATH=`+bin+`:$PATH MODEL_DATA=1; id`); got != "model-id\n" {
+		t.Fatalf("model: %q", got)
+	}
+	r := mustBash(t, a, `type -t git || echo none; ls -d /; id -u >/dev/null && command -v id; echo ${MODEL_DATA-unset}`, BashOptions{})
+	if want := "file\n/\n" + mustLookPath(t, "id") + "\nunset\n"; r.Output != want && r.Output != "none\n/\n"+mustLookPath(t, "id")+"\nunset\n" {
+		t.Fatalf("the user's ! saw the model's state: %q", r.Output)
+	}
+	mustBash(t, a, `git() { echo user-git; }; export USER_DATA=u`, BashOptions{})
+	if got := modelBash(t, a, "git; ls; echo $USER_DATA $MODEL_DATA"); got != "user-git\nmodel-ls\nu 1\n" {
+		t.Fatalf("model after the user's !: %q", got)
+	}
+}
+
+func mustLookPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skip(err)
+	}
+	return p
 }

@@ -92,8 +92,9 @@ func (a *approval) offersAlways() bool {
 	return a.q.Kind == session.SandboxDenial && a.q.Prefix != ""
 }
 
-// lines are the question's text, unstyled.
-func (a *approval) lines() (title string, body []string, footer string) {
+// lines are the question's text, unstyled: note says how a re-run
+// outside the sandbox runs (below the command).
+func (a *approval) lines() (title string, body []string, note, footer string) {
 	ak := keys.Approval
 	switch a.q.Kind {
 	case session.AskRule:
@@ -101,6 +102,7 @@ func (a *approval) lines() (title string, body []string, footer string) {
 		footer = helpLine(entry{Key: name(ak.Once), Desc: "runs it"}, entry{Key: name(ak.No), Desc: "refuses"})
 	default:
 		title = "The sandbox refused " + a.q.Reason + ". Run it again outside the sandbox?"
+		note = a.q.OutsideNote()
 		es := []entry{{Key: name(ak.Once), Desc: "once"}}
 		if a.offersAlways() {
 			es = append(es, entry{Key: name(ak.Always), Desc: "always for commands starting with " +
@@ -111,7 +113,7 @@ func (a *approval) lines() (title string, body []string, footer string) {
 	for _, l := range strings.Split(strings.TrimRight(a.q.Command, "\n"), "\n") {
 		body = append(body, "  "+l)
 	}
-	return title, body, footer
+	return title, body, note, footer
 }
 
 // maxApprovalCommandLines bounds the command shown in the box.
@@ -121,7 +123,7 @@ const maxApprovalCommandLines = 8
 // the status line.
 func (a *approval) view(width, height int, st *styles) surface {
 	inner := max(width-4, 1)
-	title, body, footer := a.lines()
+	title, body, note, footer := a.lines()
 	if len(body) > maxApprovalCommandLines {
 		more := len(body) - maxApprovalCommandLines + 1
 		body = append(body[:maxApprovalCommandLines-1], "  … "+plural(more, "more line"))
@@ -132,6 +134,11 @@ func (a *approval) view(width, height int, st *styles) surface {
 	}
 	for _, l := range body {
 		rows = append(rows, st.theme.Bash.Render(ansi.Truncate(l, inner, "…")))
+	}
+	if note != "" {
+		for _, l := range strings.Split(ansi.Wrap(note, inner, " "), "\n") {
+			rows = append(rows, st.overlayFooter.Render(l))
+		}
 	}
 	for _, l := range strings.Split(ansi.Wrap(footer, inner, " "), "\n") {
 		rows = append(rows, st.overlayFooter.Render(l))

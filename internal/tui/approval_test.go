@@ -18,7 +18,8 @@ import (
 
 var (
 	denialQuestion = session.ApprovalQuestion{Kind: session.SandboxDenial, Command: "git push origin main",
-		Reason: "writing /home/u/.gitconfig (outside the sandbox's writable paths)", Prefix: "git push"}
+		Reason: "writing /home/u/.gitconfig (outside the sandbox's writable paths)", Prefix: "git push",
+		ModelDefined: []string{"git"}}
 	askQuestion = session.ApprovalQuestion{Kind: session.AskRule, Command: "npm publish --tag next",
 		Rule: bash.PatternRule{Action: bash.PatternAsk, Pattern: "npm publish"}}
 )
