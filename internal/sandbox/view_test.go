@@ -305,3 +305,63 @@ ls "$d"; echo end`
 		t.Errorf("the workspace was moved: %v", err)
 	}
 }
+
+// TestDisarmGit: a confined command cannot write .git/config, but it can
+// make .git/commondir name a copy of .git with a config of its own, whose
+// core.fsmonitor the user's next unconfined `git status` would run.
+// DisarmGit, called before every command outside the sandbox, removes it;
+// git's own state (the repository works as before) is untouched.
+func TestDisarmGit(t *testing.T) {
+	needView(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	plant := func(t *testing.T) (work, pwned string) {
+		work = t.TempDir()
+		git(t, work, "init", "-q")
+		write(t, filepath.Join(work, "a"), "a\n")
+		git(t, work, "add", "a")
+		git(t, work, "commit", "-qm", "first")
+		pwned = filepath.Join(outsideDir(t), "pwned")
+		p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+		got, code := runConfined(t, p, work, `cp -r .git evil && git config -f evil/config core.fsmonitor "touch $1; false" &&
+echo "$PWD/evil" > .git/commondir && echo planted`, pwned)
+		if got != "planted\n" || code != 0 {
+			t.Fatalf("planting: %q (exit %d)", got, code)
+		}
+		return work, pwned
+	}
+	status := func(work string) string {
+		out, err := exec.Command("git", "-C", work, "status", "--porcelain").CombinedOutput()
+		if err != nil {
+			t.Fatalf("git status: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+
+	// The attack is real: without DisarmGit the user's git runs it.
+	work, pwned := plant(t)
+	status(work)
+	if _, err := os.Stat(pwned); err != nil {
+		t.Fatalf("git did not follow the planted commondir (%v): the attack this test guards against changed", err)
+	}
+
+	work, pwned = plant(t)
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+	removed := p.DisarmGit()
+	if want := filepath.Join(work, ".git", "commondir"); len(removed) != 1 || removed[0] != want {
+		t.Fatalf("DisarmGit removed %q, want [%s]", removed, want)
+	}
+	if got := status(work); got != "?? evil/\n" {
+		t.Errorf("git status after DisarmGit: %q", got)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("the planted fsmonitor ran after DisarmGit")
+	}
+	if n := sandbox.DisarmedNote(removed); !strings.Contains(n, removed[0]+", which a sandboxed command wrote") {
+		t.Errorf("note %q", n)
+	}
+	if again := p.DisarmGit(); len(again) != 0 {
+		t.Errorf("second DisarmGit removed %q", again)
+	}
+}

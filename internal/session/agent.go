@@ -364,7 +364,16 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 			ro.OnStyledChunk = func([]byte) {}
 		}
 	}
+	// The user's own command runs outside the sandbox: what the model
+	// planted for the user's git is removed first, and said.
+	var disarmed string
+	if shell.Sandbox == nil {
+		disarmed = sandbox.DisarmedNote(a.SandboxPolicy().DisarmGit())
+	}
 	res, err := a.exec.Run(ctx, command, ro)
+	if disarmed != "" {
+		res.Output = disarmed + "\n" + res.Output
+	}
 	if res.Job != nil {
 		if artID != "" {
 			bash.ReleaseWhenJobEnds(res.Job, artID, a.artifacts)

@@ -123,7 +123,7 @@ const (
 // answer of before.
 func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 	return func(ctx context.Context, p bash.ToolParams, tc bash.ToolContext,
-		run func(bash.ToolContext) (*bash.ToolResult, error)) (*bash.ToolResult, error) {
+		run func(bash.ToolContext) (*bash.ToolResult, error)) (res *bash.ToolResult, err error) {
 		if tc.SettingsError != nil {
 			return run(tc) // refused by the tool with the settings' error
 		}
@@ -149,11 +149,14 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 		}
 		if tc.Settings.Shell.Sandbox.Enabled() && (m.Action == "" || m.Action == bash.PatternAllow) {
 			if o := bash.CheckPatterns(p.Command, OutsideRules(folder())); o.Action == bash.PatternAllow {
+				if n := sandbox.DisarmedNote(tc.Settings.Shell.Sandbox.DisarmGit()); n != "" {
+					defer func() { res, err = noted(res, err, n) }()
+				}
 				tc.Settings.Shell.Sandbox = nil
 				tc.View = bash.UserView // outside: nothing of the model's state
 			}
 		}
-		res, err := run(tc)
+		res, err = run(tc)
 		policy := tc.Settings.Shell.Sandbox
 		if p.Background || !policy.Enabled() || ctx.Err() != nil {
 			return res, err
@@ -192,16 +195,25 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 		}
 		// A fresh shell with the user's state only: the model's functions,
 		// aliases and variables stay inside (issue 21).
+		if n := sandbox.DisarmedNote(policy.DisarmGit()); n != "" {
+			note += "\n" + n
+		}
 		tc.Settings.Shell.Sandbox, tc.View = nil, bash.UserView
 		res, err = run(tc)
-		switch {
-		case errors.As(err, &te):
-			te.Message = withNote(te.Message, note)
-		case err == nil && res != nil:
-			res.Text = withNote(res.Text, note)
-		}
-		return res, err
+		return noted(res, err, note)
 	}
+}
+
+// noted ends a bash call's result, a failure's or a success's, with note.
+func noted(res *bash.ToolResult, err error, note string) (*bash.ToolResult, error) {
+	var te *bash.ToolError
+	switch {
+	case errors.As(err, &te):
+		te.Message = withNote(te.Message, note)
+	case err == nil && res != nil:
+		res.Text = withNote(res.Text, note)
+	}
+	return res, err
 }
 
 // withNote ends a result's text with agentsh's note, one blank line apart.

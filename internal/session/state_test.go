@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/proctest"
+	"agentsh/internal/sandbox"
 )
 
 // modelBash runs a model's bash tool call in session a, as the agent loop does.
@@ -92,4 +95,31 @@ func mustLookPath(t *testing.T, name string) string {
 		t.Skip(err)
 	}
 	return p
+}
+
+// TestBangDisarmsPlantedGit (issue 21): what the model's confined command
+// planted for the user's git (a .git/commondir naming a config of its own)
+// is removed before the user's `!` command runs outside, and said.
+func TestBangDisarmsPlantedGit(t *testing.T) {
+	mustLookPath(t, "git")
+	a, _ := newAgent(t)
+	a.SetSandbox(SandboxSettings{Mode: sandbox.WorkspaceWrite})
+	if a.SandboxPolicy() == nil || !sandbox.Detect().Namespaces {
+		t.Skip("no sandbox with a mount view here")
+	}
+	work := a.Cwd()
+	pwned := filepath.Join(proctest.OutsideDir(t, ".session-git-"), "pwned")
+	mustBash(t, a, `git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m first`, BashOptions{})
+	got := modelBash(t, a, `cp -r .git evil && git config -f evil/config core.fsmonitor "touch `+pwned+`; false" && echo "$PWD/evil" > .git/commondir && echo planted`)
+	if got != "planted\n" {
+		t.Fatalf("model: %q", got)
+	}
+	r := mustBash(t, a, "git status --porcelain", BashOptions{})
+	want := "[agentsh: removed " + filepath.Join(work, ".git", "commondir") + ", which a sandboxed command wrote: it would make git read its config from a folder the model chose]\n?? evil/\n"
+	if r.Output != want {
+		t.Errorf("the user's git status:\n%q\nwant\n%q", r.Output, want)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("the model's fsmonitor ran in the user's git")
+	}
 }
