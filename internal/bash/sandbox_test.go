@@ -418,6 +418,19 @@ func TestSandboxNamespacesFailLater(t *testing.T) {
 	if sandbox.Detect().Landlock < 4 {
 		t.Skip("needs Landlock network rules (ABI 4)")
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	runInUserNamespace(t, "TestSandboxNamespacesFailLater", "AGENTSH_SANDBOX_NSLIMIT=1", fmt.Sprintf("SBX_PORT=%d", ln.Addr().(*net.TCPAddr).Port))
+}
+
+// runInUserNamespace runs test again in this test binary, as root of a
+// user namespace of its own (where it may lower the kernel's limits),
+// with env added; it fails t unless the test passed there.
+func runInUserNamespace(t *testing.T, test string, env ...string) {
+	t.Helper()
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		t.Skip("no unshare")
@@ -426,18 +439,13 @@ func TestSandboxNamespacesFailLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	cmd := exec.Command(unshare, "-Ur", self, "-test.run=^TestSandboxNamespacesFailLater$", "-test.v")
-	cmd.Env = append(os.Environ(), "AGENTSH_SANDBOX_NSLIMIT=1", fmt.Sprintf("SBX_PORT=%d", ln.Addr().(*net.TCPAddr).Port))
+	cmd := exec.Command(unshare, "-Ur", self, "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if strings.Contains(string(out), "--- SKIP") {
 		t.Skipf("in a user namespace: %s", out)
 	}
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestSandboxNamespacesFailLater") {
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
 		t.Fatalf("in a user namespace: %v\n%s", err, out)
 	}
 }
@@ -471,23 +479,7 @@ func TestSandboxViewFailsLater(t *testing.T) {
 		return
 	}
 	needSandbox(t, true)
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		t.Skip("no unshare")
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(unshare, "-Ur", self, "-test.run=^TestSandboxViewFailsLater$", "-test.v")
-	cmd.Env = append(os.Environ(), "AGENTSH_SANDBOX_MNTLIMIT=1")
-	out, err := cmd.CombinedOutput()
-	if strings.Contains(string(out), "--- SKIP") {
-		t.Skipf("in a user namespace: %s", out)
-	}
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestSandboxViewFailsLater") {
-		t.Fatalf("in a user namespace: %v\n%s", err, out)
-	}
+	runInUserNamespace(t, "TestSandboxViewFailsLater", "AGENTSH_SANDBOX_MNTLIMIT=1")
 }
 
 func mntLimitChild(t *testing.T) {

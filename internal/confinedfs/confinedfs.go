@@ -437,7 +437,7 @@ func (f *FS) pathErr(op, path string, errno syscall.Errno, write bool, check str
 	}
 	var r *Refusal
 	if write {
-		if canAccess(check, unix.W_OK) {
+		if sandbox.CanAccess(check, unix.W_OK) {
 			r = &Refusal{PathError: pe, Denial: sandbox.Denial{Kind: sandbox.DeniedWrite, Path: check}}
 		}
 	} else if unix.Faccessat(unix.AT_FDCWD, check, unix.R_OK, unix.AT_EACCESS) == nil {
@@ -450,19 +450,6 @@ func (f *FS) pathErr(op, path string, errno syscall.Errno, write bool, check str
 		f.onRefusal(r)
 	}
 	return r
-}
-
-// canAccess reports whether this process may access path with mode, or,
-// when path does not exist, create it in its parent.
-func canAccess(path string, mode uint32) bool {
-	err := unix.Faccessat(unix.AT_FDCWD, path, mode, unix.AT_EACCESS)
-	if err == nil {
-		return true
-	}
-	if err != unix.ENOENT {
-		return false
-	}
-	return unix.Faccessat(unix.AT_FDCWD, filepath.Dir(path), unix.W_OK|unix.X_OK, unix.AT_EACCESS) == nil
 }
 
 func callErr(op, path string, err error) error {

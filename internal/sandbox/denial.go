@@ -149,7 +149,7 @@ func pathDenial(path string, p *Policy, home string) (Denial, bool) {
 	real := realPath(path)
 	for _, d := range p.DenyRead {
 		if within(real, realPath(resolveAgainst(d, "/", home))) {
-			if canAccess(path, unix.R_OK) {
+			if CanAccess(path, unix.R_OK) {
 				return Denial{Kind: DeniedRead, Path: path}, true
 			}
 			return Denial{}, false
@@ -163,7 +163,7 @@ func pathDenial(path string, p *Policy, home string) (Denial, bool) {
 			}
 		}
 	}
-	if canAccess(path, unix.W_OK) {
+	if CanAccess(path, unix.W_OK) {
 		return Denial{Kind: DeniedWrite, Path: path}, true
 	}
 	return Denial{}, false
@@ -193,10 +193,10 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// canAccess reports whether this process may access path with mode (by its
+// CanAccess reports whether this process may access path with mode (by its
 // effective ids), or, when path does not exist, may create it in its
-// parent.
-func canAccess(path string, mode uint32) bool {
+// parent: whether a refusal inside the sandbox was the sandbox's.
+func CanAccess(path string, mode uint32) bool {
 	err := unix.Faccessat(unix.AT_FDCWD, path, mode, unix.AT_EACCESS)
 	if err == nil {
 		return true

@@ -177,28 +177,36 @@ func editPatterns(path string, edit func([]any) ([]any, error)) error {
 	if _, err := parseSettingsFile(path, data); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := replaceFile(path, data, 0o755, 0o644); err != nil {
 		return fmt.Errorf("settings: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
+	return nil
+}
+
+// replaceFile replaces path with data at once (a temp file renamed over
+// it, so a reader never sees half a file), keeping the mode of the file it
+// replaces, else perm; its folder is made with dirPerm when missing.
+func replaceFile(path string, data []byte, dirPerm, perm os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 	if err != nil {
-		return fmt.Errorf("settings: %w", err)
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("settings: %w", err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("settings: %w", err)
+		return err
 	}
 	if st, err := os.Stat(path); err == nil {
-		_ = os.Chmod(tmp.Name(), st.Mode().Perm())
-	} else {
-		_ = os.Chmod(tmp.Name(), 0o644)
+		perm = st.Mode().Perm()
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("settings: %w", err)
+	if err := os.Chmod(tmp.Name(), perm); err != nil {
+		return err
 	}
-	return nil
+	return os.Rename(tmp.Name(), path)
 }

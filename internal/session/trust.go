@@ -152,22 +152,7 @@ func editTrustFile(folder string, edit func(*folderRecord) error) error {
 	if err != nil {
 		return fmt.Errorf("trusted folders: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("trusted folders: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".trusted-folders-*.json")
-	if err != nil {
-		return fmt.Errorf("trusted folders: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("trusted folders: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("trusted folders: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := replaceFile(path, append(data, '\n'), 0o700, 0o600); err != nil {
 		return fmt.Errorf("trusted folders: %w", err)
 	}
 	return nil
