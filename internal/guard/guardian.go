@@ -189,6 +189,10 @@ func guardianMain(args []string) int {
 		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0)
 	}
 	if cfg.ruleset >= 0 || cfg.lo || joined || cfg.view != nil {
+		// A confined program gets its files and nothing else agentsh
+		// inherited without close-on-exec: a folder's descriptor opened
+		// outside the view would let it open paths past the view.
+		cloexecFrom(firstChildFd + cfg.files)
 		child, err = forkConfined(cfg.ruleset, cfg.view, cfg.path, cfg.argv, attr)
 	} else {
 		child, err = syscall.ForkExec(cfg.path, cfg.argv, attr)
@@ -262,4 +266,26 @@ wait:
 		_ = os.RemoveAll(p)
 	}
 	return exitSwept
+}
+
+const (
+	sysCloseRange     = 436 // SYS_CLOSE_RANGE (same number on every architecture)
+	closeRangeCloexec = 1 << 2
+)
+
+// cloexecFrom marks every descriptor from fd on close-on-exec: at once
+// with close_range (Linux 5.11), else one by one as /proc lists them.
+func cloexecFrom(fd int) {
+	if _, _, e := syscall.RawSyscall(sysCloseRange, uintptr(fd), ^uintptr(0)>>32, closeRangeCloexec); e == 0 {
+		return
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n >= fd {
+			syscall.CloseOnExec(n)
+		}
+	}
 }
