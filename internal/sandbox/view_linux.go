@@ -209,6 +209,7 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 				// .git itself is pinned: renamed away, its protected
 				// parts would go with it.
 				protected = append(protected, git)
+				makeGitDirs(git)
 				for _, name := range gitProtected {
 					protect(filepath.Join(git, name))
 				}
@@ -218,6 +219,9 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 				for _, sub := range []string{"modules", "worktrees"} {
 					if ents, err := os.ReadDir(filepath.Join(git, sub)); err == nil {
 						for _, m := range ents {
+							if ok, _ := lstat(filepath.Join(git, sub, m.Name(), "HEAD")); ok && sub == "modules" {
+								makeGitDirs(filepath.Join(git, sub, m.Name()))
+							}
 							for _, name := range gitProtected {
 								protect(filepath.Join(git, sub, m.Name(), name))
 							}
@@ -282,6 +286,19 @@ func unsearchable(paths []string) []string {
 		}
 	}
 	return out
+}
+
+// makeGitDirs makes a repository's hooks and info folders, empty, when it
+// has none (git init makes both; an empty template or a user's cleanup
+// leaves them out): a missing path cannot be kept read-only, and a
+// pre-commit hook a confined command made there would run at the user's
+// next unconfined commit.
+func makeGitDirs(git string) {
+	for _, d := range []string{"hooks", "info"} {
+		if ok, _ := lstat(filepath.Join(git, d)); !ok {
+			_ = os.Mkdir(filepath.Join(git, d), 0o755)
+		}
+	}
 }
 
 // isProtectedGit: a .git folder is pinned itself (its parts are the

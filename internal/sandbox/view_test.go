@@ -133,6 +133,40 @@ echo end`)
 	}
 }
 
+// TestViewGitNoHooks: a repository without .git/hooks or .git/info (made
+// from an empty template, or emptied by its user) gets them, empty, so the
+// view keeps them read-only: else a confined command makes
+// .git/hooks/pre-commit and the user's next unconfined commit runs it.
+func TestViewGitNoHooks(t *testing.T) {
+	needView(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	work := t.TempDir()
+	git(t, work, "init", "-q", "--template="+t.TempDir())
+	for _, d := range []string{"hooks", "info"} {
+		if _, err := os.Stat(filepath.Join(work, ".git", d)); err == nil {
+			t.Fatalf(".git/%s exists: the template was not empty", d)
+		}
+	}
+	pwned := filepath.Join(outsideDir(t), "pwned")
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+	got, _ := runConfined(t, p, work, `export LC_ALL=C
+mkdir -p .git/hooks && printf '#!/bin/sh\ntouch %s\n' "$1" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo hook
+mkdir -p .git/info && echo '* filter=x' > .git/info/attributes && echo attributes
+echo a > a; echo end`, pwned)
+	want := "bash: line 2: .git/hooks/pre-commit: Read-only file system\n" +
+		"bash: line 3: .git/info/attributes: Read-only file system\nend\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	git(t, work, "add", "a")
+	git(t, work, "commit", "-qm", "first")
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("the user's commit ran a hook a confined command made")
+	}
+}
+
 // TestViewProtected: .agentsh (made empty when missing, so settings.json
 // cannot be created), .claude, .envrc and the user's rc files (HOME in the
 // temp directory, a writable root) are read-only inside writable roots.
