@@ -462,7 +462,9 @@ const writeFlags = os.O_WRONLY | os.O_RDWR | os.O_CREATE | os.O_TRUNC | os.O_APP
 // Open opens name for reading.
 func (f *FS) Open(name string) (*os.File, error) { return f.OpenFile(name, os.O_RDONLY, 0) }
 
-// OpenFile opens name with flag and, when it creates it, perm.
+// OpenFile opens name with flag and, when it creates it, perm. Without
+// O_NONBLOCK in flag it opens only a regular file or a folder (ENXIO for a
+// FIFO or a device, which a read to the end could never finish).
 func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	errno, _, fd, err := f.call(helper.OpOpen, uint32(flag), uint32(syscallMode(perm)), name, "")
 	if err != nil {

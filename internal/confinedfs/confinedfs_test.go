@@ -321,3 +321,68 @@ func TestIdleHelperStops(t *testing.T) {
 		t.Errorf("helpers after the idle stop: %v (was %v)", m, marks)
 	}
 }
+
+// TestOpenOnlyFiles: an open lands only on a regular file or a folder. A
+// FIFO a confined job holds open for writing (swapped in after the tool's
+// stat said "a file") would hang agentsh's read forever, a link to
+// /dev/zero would fill its memory: both are refused, at once; a FIFO asked
+// for non-blocking still opens.
+func TestOpenOnlyFiles(t *testing.T) {
+	needLandlock(t)
+	work := t.TempDir()
+	fifo := filepath.Join(work, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A writer that never writes (O_RDWR does not wait for a reader).
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := os.Symlink("/dev/zero", filepath.Join(work, "zero")); err != nil {
+		t.Fatal(err)
+	}
+	f := New(&sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work})
+	defer noHelperLeft(t)
+	done := make(chan string, 1)
+	go func() {
+		var out []string
+		for _, name := range []string{"fifo", "zero"} {
+			g, err := f.Open(filepath.Join(work, name))
+			if err == nil {
+				g.Close()
+				out = append(out, name+": opened")
+				continue
+			}
+			out = append(out, name+": "+err.Error())
+		}
+		files, errs := f.OpenBatch(work, []string{"fifo", "zero"})
+		for i, g := range files {
+			if g != nil {
+				g.Close()
+				out = append(out, "batch: opened")
+			} else {
+				out = append(out, "batch: "+errs[i].Error())
+			}
+		}
+		done <- fmt.Sprint(out)
+	}()
+	select {
+	case got := <-done:
+		want := fmt.Sprint([]string{"fifo: open " + fifo + ": no such device or address",
+			"zero: open " + filepath.Join(work, "zero") + ": no such device or address",
+			"batch: open " + fifo + ": no such device or address",
+			"batch: open " + filepath.Join(work, "zero") + ": no such device or address"})
+		if got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("an open of a FIFO hung (hang guard)")
+	}
+	g, err := f.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatalf("a non-blocking open of the FIFO: %v", err)
+	}
+	g.Close()
+}
