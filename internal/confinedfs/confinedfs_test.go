@@ -386,3 +386,46 @@ func TestOpenOnlyFiles(t *testing.T) {
 	}
 	g.Close()
 }
+
+// TestNulInPath: a path holding a NUL is refused, as os refuses it; the
+// helper's protocol separates paths with NUL, so it would otherwise open
+// (or rename, or batch-open) a different path than the one asked for.
+func TestNulInPath(t *testing.T) {
+	needLandlock(t)
+	work := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(work, n), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := New(&sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work})
+	defer noHelperLeft(t)
+	if g, err := f.Open(filepath.Join(work, "a\x00/b")); err == nil {
+		g.Close()
+		t.Error("a path with a NUL opened")
+	} else if !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("a path with a NUL: %v, want invalid argument", err)
+	}
+	if err := f.Rename(filepath.Join(work, "a\x00"), filepath.Join(work, "b")); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("rename of a path with a NUL: %v, want invalid argument", err)
+	}
+	files, errs := f.OpenBatch(work, []string{"a\x00b", "c"})
+	got := []string{}
+	for i, g := range files {
+		if g == nil {
+			got = append(got, errs[i].Error())
+			continue
+		}
+		b := make([]byte, 8)
+		n, _ := g.Read(b)
+		g.Close()
+		got = append(got, string(b[:n]))
+	}
+	want := []string{"open " + filepath.Join(work, "a\x00b") + ": invalid argument", "c"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("batch: got %q, want %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(work, "a")); err != nil {
+		t.Errorf("a is gone: %v", err)
+	}
+}
