@@ -59,6 +59,7 @@ type guardianConfig struct {
 	ruleset int  // Landlock ruleset descriptor; -1 = none
 	lo      bool // bring loopback up (a network namespace of its own)
 	view    fsview.View
+	dir     string // the program's working directory; "" = the guardian's
 	path    string
 	argv    []string
 }
@@ -99,6 +100,8 @@ func parseGuardianArgs(args []string) (guardianConfig, bool) {
 			c.grace = time.Duration(ns)
 		case "-mark":
 			c.marker = []byte(v)
+		case "-dir":
+			c.dir = v
 		case "-rm":
 			c.cleanup = append(c.cleanup, v)
 		case "-ll":
@@ -179,7 +182,7 @@ func guardianMain(args []string) int {
 			kept = append(kept, kv)
 		}
 	}
-	attr := &syscall.ProcAttr{Env: kept, Files: files, Sys: sys}
+	attr := &syscall.ProcAttr{Dir: cfg.dir, Env: kept, Files: files, Sys: sys}
 	var child int
 	var err error
 	if cfg.view != nil {
