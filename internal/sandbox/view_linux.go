@@ -127,7 +127,15 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 			mask(s)
 		}
 	}
-	if sock := os.Getenv("SSH_AUTH_SOCK"); filepath.IsAbs(sock) {
+	// ssh-agent's socket, and the socket of the tmux agentsh runs in
+	// ($TMUX: "socket,pid,session"), wherever they are (tmux -S puts it
+	// anywhere): a read-only folder does not keep a program from
+	// connecting to a socket in it.
+	tmuxSock, _, _ := strings.Cut(os.Getenv("TMUX"), ",")
+	for _, sock := range []string{os.Getenv("SSH_AUTH_SOCK"), tmuxSock} {
+		if !filepath.IsAbs(sock) {
+			continue
+		}
 		if r := resolve([]string{sock}); len(r) == 1 {
 			// Its folder (ssh-agent's own, or the forwarded one), unless
 			// that folder is a writable root or holds one: then the

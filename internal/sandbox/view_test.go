@@ -310,6 +310,39 @@ func TestViewSockets(t *testing.T) {
 	}
 }
 
+// TestViewTmuxSocket: agentsh running inside a tmux whose socket is
+// where the masks do not look (tmux -S) keeps that server out of reach
+// too: $TMUX names it (a read-only folder does not keep a program from
+// connecting to a socket in it).
+func TestViewTmuxSocket(t *testing.T) {
+	needView(t)
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("no tmux")
+	}
+	sock := filepath.Join(outsideDir(t), "tmux.sock")
+	marker := filepath.Join(outsideDir(t), "pwned")
+	srv := exec.Command(tmux, "-S", sock, "-f", "/dev/null", "new-session", "-d", "sleep 60")
+	srv.Env = append(os.Environ(), "TMUX=")
+	if out, err := srv.CombinedOutput(); err != nil {
+		t.Fatalf("start tmux: %v %s", err, out)
+	}
+	defer exec.Command(tmux, "-S", sock, "kill-server").Run()
+	if out, err := exec.Command(tmux, "-S", sock, "run-shell", "true").CombinedOutput(); err != nil {
+		t.Fatalf("the tmux server does not answer outside: %v %s", err, out)
+	}
+	t.Setenv("TMUX", sock+",1,0")
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: t.TempDir(), Network: true}
+	got, _ := runConfined(t, p, "", `tmux -S "$1" run-shell "touch $2" 2>&1 | head -c 200; echo; echo "tmux=${TMUX:-unset}"`, sock, marker)
+	time.Sleep(100 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the tmux server ran a command for the sandbox: %q", got)
+	}
+	if !strings.Contains(got, "tmux=unset") || strings.Contains(got, "tmux=/") {
+		t.Errorf("tmux from inside: %q", got)
+	}
+}
+
 // TestViewEscape: the view cannot be undone from inside: not by a user and
 // mount namespace of the program's own (its mounts are locked there, and
 // Landlock refuses mounting), not through /proc/<pid>/root of agentsh, of
