@@ -132,15 +132,17 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 	// anywhere): a read-only folder does not keep a program from
 	// connecting to a socket in it.
 	tmuxSock, _, _ := strings.Cut(os.Getenv("TMUX"), ",")
-	for _, sock := range []string{os.Getenv("SSH_AUTH_SOCK"), tmuxSock} {
+	for i, sock := range []string{os.Getenv("SSH_AUTH_SOCK"), tmuxSock} {
 		if !filepath.IsAbs(sock) {
 			continue
 		}
 		if r := resolve([]string{sock}); len(r) == 1 {
-			// Its folder (ssh-agent's own, or the forwarded one), unless
-			// that folder is a writable root or holds one: then the
-			// socket alone.
-			if dir := filepath.Dir(r[0]); !holdsRoot(dir) {
+			// Its folder (ssh-agent's own, the forwarded one, tmux's
+			// tmux-UID), unless that folder is a writable root or holds
+			// one, or is any folder a tmux -S socket was put in (HOME,
+			// say): then the socket alone.
+			dir := filepath.Dir(r[0])
+			if own := i == 0 || strings.HasPrefix(filepath.Base(dir), "tmux-"); own && !holdsRoot(dir) {
 				mask(dir)
 			} else {
 				mask(r[0])
