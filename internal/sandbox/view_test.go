@@ -432,3 +432,44 @@ echo "$PWD/evil" > .git/commondir && echo planted`, pwned)
 		t.Errorf("second DisarmGit removed %q", again)
 	}
 }
+
+// TestHiddenInsideRootWithoutView: without a mount view (no user
+// namespaces: Landlock alone) a hidden folder, the engine's, inside a
+// writable root cannot be kept out (Landlock only allows): the start fails
+// and says why, instead of leaving the user's shells' command files open
+// to the model. Outside every writable root it is kept out by Landlock.
+func TestHiddenInsideRootWithoutView(t *testing.T) {
+	f := sandbox.Detect()
+	if f.Landlock == 0 {
+		t.Skip("no Landlock in this kernel")
+	}
+	f.Namespaces, f.NamespacesErr = false, nil
+	work := t.TempDir()
+	engine := filepath.Join(work, ".local", "share", "agentsh", "run")
+	own := filepath.Join(engine, "p-1", "sh-1")
+	write(t, filepath.Join(engine, "p-1", "sh-2", "a"), "the user's shell's next apply script\n")
+	write(t, filepath.Join(own, "init"), "\n")
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+	conf, err := sandbox.ConfineHidingWith(p, f, []string{engine}, own)
+	if err == nil {
+		got, _ := runConfinedBy(t, conf, work, `echo pwned > "$1/p-1/sh-2/a" && echo wrote; echo end`, engine)
+		conf.Close()
+		t.Fatalf("confined without a view, the engine folder inside the workspace: %q", got)
+	}
+	want := "sandbox: the engine folder " + engine + " is inside the writable folder " + work +
+		", which Landlock alone (no user namespaces) cannot keep it out of: set XDG_RUNTIME_DIR or XDG_DATA_HOME to a folder outside it"
+	if err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	// Outside the writable roots: Landlock keeps it out.
+	outEngine := filepath.Join(outsideDir(t), "run")
+	write(t, filepath.Join(outEngine, "p-1", "sh-2", "a"), "x\n")
+	conf, err = sandbox.ConfineHidingWith(p, f, []string{outEngine}, filepath.Join(outEngine, "p-1", "sh-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conf.Close()
+	if got, _ := runConfinedBy(t, conf, work, `{ echo pwned > "$1/p-1/sh-2/a"; } 2>/dev/null || echo refused`, outEngine); got != "refused\n" {
+		t.Errorf("the engine folder outside the workspace: %q", got)
+	}
+}
