@@ -343,6 +343,35 @@ func TestViewTmuxSocket(t *testing.T) {
 	}
 }
 
+// TestViewShellStartupFiles: the other files a shell of the user sources
+// at start are read-only too when HOME is inside a writable root:
+// ~/.bash_aliases (which Debian's and Ubuntu's ~/.bashrc source), zsh's
+// ~/.zshenv (read by every zsh, scripts included), ~/.zlogin,
+// ~/.zlogout and fish's ~/.config/fish.
+func TestViewShellStartupFiles(t *testing.T) {
+	needView(t)
+	work := t.TempDir()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	names := []string{".bash_aliases", ".zshenv", ".zlogin", ".zlogout", ".config/fish/config.fish"}
+	script := "export LC_ALL=C\n"
+	want := ""
+	for i, n := range names {
+		write(t, filepath.Join(home, n), "# mine\n")
+		script += `echo evil >> "$HOME/` + n + `"` + "\n"
+		want += "bash: line " + strconv.Itoa(i+2) + ": " + home + "/" + n + ": Read-only file system\n"
+	}
+	got, _ := runConfined(t, &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}, work, script+"echo end")
+	if want += "end\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, n := range names {
+		if b, _ := os.ReadFile(filepath.Join(home, n)); string(b) != "# mine\n" {
+			t.Errorf("%s changed: %q", n, b)
+		}
+	}
+}
+
 // TestViewEscape: the view cannot be undone from inside: not by a user and
 // mount namespace of the program's own (its mounts are locked there, and
 // Landlock refuses mounting), not through /proc/<pid>/root of agentsh, of
