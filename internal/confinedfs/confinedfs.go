@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -351,6 +352,11 @@ func (f *FS) call(op byte, flags, mode uint32, path, path2 string) (syscall.Errn
 }
 
 func (f *FS) callFds(op byte, flags, mode uint32, path, path2 string) (syscall.Errno, []byte, []int, error) {
+	// The protocol separates paths (and a batch's names) with NUL: a path
+	// holding one would reach the helper as another path.
+	if strings.IndexByte(path, 0) >= 0 || (op != helper.OpOpenBatch && strings.IndexByte(path2, 0) >= 0) {
+		return syscall.EINVAL, nil, nil, nil
+	}
 	for try := 0; ; try++ {
 		h, err := f.get()
 		if err != nil {
@@ -368,6 +374,26 @@ func (f *FS) callFds(op byte, flags, mode uint32, path, path2 string) (syscall.E
 // trip: a search opens every file of a folder this way. files[i] is nil
 // where errs[i] says why.
 func (f *FS) OpenBatch(dir string, names []string) (files []*os.File, errs []error) {
+	files, errs = make([]*os.File, len(names)), make([]error, len(names))
+	// A name holding a NUL or a slash would shift every answer after it:
+	// refused here, the others batched.
+	var valid []string
+	var at []int
+	for i, n := range names {
+		if n == "" || strings.IndexByte(n, 0) >= 0 || strings.IndexByte(n, '/') >= 0 {
+			errs[i] = &fs.PathError{Op: "open", Path: filepath.Join(dir, n), Err: syscall.EINVAL}
+			continue
+		}
+		valid, at = append(valid, n), append(at, i)
+	}
+	vfiles, verrs := f.openBatch(dir, valid)
+	for j, i := range at {
+		files[i], errs[i] = vfiles[j], verrs[j]
+	}
+	return files, errs
+}
+
+func (f *FS) openBatch(dir string, names []string) (files []*os.File, errs []error) {
 	files, errs = make([]*os.File, len(names)), make([]error, len(names))
 	for start := 0; start < len(names); {
 		end, size := start, len(dir)+16
@@ -462,7 +488,9 @@ const writeFlags = os.O_WRONLY | os.O_RDWR | os.O_CREATE | os.O_TRUNC | os.O_APP
 // Open opens name for reading.
 func (f *FS) Open(name string) (*os.File, error) { return f.OpenFile(name, os.O_RDONLY, 0) }
 
-// OpenFile opens name with flag and, when it creates it, perm.
+// OpenFile opens name with flag and, when it creates it, perm. Without
+// O_NONBLOCK in flag it opens only a regular file or a folder (ENXIO for a
+// FIFO or a device, which a read to the end could never finish).
 func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	errno, _, fd, err := f.call(helper.OpOpen, uint32(flag), uint32(syscallMode(perm)), name, "")
 	if err != nil {

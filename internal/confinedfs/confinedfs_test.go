@@ -321,3 +321,111 @@ func TestIdleHelperStops(t *testing.T) {
 		t.Errorf("helpers after the idle stop: %v (was %v)", m, marks)
 	}
 }
+
+// TestOpenOnlyFiles: an open lands only on a regular file or a folder. A
+// FIFO a confined job holds open for writing (swapped in after the tool's
+// stat said "a file") would hang agentsh's read forever, a link to
+// /dev/zero would fill its memory: both are refused, at once; a FIFO asked
+// for non-blocking still opens.
+func TestOpenOnlyFiles(t *testing.T) {
+	needLandlock(t)
+	work := t.TempDir()
+	fifo := filepath.Join(work, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A writer that never writes (O_RDWR does not wait for a reader).
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := os.Symlink("/dev/zero", filepath.Join(work, "zero")); err != nil {
+		t.Fatal(err)
+	}
+	f := New(&sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work})
+	defer noHelperLeft(t)
+	done := make(chan string, 1)
+	go func() {
+		var out []string
+		for _, name := range []string{"fifo", "zero"} {
+			g, err := f.Open(filepath.Join(work, name))
+			if err == nil {
+				g.Close()
+				out = append(out, name+": opened")
+				continue
+			}
+			out = append(out, name+": "+err.Error())
+		}
+		files, errs := f.OpenBatch(work, []string{"fifo", "zero"})
+		for i, g := range files {
+			if g != nil {
+				g.Close()
+				out = append(out, "batch: opened")
+			} else {
+				out = append(out, "batch: "+errs[i].Error())
+			}
+		}
+		done <- fmt.Sprint(out)
+	}()
+	select {
+	case got := <-done:
+		want := fmt.Sprint([]string{"fifo: open " + fifo + ": no such device or address",
+			"zero: open " + filepath.Join(work, "zero") + ": no such device or address",
+			"batch: open " + fifo + ": no such device or address",
+			"batch: open " + filepath.Join(work, "zero") + ": no such device or address"})
+		if got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("an open of a FIFO hung (hang guard)")
+	}
+	g, err := f.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatalf("a non-blocking open of the FIFO: %v", err)
+	}
+	g.Close()
+}
+
+// TestNulInPath: a path holding a NUL is refused, as os refuses it; the
+// helper's protocol separates paths with NUL, so it would otherwise open
+// (or rename, or batch-open) a different path than the one asked for.
+func TestNulInPath(t *testing.T) {
+	needLandlock(t)
+	work := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(work, n), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := New(&sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work})
+	defer noHelperLeft(t)
+	if g, err := f.Open(filepath.Join(work, "a\x00/b")); err == nil {
+		g.Close()
+		t.Error("a path with a NUL opened")
+	} else if !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("a path with a NUL: %v, want invalid argument", err)
+	}
+	if err := f.Rename(filepath.Join(work, "a\x00"), filepath.Join(work, "b")); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("rename of a path with a NUL: %v, want invalid argument", err)
+	}
+	files, errs := f.OpenBatch(work, []string{"a\x00b", "c"})
+	got := []string{}
+	for i, g := range files {
+		if g == nil {
+			got = append(got, errs[i].Error())
+			continue
+		}
+		b := make([]byte, 8)
+		n, _ := g.Read(b)
+		g.Close()
+		got = append(got, string(b[:n]))
+	}
+	want := []string{"open " + filepath.Join(work, "a\x00b") + ": invalid argument", "c"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("batch: got %q, want %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(work, "a")); err != nil {
+		t.Errorf("a is gone: %v", err)
+	}
+}

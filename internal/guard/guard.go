@@ -350,6 +350,15 @@ func startGuardian(c Cmd) (*Process, error) {
 			}
 		}
 	}
+	dir := c.Dir
+	if sb := c.Sandbox; sb != nil && sb.namespaced() && dir != "" {
+		// The guardian enters it for the program only: a chdir that
+		// fails at the guardian's own exec (a model's chmod 000 of the
+		// folder) would read as namespaces refused (EACCES) and weaken
+		// every later start to the fallback.
+		args = append(args, "-dir", dir)
+		dir = ""
+	}
 	args = append(append(args, "--", path), c.Args...)
 	env := c.Env
 	if env == nil {
@@ -359,7 +368,7 @@ func startGuardian(c Cmd) (*Process, error) {
 		Path:       self,
 		Args:       args,
 		Env:        append(env[:len(env):len(env)], envVar+"="+envValue),
-		Dir:        c.Dir,
+		Dir:        dir,
 		ExtraFiles: extra,
 		// A group of its own: neither a terminal's ^C to agentsh's group
 		// nor a `kill 0` reaches it.

@@ -59,6 +59,7 @@ type guardianConfig struct {
 	ruleset int  // Landlock ruleset descriptor; -1 = none
 	lo      bool // bring loopback up (a network namespace of its own)
 	view    fsview.View
+	dir     string // the program's working directory; "" = the guardian's
 	path    string
 	argv    []string
 }
@@ -99,6 +100,8 @@ func parseGuardianArgs(args []string) (guardianConfig, bool) {
 			c.grace = time.Duration(ns)
 		case "-mark":
 			c.marker = []byte(v)
+		case "-dir":
+			c.dir = v
 		case "-rm":
 			c.cleanup = append(c.cleanup, v)
 		case "-ll":
@@ -179,7 +182,7 @@ func guardianMain(args []string) int {
 			kept = append(kept, kv)
 		}
 	}
-	attr := &syscall.ProcAttr{Env: kept, Files: files, Sys: sys}
+	attr := &syscall.ProcAttr{Dir: cfg.dir, Env: kept, Files: files, Sys: sys}
 	var child int
 	var err error
 	if cfg.view != nil {
@@ -189,6 +192,10 @@ func guardianMain(args []string) int {
 		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0)
 	}
 	if cfg.ruleset >= 0 || cfg.lo || joined || cfg.view != nil {
+		// A confined program gets its files and nothing else agentsh
+		// inherited without close-on-exec: a folder's descriptor opened
+		// outside the view would let it open paths past the view.
+		cloexecFrom(firstChildFd + cfg.files)
 		child, err = forkConfined(cfg.ruleset, cfg.view, cfg.path, cfg.argv, attr)
 	} else {
 		child, err = syscall.ForkExec(cfg.path, cfg.argv, attr)
@@ -262,4 +269,26 @@ wait:
 		_ = os.RemoveAll(p)
 	}
 	return exitSwept
+}
+
+const (
+	sysCloseRange     = 436 // SYS_CLOSE_RANGE (same number on every architecture)
+	closeRangeCloexec = 1 << 2
+)
+
+// cloexecFrom marks every descriptor from fd on close-on-exec: at once
+// with close_range (Linux 5.11), else one by one as /proc lists them.
+func cloexecFrom(fd int) {
+	if _, _, e := syscall.RawSyscall(sysCloseRange, uintptr(fd), ^uintptr(0)>>32, closeRangeCloexec); e == 0 {
+		return
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n >= fd {
+			syscall.CloseOnExec(n)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"agentsh/internal/fsview"
@@ -211,5 +212,46 @@ func TestNsShareView(t *testing.T) {
 	// after the other, may show the same.)
 	if a[2] == own[2] || b[2] == own[2] {
 		t.Errorf("mount namespaces: agentsh %s, programs %s %s; want their own", own[2], a[2], b[2])
+	}
+}
+
+// TestSandboxedGetsOnlyItsFiles: a confined program holds its Files and
+// nothing agentsh inherited without close-on-exec: a folder's descriptor
+// from outside the view would let it open paths past the view (openat
+// resolves from where the folder was opened).
+func TestSandboxedGetsOnlyItsFiles(t *testing.T) {
+	if f := sandbox.Detect(); !f.Namespaces {
+		t.Skipf("no user namespaces: %v", f.NamespacesErr)
+	}
+	tmp, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := syscall.Open("/", syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(root)
+	// As a program that started agentsh may leave one open (at a number
+	// above the guardian's own, so it reaches the guardian as it is).
+	const leaked = 200
+	if err := syscall.Dup3(root, leaked, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(leaked)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	p := start(t, Cmd{Path: bashPath(t), Args: []string{"bash", "-c", "ls /proc/$$/fd; exit"},
+		Files: []*os.File{nil, outW, outW}, Sandbox: &Sandbox{View: fsview.View{{Kind: fsview.Bind, Path: tmp}}}})
+	outW.Close()
+	b, _ := io.ReadAll(outR)
+	if code, ok := exitOf(t, p); !ok || code != 0 {
+		t.Fatalf("the program failed (%d): %q", code, b)
+	}
+	if string(b) != "0\n1\n2\n" {
+		t.Errorf("the confined program holds descriptors %q, want 0, 1 and 2", b)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -106,6 +107,22 @@ func (p *Policy) confine(f Features, hidden, extra []string) (*Confinement, erro
 	if f.Landlock == 0 {
 		return c, nil
 	}
+	if c.View == nil {
+		// Landlock only allows: a hidden folder inside a writable root
+		// stays writable, and the engine's holds the scripts the user's
+		// own shells source. Refused rather than confined short of it.
+		for _, h := range hidden {
+			hr, in := resolveLoose(h), ""
+			for _, w := range resolve(p.writableRoots()) {
+				if under(hr, w) && len(w) > len(in) {
+					in = w
+				}
+			}
+			if in != "" {
+				return nil, fmt.Errorf("sandbox: the engine folder %s is inside the writable folder %s, which Landlock alone (no user namespaces) cannot keep it out of: set XDG_RUNTIME_DIR or XDG_DATA_HOME to a folder outside it", hr, in)
+			}
+		}
+	}
 	writable := append(append([]string(nil), extra...), p.writableRoots()...)
 	var rules []rule
 	if c.View != nil {
@@ -171,4 +188,23 @@ func (p *Policy) NeedsOwnTemp() bool {
 		}
 	}
 	return false
+}
+
+// resolveLoose is path absolute, clean and free of symbolic links as far
+// as it exists (a folder not made yet is where it will be made).
+func resolveLoose(path string) string {
+	a, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	rest := ""
+	for d := a; ; d = filepath.Dir(d) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if d == "/" || d == "." {
+			return a
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
 }

@@ -361,4 +361,33 @@ socket.create_connection(s.getsockname()); print("lo up")'`
 			t.Errorf(".git/config: %q, %v", b, err)
 		}
 	}
+	// A folder the next shell starts in, made unsearchable from inside:
+	// the sandbox keeps its namespaces and view (a failed chdir of the
+	// guardian's exec read as namespaces refused, and the fallback
+	// weakened that start and every later one to Landlock alone).
+	cwd := filepath.Join(work, "cwd")
+	if err := os.Mkdir(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := pty.GuardSandbox(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ = runGuarded(t, sb, work, `chmod 000 cwd && echo locked`)
+	sb.Ruleset.Close()
+	if out != "locked\n" {
+		t.Fatalf("chmod 000 cwd: %q", out)
+	}
+	if sb, err = pty.GuardSandbox(p); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = runGuarded(t, sb, cwd, `echo x > "$1/z"; echo x > `+work+`/.agentsh/z`, outside)
+	sb.Ruleset.Close()
+	if want := "bash: line 1: " + outside + "/z: Read-only file system\nbash: line 1: " + work + "/.agentsh/z: Read-only file system\n"; out != want {
+		t.Errorf("started in an unsearchable folder: %q, want %q", out, want)
+	}
+	_ = os.Chmod(cwd, 0o755)
+	if f := sandbox.Detect(); !f.Namespaces {
+		t.Errorf("after a start in an unsearchable folder the sandbox lost its namespaces: %v", f.NamespacesErr)
+	}
 }

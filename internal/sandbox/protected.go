@@ -5,11 +5,14 @@ package sandbox
 // and editors that run commands from a project, and direnv's file.
 var protectedNames = []string{".agentsh", ".claude", ".codex", ".vscode", ".envrc"}
 
-// rcFiles are the user's shell start-up files, and git's own configuration
+// rcFiles are the user's shell start-up files (.bash_aliases: Debian's and
+// Ubuntu's .bashrc source it; .zshenv: every zsh reads it, scripts too),
+// and git's own configuration
 // (which names programs git runs: core.fsmonitor, core.pager, hooks, …),
 // kept read-only wherever they lie in HOME (they matter when HOME is inside
 // a writable root).
-var rcFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".profile", ".bash_logout", ".zshrc", ".zprofile", ".inputrc",
+var rcFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".profile", ".bash_logout", ".bash_aliases",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".config/fish", ".inputrc",
 	".gitconfig", ".config/git"}
 
 // gitProtected are the parts of a repository's .git folder that make git

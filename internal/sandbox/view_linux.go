@@ -127,12 +127,22 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 			mask(s)
 		}
 	}
-	if sock := os.Getenv("SSH_AUTH_SOCK"); filepath.IsAbs(sock) {
+	// ssh-agent's socket, and the socket of the tmux agentsh runs in
+	// ($TMUX: "socket,pid,session"), wherever they are (tmux -S puts it
+	// anywhere): a read-only folder does not keep a program from
+	// connecting to a socket in it.
+	tmuxSock, _, _ := strings.Cut(os.Getenv("TMUX"), ",")
+	for i, sock := range []string{os.Getenv("SSH_AUTH_SOCK"), tmuxSock} {
+		if !filepath.IsAbs(sock) {
+			continue
+		}
 		if r := resolve([]string{sock}); len(r) == 1 {
-			// Its folder (ssh-agent's own, or the forwarded one), unless
-			// that folder is a writable root or holds one: then the
-			// socket alone.
-			if dir := filepath.Dir(r[0]); !holdsRoot(dir) {
+			// Its folder (ssh-agent's own, the forwarded one, tmux's
+			// tmux-UID), unless that folder is a writable root or holds
+			// one, or is any folder a tmux -S socket was put in (HOME,
+			// say): then the socket alone.
+			dir := filepath.Dir(r[0])
+			if own := i == 0 || strings.HasPrefix(filepath.Base(dir), "tmux-"); own && !holdsRoot(dir) {
 				mask(dir)
 			} else {
 				mask(r[0])
@@ -209,6 +219,7 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 				// .git itself is pinned: renamed away, its protected
 				// parts would go with it.
 				protected = append(protected, git)
+				makeGitDirs(git)
 				for _, name := range gitProtected {
 					protect(filepath.Join(git, name))
 				}
@@ -218,6 +229,9 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 				for _, sub := range []string{"modules", "worktrees"} {
 					if ents, err := os.ReadDir(filepath.Join(git, sub)); err == nil {
 						for _, m := range ents {
+							if ok, _ := lstat(filepath.Join(git, sub, m.Name(), "HEAD")); ok && sub == "modules" {
+								makeGitDirs(filepath.Join(git, sub, m.Name()))
+							}
 							for _, name := range gitProtected {
 								protect(filepath.Join(git, sub, m.Name(), name))
 							}
@@ -282,6 +296,19 @@ func unsearchable(paths []string) []string {
 		}
 	}
 	return out
+}
+
+// makeGitDirs makes a repository's hooks and info folders, empty, when it
+// has none (git init makes both; an empty template or a user's cleanup
+// leaves them out): a missing path cannot be kept read-only, and a
+// pre-commit hook a confined command made there would run at the user's
+// next unconfined commit.
+func makeGitDirs(git string) {
+	for _, d := range []string{"hooks", "info"} {
+		if ok, _ := lstat(filepath.Join(git, d)); !ok {
+			_ = os.Mkdir(filepath.Join(git, d), 0o755)
+		}
+	}
 }
 
 // isProtectedGit: a .git folder is pinned itself (its parts are the

@@ -133,6 +133,40 @@ echo end`)
 	}
 }
 
+// TestViewGitNoHooks: a repository without .git/hooks or .git/info (made
+// from an empty template, or emptied by its user) gets them, empty, so the
+// view keeps them read-only: else a confined command makes
+// .git/hooks/pre-commit and the user's next unconfined commit runs it.
+func TestViewGitNoHooks(t *testing.T) {
+	needView(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	work := t.TempDir()
+	git(t, work, "init", "-q", "--template="+t.TempDir())
+	for _, d := range []string{"hooks", "info"} {
+		if _, err := os.Stat(filepath.Join(work, ".git", d)); err == nil {
+			t.Fatalf(".git/%s exists: the template was not empty", d)
+		}
+	}
+	pwned := filepath.Join(outsideDir(t), "pwned")
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+	got, _ := runConfined(t, p, work, `export LC_ALL=C
+mkdir -p .git/hooks && printf '#!/bin/sh\ntouch %s\n' "$1" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo hook
+mkdir -p .git/info && echo '* filter=x' > .git/info/attributes && echo attributes
+echo a > a; echo end`, pwned)
+	want := "bash: line 2: .git/hooks/pre-commit: Read-only file system\n" +
+		"bash: line 3: .git/info/attributes: Read-only file system\nend\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	git(t, work, "add", "a")
+	git(t, work, "commit", "-qm", "first")
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("the user's commit ran a hook a confined command made")
+	}
+}
+
 // TestViewProtected: .agentsh (made empty when missing, so settings.json
 // cannot be created), .claude, .envrc and the user's rc files (HOME in the
 // temp directory, a writable root) are read-only inside writable roots.
@@ -276,6 +310,68 @@ func TestViewSockets(t *testing.T) {
 	}
 }
 
+// TestViewTmuxSocket: agentsh running inside a tmux whose socket is
+// where the masks do not look (tmux -S) keeps that server out of reach
+// too: $TMUX names it (a read-only folder does not keep a program from
+// connecting to a socket in it).
+func TestViewTmuxSocket(t *testing.T) {
+	needView(t)
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("no tmux")
+	}
+	sock := filepath.Join(outsideDir(t), "tmux.sock")
+	marker := filepath.Join(outsideDir(t), "pwned")
+	srv := exec.Command(tmux, "-S", sock, "-f", "/dev/null", "new-session", "-d", "sleep 60")
+	srv.Env = append(os.Environ(), "TMUX=")
+	if out, err := srv.CombinedOutput(); err != nil {
+		t.Fatalf("start tmux: %v %s", err, out)
+	}
+	defer exec.Command(tmux, "-S", sock, "kill-server").Run()
+	if out, err := exec.Command(tmux, "-S", sock, "run-shell", "true").CombinedOutput(); err != nil {
+		t.Fatalf("the tmux server does not answer outside: %v %s", err, out)
+	}
+	t.Setenv("TMUX", sock+",1,0")
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: t.TempDir(), Network: true}
+	got, _ := runConfined(t, p, "", `tmux -S "$1" run-shell "touch $2" 2>&1 | head -c 200; echo; echo "tmux=${TMUX:-unset}"`, sock, marker)
+	time.Sleep(100 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the tmux server ran a command for the sandbox: %q", got)
+	}
+	if !strings.Contains(got, "tmux=unset") || strings.Contains(got, "tmux=/") {
+		t.Errorf("tmux from inside: %q", got)
+	}
+}
+
+// TestViewShellStartupFiles: the other files a shell of the user sources
+// at start are read-only too when HOME is inside a writable root:
+// ~/.bash_aliases (which Debian's and Ubuntu's ~/.bashrc source), zsh's
+// ~/.zshenv (read by every zsh, scripts included), ~/.zlogin,
+// ~/.zlogout and fish's ~/.config/fish.
+func TestViewShellStartupFiles(t *testing.T) {
+	needView(t)
+	work := t.TempDir()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	names := []string{".bash_aliases", ".zshenv", ".zlogin", ".zlogout", ".config/fish/config.fish"}
+	script := "export LC_ALL=C\n"
+	want := ""
+	for i, n := range names {
+		write(t, filepath.Join(home, n), "# mine\n")
+		script += `echo evil >> "$HOME/` + n + `"` + "\n"
+		want += "bash: line " + strconv.Itoa(i+2) + ": " + home + "/" + n + ": Read-only file system\n"
+	}
+	got, _ := runConfined(t, &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}, work, script+"echo end")
+	if want += "end\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, n := range names {
+		if b, _ := os.ReadFile(filepath.Join(home, n)); string(b) != "# mine\n" {
+			t.Errorf("%s changed: %q", n, b)
+		}
+	}
+}
+
 // TestViewEscape: the view cannot be undone from inside: not by a user and
 // mount namespace of the program's own (its mounts are locked there, and
 // Landlock refuses mounting), not through /proc/<pid>/root of agentsh, of
@@ -363,5 +459,46 @@ echo "$PWD/evil" > .git/commondir && echo planted`, pwned)
 	}
 	if again := p.DisarmGit(); len(again) != 0 {
 		t.Errorf("second DisarmGit removed %q", again)
+	}
+}
+
+// TestHiddenInsideRootWithoutView: without a mount view (no user
+// namespaces: Landlock alone) a hidden folder, the engine's, inside a
+// writable root cannot be kept out (Landlock only allows): the start fails
+// and says why, instead of leaving the user's shells' command files open
+// to the model. Outside every writable root it is kept out by Landlock.
+func TestHiddenInsideRootWithoutView(t *testing.T) {
+	f := sandbox.Detect()
+	if f.Landlock == 0 {
+		t.Skip("no Landlock in this kernel")
+	}
+	f.Namespaces, f.NamespacesErr = false, nil
+	work := t.TempDir()
+	engine := filepath.Join(work, ".local", "share", "agentsh", "run")
+	own := filepath.Join(engine, "p-1", "sh-1")
+	write(t, filepath.Join(engine, "p-1", "sh-2", "a"), "the user's shell's next apply script\n")
+	write(t, filepath.Join(own, "init"), "\n")
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+	conf, err := sandbox.ConfineHidingWith(p, f, []string{engine}, own)
+	if err == nil {
+		got, _ := runConfinedBy(t, conf, work, `echo pwned > "$1/p-1/sh-2/a" && echo wrote; echo end`, engine)
+		conf.Close()
+		t.Fatalf("confined without a view, the engine folder inside the workspace: %q", got)
+	}
+	want := "sandbox: the engine folder " + engine + " is inside the writable folder " + work +
+		", which Landlock alone (no user namespaces) cannot keep it out of: set XDG_RUNTIME_DIR or XDG_DATA_HOME to a folder outside it"
+	if err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	// Outside the writable roots: Landlock keeps it out.
+	outEngine := filepath.Join(outsideDir(t), "run")
+	write(t, filepath.Join(outEngine, "p-1", "sh-2", "a"), "x\n")
+	conf, err = sandbox.ConfineHidingWith(p, f, []string{outEngine}, filepath.Join(outEngine, "p-1", "sh-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conf.Close()
+	if got, _ := runConfinedBy(t, conf, work, `{ echo pwned > "$1/p-1/sh-2/a"; } 2>/dev/null || echo refused`, outEngine); got != "refused\n" {
+		t.Errorf("the engine folder outside the workspace: %q", got)
 	}
 }

@@ -155,14 +155,27 @@ func handle(req, ans []byte, files []int) ([]byte, []int) {
 	return ans, files
 }
 
-// openRead opens path for reading: non-blocking, so a FIFO swapped in
-// cannot stall the connection, and blocking again before it leaves.
+// openRead opens path: non-blocking, so a FIFO swapped in cannot stall
+// the connection, and blocking again before it leaves. Unless the caller
+// asked for a non-blocking open, only a regular file or a folder is
+// handed back (ENXIO otherwise): agentsh reads what it gets to the end,
+// and a FIFO a confined job holds open would hang it, /dev/zero fill its
+// memory; the tools' stat before the open does not close that race.
 func openRead(path string, flags int, mode uint32) (int, error) {
 	fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, mode)
 	if err != nil {
 		return -1, err
 	}
 	if flags&unix.O_NONBLOCK == 0 {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			_ = unix.Close(fd)
+			return -1, err
+		}
+		if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
+			_ = unix.Close(fd)
+			return -1, unix.ENXIO
+		}
 		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
 			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
 		}
