@@ -148,7 +148,7 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 			}
 		}
 		if tc.Settings.Shell.Sandbox.Enabled() && (m.Action == "" || m.Action == bash.PatternAllow) {
-			if o := bash.CheckPatterns(p.Command, OutsideRules(folder())); o.Action == bash.PatternAllow {
+			if o := bash.CheckOutside(p.Command, OutsideRules(folder())); o.Action == bash.PatternAllow {
 				if n := sandbox.DisarmedNote(tc.Settings.Shell.Sandbox.DisarmGit()); n != "" {
 					defer func() { res, err = noted(res, err, n) }()
 				}

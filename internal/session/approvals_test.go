@@ -309,3 +309,53 @@ func TestApprovalRerunRunsNoModelFunction(t *testing.T) {
 		t.Errorf("note %q, want %q", got, want)
 	}
 }
+
+// TestApprovalsOutsideRuleNotStretched: with "always outside" saved for
+// `touch`, a line that makes `touch` the model's own program
+// (PATH=./bin touch …) stays in the sandbox: the model's program cannot
+// write outside; a plain `touch` of the same file
+// still runs outside without a question.
+func TestApprovalsOutsideRuleNotStretched(t *testing.T) {
+	isolateConfig(t)
+	user := &answering{}
+	reg, a := approvalTools(t, nil, Approvals{Approver: user})
+	if err := SaveOutsideRule(a.StartDir(), "touch"); err != nil {
+		t.Fatal(err)
+	}
+	// .agentsh/ is read-only to the model in every mode: a file there is
+	// written only from outside the sandbox.
+	if err := os.MkdirAll(filepath.Join(a.Cwd(), ".agentsh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(a.Cwd(), ".agentsh", "mark")
+	bin := filepath.Join(a.Cwd(), "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	evil := "#!/bin/sh\necho model > " + outside + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "touch"), []byte(evil), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		"PATH=$PWD/bin:$PATH touch " + outside,
+		"export PATH=$PWD/bin:$PATH; touch " + outside,
+		"printf -v PATH %s \"$PWD/bin:$PATH\"; touch " + outside,
+	} {
+		r := call(t, reg, tools.BashName, map[string]any{"command": cmd})
+		if data, err := os.ReadFile(outside); err == nil {
+			t.Fatalf("%s: the model's touch ran outside the sandbox and wrote %q (result %q)", cmd, data, r.Content)
+		}
+		if !strings.Contains(r.Content, "Read-only file system") {
+			t.Errorf("%s: result %q, want the sandbox's refusal", cmd, r.Content)
+		}
+	}
+	if r := call(t, reg, tools.BashName, map[string]any{"command": "touch " + outside}); r.IsError {
+		t.Errorf("plain touch: %+v", r)
+	}
+	if st, err := os.Stat(outside); err != nil || st.Size() != 0 {
+		t.Errorf("plain touch outside: %v %v", st, err)
+	}
+	if len(user.asked) != 0 {
+		t.Errorf("asked: %+v", user.asked)
+	}
+}

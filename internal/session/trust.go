@@ -193,7 +193,8 @@ func TrustFolder(folder, hash string) error {
 
 // OutsideRules are the user's "always" answers for folder: commands that
 // run outside the sandbox without asking, as allow-style rules (every
-// simple command must match one; bash.CheckPatterns).
+// simple command must match one, and nothing else may change what runs;
+// bash.CheckOutside).
 func OutsideRules(folder string) []bash.PatternRule {
 	rec := folderRecordOf(folder)
 	rules := make([]bash.PatternRule, 0, len(rec.Outside))
