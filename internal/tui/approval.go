@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -111,19 +113,53 @@ func (a *approval) lines() (title string, body []string, note, footer string) {
 		footer = helpLine(append(es, entry{Key: name(ak.No), Desc: "no"})...)
 	}
 	for _, l := range strings.Split(strings.TrimRight(a.q.Command, "\n"), "\n") {
-		body = append(body, "  "+l)
+		body = append(body, "  "+visibleControls(l))
 	}
 	return title, body, note, footer
 }
 
-// maxApprovalCommandLines bounds the command shown in the box.
-const maxApprovalCommandLines = 8
+// visibleControls writes the control and format characters of a command
+// line as Go escapes (\r, \x1b, \u202e): sent as they are, a carriage
+// return, an escape sequence or a bidi override would let the model hide
+// or reorder what the user approves (issue 21: the question shows what
+// will actually run).
+func visibleControls(l string) string {
+	if !strings.ContainsFunc(l, disguisingRune) {
+		return l
+	}
+	var b strings.Builder
+	for _, r := range l {
+		if disguisingRune(r) {
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// disguisingRune is a control or format character, or a byte that is no
+// UTF-8: none is shown as itself.
+func disguisingRune(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
+}
+
+// maxApprovalCommandLines bounds the command shown in the box, in rows
+// once its long lines are wrapped.
+const maxApprovalCommandLines = 16
 
 // view implements layer: a box over the bottom of the screen, just above
 // the status line.
 func (a *approval) view(width, height int, st *styles) surface {
 	inner := max(width-4, 1)
-	title, body, note, footer := a.lines()
+	title, lines, note, footer := a.lines()
+	// Wrapped, not cut: what is past the box's edge runs too.
+	var body []string
+	for _, l := range lines {
+		for _, w := range strings.Split(ansi.Hardwrap(strings.TrimPrefix(l, "  "), max(inner-2, 1), true), "\n") {
+			body = append(body, "  "+w)
+		}
+	}
 	if len(body) > maxApprovalCommandLines {
 		more := len(body) - maxApprovalCommandLines + 1
 		body = append(body[:maxApprovalCommandLines-1], "  … "+plural(more, "more line"))
