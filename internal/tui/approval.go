@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -113,35 +111,9 @@ func (a *approval) lines() (title string, body []string, note, footer string) {
 		footer = helpLine(append(es, entry{Key: name(ak.No), Desc: "no"})...)
 	}
 	for _, l := range strings.Split(strings.TrimRight(a.q.Command, "\n"), "\n") {
-		body = append(body, "  "+visibleControls(l))
+		body = append(body, "  "+session.Printable(l))
 	}
 	return title, body, note, footer
-}
-
-// visibleControls writes the control and format characters of a command
-// line as Go escapes (\r, \x1b, \u202e): sent as they are, a carriage
-// return, an escape sequence or a bidi override would let the model hide
-// or reorder what the user approves (issue 21: the question shows what
-// will actually run).
-func visibleControls(l string) string {
-	if !strings.ContainsFunc(l, disguisingRune) {
-		return l
-	}
-	var b strings.Builder
-	for _, r := range l {
-		if disguisingRune(r) {
-			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// disguisingRune is a control or format character, or a byte that is no
-// UTF-8: none is shown as itself.
-func disguisingRune(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
 }
 
 // maxApprovalCommandLines bounds the command shown in the box, in rows
