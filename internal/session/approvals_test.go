@@ -359,3 +359,30 @@ func TestApprovalsOutsideRuleNotStretched(t *testing.T) {
 		t.Errorf("asked: %+v", user.asked)
 	}
 }
+
+// TestApprovalsQuestionNamesFolder: the model's call may name its folder
+// (cwd), where the re-run runs too; the question says so (the same
+// command means another thing elsewhere), and says nothing of a folder
+// when it is the session's own.
+func TestApprovalsQuestionNamesFolder(t *testing.T) {
+	isolateConfig(t)
+	cmd, _ := denialCommand(t)
+	user := &answering{}
+	reg, a := approvalTools(t, nil, Approvals{Approver: user})
+	call(t, reg, tools.BashName, map[string]any{"command": cmd})
+	sub := filepath.Join(a.Cwd(), "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	call(t, reg, tools.BashName, map[string]any{"command": cmd, "cwd": "sub"})
+	if len(user.asked) != 2 {
+		t.Fatalf("asked %+v", user.asked)
+	}
+	if q := user.asked[0]; q.Dir != "" || strings.Contains(q.OutsideNote(), "the folder the model chose") {
+		t.Errorf("first question names a folder: %q, %q", q.Dir, q.OutsideNote())
+	}
+	q := user.asked[1]
+	if want := "It runs in " + sub + ", the folder the model chose."; q.Dir != sub || !strings.Contains(q.OutsideNote(), want) {
+		t.Errorf("question in sub: dir %q, note %q, want %q", q.Dir, q.OutsideNote(), want)
+	}
+}
