@@ -150,6 +150,7 @@ type patSegment struct {
 	text    string   // its source, from the name to the last argument
 	words   []string // its words: literal values, else their source text
 	neutral bool     // one of neutralCommands without redirections
+	literal bool     // every word is a literal (no expansion, no glob)
 }
 
 func (s patSegment) matches(r PatternRule) bool {
@@ -210,16 +211,18 @@ func patternSegments(command string, depth int, top bool) (segs []patSegment, co
 func callSegments(src string, call *syntax.CallExpr, depth int) []patSegment {
 	words := make([]string, len(call.Args))
 	offs := make([]int, len(call.Args))
+	literal := true
 	for i, a := range call.Args {
 		offs[i] = int(a.Pos().Offset())
 		if v, ok := wordLiteral(a); ok {
 			words[i] = v
 		} else {
 			words[i] = src[offs[i]:int(a.End().Offset())]
+			literal = false
 		}
 	}
 	end := int(call.End().Offset())
-	seg := patSegment{text: src[offs[0]:end], words: words}
+	seg := patSegment{text: src[offs[0]:end], words: words, literal: literal}
 	seg.neutral = neutralCommands[words[0]]
 	segs := []patSegment{seg}
 	// The redirections of the statement make a cd more than a cd.
@@ -346,3 +349,100 @@ func CommandPrefix(command string) string {
 // subcommandWord is a word that reads as a subcommand: letters, digits,
 // and - _ : inside, starting with a letter.
 var subcommandWord = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:+-]*$`)
+
+// CheckOutside decides whether rules, the user's "always outside"
+// answers (allow rules), let command run outside the sandbox. It is
+// CheckPatterns' allow with no benefit of the doubt, since the line runs
+// unconfined: a line that does not parse, assigns or declares a variable
+// (what `touch` resolves to is then the model's), writes or reads a file
+// through a redirection other than /dev/null, or holds arithmetic (a
+// C-style for included), a [[ ]] test, an indirect, subscripted, sliced,
+// assigning or @-operator expansion (bash runs a $(...) hidden in a
+// value there) never matches; and only cd, pushd, popd, echo, pwd, true,
+// false and : with literal arguments (no glob, no expansion) need no
+// rule (printf -v assigns, test -v evaluates a subscript). Such a line
+// is asked about again.
+func CheckOutside(command string, rules []PatternRule) PatternMatch {
+	f, err := parseBashSource(command)
+	if err != nil || !outsideSafe(f) {
+		return PatternMatch{}
+	}
+	segs, _ := patternSegments(command, 0, false)
+	var first *PatternMatch
+	for _, seg := range segs {
+		if outsideNeutral(seg) {
+			continue
+		}
+		matched := false
+		for _, r := range rules {
+			if r.Action == PatternAllow && seg.matches(r) {
+				if first == nil {
+					first = &PatternMatch{Action: PatternAllow, Rule: r, Command: seg.text}
+				}
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			return PatternMatch{}
+		}
+	}
+	if first == nil {
+		return PatternMatch{}
+	}
+	return *first
+}
+
+// outsideNeutralCommands are the neutralCommands that, with literal
+// arguments, neither assign nor evaluate anything.
+var outsideNeutralCommands = map[string]bool{"cd": true, "pushd": true, "popd": true, "echo": true,
+	"pwd": true, "true": true, "false": true, ":": true}
+
+// outsideNeutral: a `cd d*` could enter a folder the model named
+// `d[$(…)]`, which arithmetic on $PWD would run.
+func outsideNeutral(seg patSegment) bool {
+	return seg.neutral && seg.literal && outsideNeutralCommands[seg.words[0]]
+}
+
+// outsideSafe reports that f holds none of what CheckOutside refuses.
+func outsideSafe(f *syntax.File) bool {
+	safe := true
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.DeclClause, *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause,
+			*syntax.TestClause, *syntax.CoprocClause, *syntax.Assign, *syntax.CStyleLoop,
+			*syntax.BinaryArithm, *syntax.UnaryArithm, *syntax.ParenArithm:
+			safe = false
+		case *syntax.CallExpr:
+			if len(n.Assigns) > 0 {
+				safe = false
+			}
+		case *syntax.ParamExp:
+			if n.Excl || n.Index != nil || n.Slice != nil || n.Repl != nil ||
+				(n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull ||
+					n.Exp.Op == syntax.OtherParamOps)) {
+				safe = false
+			}
+		case *syntax.Redirect:
+			if !redirectSafe(n) {
+				safe = false
+			}
+		}
+		return safe
+	})
+	return safe
+}
+
+// redirectSafe is a redirection that reaches no file but /dev/null: a
+// descriptor's duplicate or close, /dev/null, a heredoc or herestring.
+func redirectSafe(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return true
+	case syntax.DplOut, syntax.DplIn:
+		v, ok := wordLiteral(r.Word)
+		return ok && (v == "-" || strings.Trim(v, "0123456789") == "" || strings.Trim(v, "0123456789") == "-")
+	}
+	v, ok := wordLiteral(r.Word)
+	return ok && v == "/dev/null"
+}

@@ -40,6 +40,10 @@ type ApprovalQuestion struct {
 	// runs in a fresh shell with the user's state only, where they are
 	// not defined, so Command runs the programs of those names.
 	ModelDefined []string
+	// Dir (SandboxDenial) is the folder the re-run runs in when the
+	// model chose it (the call's cwd), "" when it is the session's: the
+	// same command means another thing elsewhere.
+	Dir string
 }
 
 // OutsideNote says how a command the user lets run outside the sandbox
@@ -53,6 +57,9 @@ func (q ApprovalQuestion) OutsideNote() string {
 			what, is, runs = "functions or aliases", "are", "run"
 		}
 		s += " The model's own " + names + " (" + what + " it defined) " + is + " not there: " + names + " " + runs + " as in your shell."
+	}
+	if q.Dir != "" {
+		s += " It runs in " + Printable(q.Dir) + ", the folder the model chose."
 	}
 	return s
 }
@@ -148,7 +155,7 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 			}
 		}
 		if tc.Settings.Shell.Sandbox.Enabled() && (m.Action == "" || m.Action == bash.PatternAllow) {
-			if o := bash.CheckPatterns(p.Command, OutsideRules(folder())); o.Action == bash.PatternAllow {
+			if o := bash.CheckOutside(p.Command, OutsideRules(folder())); o.Action == bash.PatternAllow {
 				if n := sandbox.DisarmedNote(tc.Settings.Shell.Sandbox.DisarmGit()); n != "" {
 					defer func() { res, err = noted(res, err, n) }()
 				}
@@ -169,7 +176,13 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 		if tc.State != nil && tc.State.Cwd() != "" {
 			cwd = tc.State.Cwd()
 		}
-		d, ok := sandbox.DetectDenial(te.Message, cwd, policy)
+		// The call's own cwd, when the model gave one, is where it ran
+		// and where the re-run runs.
+		dir := cwd
+		if d, err := bash.ResolveCwd(cwd, p.Cwd); err == nil {
+			dir = d
+		}
+		d, ok := sandbox.DetectDenial(te.Message, dir, policy)
 		if !ok {
 			return res, err
 		}
@@ -181,6 +194,9 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 		q := ApprovalQuestion{Kind: SandboxDenial, Command: p.Command, Reason: d.Reason(), Prefix: prefix}
 		if tc.State != nil {
 			q.ModelDefined = tc.State.ModelDefined(bash.CommandNames(p.Command))
+		}
+		if dir != cwd {
+			q.Dir = dir
 		}
 		ans := a.Approver.Approve(ctx, q)
 		if ans == Decline || ctx.Err() != nil {

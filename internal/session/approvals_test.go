@@ -309,3 +309,80 @@ func TestApprovalRerunRunsNoModelFunction(t *testing.T) {
 		t.Errorf("note %q, want %q", got, want)
 	}
 }
+
+// TestApprovalsOutsideRuleNotStretched: with "always outside" saved for
+// `touch`, a line that makes `touch` the model's own program
+// (PATH=./bin touch …) stays in the sandbox: the model's program cannot
+// write outside; a plain `touch` of the same file
+// still runs outside without a question.
+func TestApprovalsOutsideRuleNotStretched(t *testing.T) {
+	isolateConfig(t)
+	user := &answering{}
+	reg, a := approvalTools(t, nil, Approvals{Approver: user})
+	if err := SaveOutsideRule(a.StartDir(), "touch"); err != nil {
+		t.Fatal(err)
+	}
+	// .agentsh/ is read-only to the model in every mode: a file there is
+	// written only from outside the sandbox.
+	if err := os.MkdirAll(filepath.Join(a.Cwd(), ".agentsh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(a.Cwd(), ".agentsh", "mark")
+	bin := filepath.Join(a.Cwd(), "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	evil := "#!/bin/sh\necho model > " + outside + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "touch"), []byte(evil), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		"PATH=$PWD/bin:$PATH touch " + outside,
+		"export PATH=$PWD/bin:$PATH; touch " + outside,
+		"printf -v PATH %s \"$PWD/bin:$PATH\"; touch " + outside,
+	} {
+		r := call(t, reg, tools.BashName, map[string]any{"command": cmd})
+		if data, err := os.ReadFile(outside); err == nil {
+			t.Fatalf("%s: the model's touch ran outside the sandbox and wrote %q (result %q)", cmd, data, r.Content)
+		}
+		if !strings.Contains(r.Content, "Read-only file system") {
+			t.Errorf("%s: result %q, want the sandbox's refusal", cmd, r.Content)
+		}
+	}
+	if r := call(t, reg, tools.BashName, map[string]any{"command": "touch " + outside}); r.IsError {
+		t.Errorf("plain touch: %+v", r)
+	}
+	if st, err := os.Stat(outside); err != nil || st.Size() != 0 {
+		t.Errorf("plain touch outside: %v %v", st, err)
+	}
+	if len(user.asked) != 0 {
+		t.Errorf("asked: %+v", user.asked)
+	}
+}
+
+// TestApprovalsQuestionNamesFolder: the model's call may name its folder
+// (cwd), where the re-run runs too; the question says so (the same
+// command means another thing elsewhere), and says nothing of a folder
+// when it is the session's own.
+func TestApprovalsQuestionNamesFolder(t *testing.T) {
+	isolateConfig(t)
+	cmd, _ := denialCommand(t)
+	user := &answering{}
+	reg, a := approvalTools(t, nil, Approvals{Approver: user})
+	call(t, reg, tools.BashName, map[string]any{"command": cmd})
+	sub := filepath.Join(a.Cwd(), "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	call(t, reg, tools.BashName, map[string]any{"command": cmd, "cwd": "sub"})
+	if len(user.asked) != 2 {
+		t.Fatalf("asked %+v", user.asked)
+	}
+	if q := user.asked[0]; q.Dir != "" || strings.Contains(q.OutsideNote(), "the folder the model chose") {
+		t.Errorf("first question names a folder: %q, %q", q.Dir, q.OutsideNote())
+	}
+	q := user.asked[1]
+	if want := "It runs in " + sub + ", the folder the model chose."; q.Dir != sub || !strings.Contains(q.OutsideNote(), want) {
+		t.Errorf("question in sub: dir %q, note %q, want %q", q.Dir, q.OutsideNote(), want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -143,7 +145,7 @@ func LoadSettingsFrom(globalPath, projectPath string) (*Settings, error) {
 func LoadSettingsTrusting(globalPath, projectPath string, trustProject bool) (*Settings, error) {
 	var files []settingsFile
 	for _, p := range settingsPaths(globalPath, projectPath) {
-		data, err := os.ReadFile(p)
+		data, err := readSettingsFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -467,7 +469,7 @@ func (l *LiveSettings) refreshLocked(force bool) {
 			continue
 		}
 		now := time.Now()
-		data, err := os.ReadFile(p)
+		data, err := readSettingsFile(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			data = nil
@@ -999,4 +1001,38 @@ func lineCol(data []byte, off int) (line, col int) {
 		before = before[i+1:]
 	}
 	return line, utf8.RuneCount(before) + 1
+}
+
+// maxSettingsBytes bounds a settings file: a bigger one is no one's
+// settings.
+const maxSettingsBytes = 4 << 20
+
+// readSettingsFile reads a settings file that must be a regular file
+// (through links) of at most maxSettingsBytes: a FIFO or a device the
+// model put in the project's place would block agentsh or never end. It
+// opens without blocking, so a FIFO is seen before anything waits on it.
+func readSettingsFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("read %s: not a regular file", path)
+	}
+	if st.Size() > maxSettingsBytes {
+		return nil, fmt.Errorf("read %s: %d bytes, more than a settings file may have (%d)", path, st.Size(), maxSettingsBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSettingsBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > maxSettingsBytes {
+		return nil, fmt.Errorf("read %s: more than a settings file may have (%d bytes)", path, maxSettingsBytes)
+	}
+	return data, nil
 }

@@ -123,7 +123,7 @@ func RemovePatternRule(path string, i int, r bash.PatternRule) error {
 // readSettingsTree reads one settings file as parsed and validated JSON;
 // a missing file is an empty tree.
 func readSettingsTree(path string) (map[string]any, error) {
-	data, err := os.ReadFile(path)
+	data, err := readSettingsFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]any{}, nil
 	}

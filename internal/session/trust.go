@@ -18,8 +18,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"agentsh/internal/bash"
 	"agentsh/internal/sandbox"
@@ -32,8 +35,39 @@ type Loosening struct {
 	Value string
 }
 
-// String is "key: value", as the trust question and the refusal list it.
-func (l Loosening) String() string { return l.Key + ": " + l.Value }
+// String is "key: value", as the trust question and the refusal list it,
+// with control and format characters escaped (Printable): the model wrote
+// them.
+func (l Loosening) String() string { return Printable(l.Key + ": " + l.Value) }
+
+// Printable is s with its control and format characters, and bytes that
+// are no UTF-8, written as Go escapes (\r, \x1b, \u202e): text the model
+// wrote that agentsh shows the user (a settings key, a command to
+// approve) must not move the cursor, erase a line or reorder the rest.
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, disguising) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[0])
+		case disguising(r):
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		default:
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
+}
+
+// disguising is a rune shown as an escape by Printable.
+func disguising(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
+}
 
 // ProjectTrust is what a project file loosens and whether the user
 // trusts the folder for it.
@@ -49,8 +83,8 @@ type ProjectTrust struct {
 func (p *ProjectTrust) Keys() string {
 	keys := make([]string, 0, len(p.Loosens))
 	for _, l := range p.Loosens {
-		if !slices.Contains(keys, l.Key) {
-			keys = append(keys, l.Key)
+		if k := Printable(l.Key); !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
 	return strings.Join(keys, ", ")
@@ -193,7 +227,8 @@ func TrustFolder(folder, hash string) error {
 
 // OutsideRules are the user's "always" answers for folder: commands that
 // run outside the sandbox without asking, as allow-style rules (every
-// simple command must match one; bash.CheckPatterns).
+// simple command must match one, and nothing else may change what runs;
+// bash.CheckOutside).
 func OutsideRules(folder string) []bash.PatternRule {
 	rec := folderRecordOf(folder)
 	rules := make([]bash.PatternRule, 0, len(rec.Outside))

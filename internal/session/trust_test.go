@@ -387,3 +387,29 @@ func TestUntrustedErrorText(t *testing.T) {
 		t.Errorf("notice %q, want %q", got, want)
 	}
 }
+
+// TestUntrustedTextsEscapeControls: a shell.env name or value the model
+// wrote with an escape sequence (which could erase the line above on the
+// user's terminal) or a bidi override reaches the refusal and the notice
+// as an escape.
+func TestUntrustedTextsEscapeControls(t *testing.T) {
+	cwd := t.TempDir()
+	writeProjectSettings(t, cwd, `{"shell": {"env": {"A\u001b[1A\u001b[2K": "\u202ex\u009b"}}}`)
+	s, err := LoadSettingsFrom("", ProjectSettingsPath(cwd))
+	if err != nil || s.Project == nil {
+		t.Fatalf("%v %v", s, err)
+	}
+	msg := (&UntrustedError{Project: s.Project}).Error()
+	notice := UntrustedNotice(s.Project) + UntrustedChangeNotice(s.Project)
+	for _, text := range []string{msg, notice} {
+		if strings.ContainsAny(text, "\x1b\u202e\u009b") {
+			t.Errorf("raw controls in %q", text)
+		}
+	}
+	if want := `(shell.env.A\x1b[1A\x1b[2K: "\u202ex\u009b")`; !strings.Contains(msg, want) {
+		t.Errorf("refusal %q lacks %q", msg, want)
+	}
+	if want := `ignoring shell.env.A\x1b[1A\x1b[2K from`; !strings.Contains(notice, want) {
+		t.Errorf("notice %q lacks %q", notice, want)
+	}
+}

@@ -111,19 +111,27 @@ func (a *approval) lines() (title string, body []string, note, footer string) {
 		footer = helpLine(append(es, entry{Key: name(ak.No), Desc: "no"})...)
 	}
 	for _, l := range strings.Split(strings.TrimRight(a.q.Command, "\n"), "\n") {
-		body = append(body, "  "+l)
+		body = append(body, "  "+session.Printable(l))
 	}
 	return title, body, note, footer
 }
 
-// maxApprovalCommandLines bounds the command shown in the box.
-const maxApprovalCommandLines = 8
+// maxApprovalCommandLines bounds the command shown in the box, in rows
+// once its long lines are wrapped.
+const maxApprovalCommandLines = 16
 
 // view implements layer: a box over the bottom of the screen, just above
 // the status line.
 func (a *approval) view(width, height int, st *styles) surface {
 	inner := max(width-4, 1)
-	title, body, note, footer := a.lines()
+	title, lines, note, footer := a.lines()
+	// Wrapped, not cut: what is past the box's edge runs too.
+	var body []string
+	for _, l := range lines {
+		for _, w := range strings.Split(ansi.Hardwrap(strings.TrimPrefix(l, "  "), max(inner-2, 1), true), "\n") {
+			body = append(body, "  "+w)
+		}
+	}
 	if len(body) > maxApprovalCommandLines {
 		more := len(body) - maxApprovalCommandLines + 1
 		body = append(body[:maxApprovalCommandLines-1], "  … "+plural(more, "more line"))

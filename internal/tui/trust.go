@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -87,21 +88,23 @@ func (q *trustQuestion) answer(trust bool) (action, tea.Cmd) {
 	return trustAnswer{p: q.p, trust: trust}, nil
 }
 
-// lines are the question's text, unstyled: the title, the body and the
-// two choices.
-func (q *trustQuestion) lines() (title string, body, choices []string) {
-	body = []string{
-		q.p.Folder,
+// lines are the question's text, unstyled: the title, the body before
+// and after the loosening values, the values and the two choices. The
+// folder, the file and the values are shown with their control and
+// format characters escaped (session.Printable): the model wrote them.
+func (q *trustQuestion) lines() (title string, head, values, tail, choices []string) {
+	head = []string{
+		session.Printable(q.p.Folder),
 		"",
-		q.p.File + " loosens your own settings:",
+		session.Printable(q.p.File) + " loosens your own settings:",
 	}
 	for _, l := range q.p.Loosens {
-		body = append(body, "  "+l.String())
+		values = append(values, "  "+l.String())
 	}
-	body = append(body, "",
+	tail = []string{"",
 		"The model can write files in this folder, so it could have written these.",
-		"Trust it only if you wrote or checked them. Your answer is kept in agentsh's config folder;"+
-			" a change of these values asks again.")
+		"Trust it only if you wrote or checked them. Your answer is kept in agentsh's config folder;" +
+			" a change of these values asks again."}
 	for i, c := range []string{trustYesLabel, trustNoLabel} {
 		mark := "  "
 		if i == q.sel {
@@ -109,21 +112,40 @@ func (q *trustQuestion) lines() (title string, body, choices []string) {
 		}
 		choices = append(choices, fmt.Sprintf("%s%d. %s", mark, i+1, c))
 	}
-	return trustTitle, body, choices
+	return trustTitle, head, values, tail, choices
 }
 
 // view implements layer: the whole window (nothing else may be answered
 // before it).
 func (q *trustQuestion) view(width, height int, st *styles) surface {
-	title, body, choices := q.lines()
+	title, head, values, tail, choices := q.lines()
 	inner := max(width-2, 1)
-	rows := []string{" " + st.overlayTitle.Render(title), ""}
-	for _, l := range body {
-		for _, w := range strings.Split(ansi.Wrap(l, inner, " "), "\n") {
-			rows = append(rows, " "+w)
+	wrap := func(ls []string) []string {
+		var out []string
+		for _, l := range ls {
+			for _, w := range strings.Split(ansi.Wrap(l, inner, " "), "\n") {
+				out = append(out, " "+w)
+			}
 		}
+		return out
 	}
-	rows = append(rows, "")
+	rows := []string{" " + st.overlayTitle.Render(title), ""}
+	rows = append(rows, wrap(head)...)
+	// The values the window cannot hold are counted, so that the
+	// choices stay on screen and no value is taken for the last.
+	after := append(wrap(tail), "")
+	room := height - 1 - len(rows) - len(after) - len(choices)
+	var shown []string
+	for i, v := range values {
+		w := wrap([]string{v})
+		if len(shown)+len(w) > room || (i < len(values)-1 && len(shown)+len(w) > room-1) {
+			more := wrap([]string{"  … " + strconv.Itoa(len(values)-i) + " more: see " + session.Printable(q.p.File)})
+			shown = append(shown, more[:min(len(more), max(room-len(shown), 0))]...)
+			break
+		}
+		shown = append(shown, w...)
+	}
+	rows = append(append(rows, shown...), after...)
 	for i, c := range choices {
 		c = ansi.Truncate(c, inner, "…")
 		if i == q.sel {
