@@ -420,7 +420,11 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 			writable, cleanup = append(writable, tmp), append(cleanup, tmp)
 		}
 	}
-	sb, err := guardSandbox(cfg.Sandbox, writable...)
+	own := writable
+	if s.ttyPath != "" {
+		own = append(own[:len(own):len(own)], s.ttyPath) // its own terminal stays in its view
+	}
+	sb, err := guardSandbox(cfg.Sandbox, own...)
 	if err != nil {
 		ctlR.Close()
 		ctlW.Close()

@@ -240,7 +240,7 @@ func (s *Session) spawn() error {
 		master.Close()
 		return fmt.Errorf("set up pty: %w", err)
 	}
-	sb, err := GuardSandbox(s.opts.Sandbox)
+	sb, err := GuardSandbox(s.opts.Sandbox, tty.Name()) // its own terminal stays in its view
 	if err != nil {
 		master.Close()
 		return fmt.Errorf("start %s: %w", shell, err)

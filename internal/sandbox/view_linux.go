@@ -31,6 +31,9 @@ func serverSockets() []string {
 	return s
 }
 
+// ptsDir holds the pseudo-terminals' slave devices.
+const ptsDir = "/dev/pts"
+
 // writableRoots are the folders p lets a shell write, before extra.
 func (p *Policy) writableRoots() []string {
 	if p.Mode != WorkspaceWrite {
@@ -146,6 +149,24 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 				mask(dir)
 			} else {
 				mask(r[0])
+			}
+		}
+	}
+	// Terminals: every pseudo-terminal there is when the program starts,
+	// but its own (in extra), is covered. The user's (the TUI's, a `!`
+	// command's) must be neither written to, which draws on the user's
+	// screen, nor read from, which takes what the user types. Terminals
+	// opened later (the program's own: a nested script, tmux, a job's)
+	// are not covered.
+	keep := map[string]bool{}
+	for _, e := range extras {
+		keep[e] = true
+	}
+	if ents, err := os.ReadDir(ptsDir); err == nil {
+		for _, e := range ents {
+			path := filepath.Join(ptsDir, e.Name())
+			if _, err := strconv.Atoi(e.Name()); err == nil && !keep[path] {
+				add(fsview.MaskFile, path)
 			}
 		}
 	}

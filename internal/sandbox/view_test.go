@@ -6,11 +6,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"agentsh/internal/proctest"
 	"agentsh/internal/sandbox"
+
+	"github.com/creack/pty"
 )
 
 // needView skips when this kernel cannot make the mount view (the status
@@ -500,5 +503,45 @@ func TestHiddenInsideRootWithoutView(t *testing.T) {
 	defer conf.Close()
 	if got, _ := runConfinedBy(t, conf, work, `{ echo pwned > "$1/p-1/sh-2/a"; } 2>/dev/null || echo refused`, outEngine); got != "refused\n" {
 		t.Errorf("the engine folder outside the workspace: %q", got)
+	}
+}
+
+// TestViewOtherTerminals: a terminal that is not the confined program's
+// own (the user's, here one the test holds open) can be neither written
+// to (drawing fake questions on the user's screen) nor read from (taking
+// what the user types); one the program opens itself works.
+func TestViewOtherTerminals(t *testing.T) {
+	needView(t)
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	work := t.TempDir()
+	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: work}
+	got, _ := runConfined(t, p, work, `export LC_ALL=C
+echo INJECT > "$1" && echo wrote
+read -r -t 1 line < "$1" && echo "read: $line"
+python3 -c 'import os, pty; m, s = pty.openpty(); os.write(s, b"own\n"); print(os.read(m, 10).decode().strip())' 2>&1 || echo no-python
+echo end`, slave.Name())
+	if strings.Contains(got, "wrote") || strings.Contains(got, "read:") {
+		t.Errorf("the confined program reached the user's terminal: %q", got)
+	}
+	if !strings.Contains(got, slave.Name()+": Read-only file system") {
+		t.Errorf("writing the user's terminal: %q", got)
+	}
+	if !strings.Contains(got, "own\nend\n") && !strings.Contains(got, "no-python\nend\n") {
+		t.Errorf("a terminal the program opened itself: %q", got)
+	}
+	// Nothing arrived on the user's side (a raw non-blocking read: the
+	// master is a blocking *os.File).
+	fd := int(master.Fd())
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 64)
+	if n, _ := syscall.Read(fd, b); n > 0 {
+		t.Errorf("the user's terminal received %q", b[:n])
 	}
 }
