@@ -570,8 +570,11 @@ func BenchmarkTrailingHead(b *testing.B) {
 // BenchmarkColdStart is the first run on a new executor: start a session
 // (and whatever process containment comes with it), run `true`, return.
 // Closing the executor is outside the timed region.
-func BenchmarkColdStart(b *testing.B) {
-	cfg := benchShellConfig(b)
+func BenchmarkColdStart(b *testing.B) { benchColdStart(b, benchShellConfig(b)) }
+
+// benchColdStart times b.N first runs of `true`, each on a new executor
+// with cfg.
+func benchColdStart(b *testing.B, cfg ShellConfig) {
 	ctx := context.Background()
 	for b.Loop() {
 		e := NewExecutor()
@@ -872,13 +875,5 @@ func BenchmarkColdStartSnapshot(b *testing.B) {
 		b.Skip("no snapshot of the user's rc")
 	}
 	b.Cleanup(RemoveSnapshots)
-	ctx := context.Background()
-	for b.Loop() {
-		e := NewExecutor()
-		r, err := e.Run(ctx, "true", RunOptions{Shell: cfg})
-		mustExit0(b, r, err)
-		b.StopTimer()
-		e.Close()
-		b.StartTimer()
-	}
+	benchColdStart(b, cfg)
 }

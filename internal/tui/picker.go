@@ -193,14 +193,7 @@ type PickerConfig struct {
 // a session (ok) or cancels.
 func PickSession(ctx context.Context, cfg PickerConfig) (info session.Info, ok bool, err error) {
 	app := &pickerApp{p: newSessionPicker(cfg.Cwd, cfg.Sessions), st: newStyles(cfg.NoColor)}
-	opts := []tea.ProgramOption{tea.WithContext(ctx)}
-	if cfg.Input != nil {
-		opts = append(opts, tea.WithInput(cfg.Input))
-	}
-	if cfg.Output != nil {
-		opts = append(opts, tea.WithOutput(cfg.Output))
-	}
-	if _, err := tea.NewProgram(app, opts...).Run(); err != nil {
+	if err := runAlone(ctx, app, cfg.Input, cfg.Output); err != nil {
 		if ctx.Err() != nil {
 			return session.Info{}, false, nil // a signal: as a cancel
 		}
@@ -245,4 +238,19 @@ func (a *pickerApp) View() tea.View {
 	v.AltScreen = true
 	v.WindowTitle = "agentsh"
 	return v
+}
+
+// runAlone runs a surface that comes before the TUI (the session picker,
+// the trust question) as a program of its own, on input and output when
+// given (tests), else the terminal.
+func runAlone(ctx context.Context, m tea.Model, input io.Reader, output io.Writer) error {
+	opts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if input != nil {
+		opts = append(opts, tea.WithInput(input))
+	}
+	if output != nil {
+		opts = append(opts, tea.WithOutput(output))
+	}
+	_, err := tea.NewProgram(m, opts...).Run()
+	return err
 }

@@ -180,14 +180,7 @@ type TrustConfig struct {
 // a signal).
 func AskTrust(ctx context.Context, cfg TrustConfig) (trust, ok bool, err error) {
 	app := &trustApp{q: newTrustQuestion(cfg.Project), st: newStyles(cfg.NoColor)}
-	opts := []tea.ProgramOption{tea.WithContext(ctx)}
-	if cfg.Input != nil {
-		opts = append(opts, tea.WithInput(cfg.Input))
-	}
-	if cfg.Output != nil {
-		opts = append(opts, tea.WithOutput(cfg.Output))
-	}
-	if _, err := tea.NewProgram(app, opts...).Run(); err != nil {
+	if err := runAlone(ctx, app, cfg.Input, cfg.Output); err != nil {
 		if ctx.Err() != nil {
 			return false, false, nil
 		}
