@@ -314,7 +314,9 @@ func startGuardian(c Cmd) (*Process, error) {
 		c.Env = kept
 	}
 	if sb := c.Sandbox; sb != nil {
-		args = append(args, sb.View.Args()...)
+		if sb.View != nil {
+			args = append(append(args, "-view"), sb.View.Args()...)
+		}
 		if sb.Ruleset != nil {
 			args = append(args, "-ll", strconv.Itoa(lifelineFd+len(extra)))
 			extra = append(extra, sb.Ruleset)

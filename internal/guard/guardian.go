@@ -84,6 +84,13 @@ func parseGuardianArgs(args []string) (guardianConfig, bool) {
 		case "-lo":
 			c.lo = true
 			continue
+		case "-view":
+			// A view, even one of no ops: the tree is still made
+			// read-only.
+			if c.view == nil {
+				c.view = fsview.View{}
+			}
+			continue
 		}
 		if i+1 >= len(args) {
 			return c, false

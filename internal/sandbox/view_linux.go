@@ -91,7 +91,9 @@ func (p *Policy) View(hidden, extra []string) fsview.View {
 		}
 	}
 	extras := resolve(extra)
-	var ops fsview.View
+	// Never nil: a view of no ops still makes the whole tree read-only
+	// (read-only mode with nothing to mask).
+	ops := fsview.View{}
 	add := func(k fsview.Kind, path string) { ops = append(ops, fsview.Op{Kind: k, Path: path}) }
 	for _, w := range roots {
 		add(fsview.Bind, w)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/fsview"
+	"agentsh/internal/guard"
 	"agentsh/internal/proctest"
 	"agentsh/internal/sandbox"
 
@@ -543,5 +545,22 @@ echo end`, slave.Name())
 	b := make([]byte, 64)
 	if n, _ := syscall.Read(fd, b); n > 0 {
 		t.Errorf("the user's terminal received %q", b[:n])
+	}
+}
+
+// TestViewOfNoOps: a view with nothing to bind or mask (read-only mode
+// with no denied folder and no socket, as a user with an empty HOME has
+// it) still makes the whole tree read-only: it once gave no mount
+// namespace at all, and chmod outside worked.
+func TestViewOfNoOps(t *testing.T) {
+	needView(t)
+	out := filepath.Join(outsideDir(t), "key")
+	write(t, out, "k\n")
+	got, _ := runGuarded(t, &guard.Sandbox{View: fsview.View{}}, t.TempDir(), `export LC_ALL=C; chmod 600 "$1" && echo chmod; echo end`, out)
+	if want := "chmod: changing permissions of '" + out + "': Read-only file system\nend\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("the file outside changed: %v %v", st.Mode(), err)
 	}
 }
