@@ -22,6 +22,7 @@ import (
 	"agentsh/internal/llm"
 	"agentsh/internal/rpc"
 	"agentsh/internal/session"
+	"agentsh/internal/sink"
 )
 
 // Output modes of --mode.
@@ -476,12 +477,23 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	}
 	if mode == modeText {
 		if text, ok := finalText(agent.Messages()); ok {
-			if _, err := io.WriteString(stdout, text+"\n"); err != nil {
+			if _, err := io.WriteString(stdout, answerText(stdout, text)+"\n"); err != nil {
 				return 1
 			}
 		}
 	}
 	return 0
+}
+
+// answerText is the model's answer as -p prints it to w: on a terminal,
+// sanitized as the TUI shows it (no escape sequence of the model's may set
+// the clipboard, retitle the window or move the cursor); into a pipe or a
+// file, as the model wrote it.
+func answerText(w io.Writer, text string) string {
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		return sink.Sanitize(text)
+	}
+	return text
 }
 
 // finalText is the text of the last assistant message.

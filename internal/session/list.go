@@ -166,6 +166,9 @@ func eachLine(path string, fn func(n int, line []byte) bool) error {
 			if json.Unmarshal(line, &h) != nil || h.Type != entrySession {
 				return fmt.Errorf("session: %s:1: not a session header", path)
 			}
+			if !ValidID(h.ID) {
+				return fmt.Errorf("session: %s:1: not a session id", path)
+			}
 		}
 		if len(bytes.TrimSpace(line)) > 0 && !fn(n, line) {
 			return nil

@@ -161,6 +161,9 @@ func Load(path string) (*Session, []LoadError, error) {
 			if s.Header.Version > SessionVersion {
 				return nil, nil, fmt.Errorf("session: %s: version %d is newer than this agentsh understands (%d)", path, s.Header.Version, SessionVersion)
 			}
+			if !ValidID(s.Header.ID) {
+				return nil, nil, fmt.Errorf("session: %s:1: %q is not a session id (letters, digits, - and _, at most 128)", path, s.Header.ID)
+			}
 			continue
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -556,6 +559,22 @@ func (s *Store) Close() error {
 	return s.f.Close()
 }
 
+// ValidID reports whether id can be a session id: what NewID makes, or
+// another agent's (a UUID), never text with control characters that a
+// crafted file would have agentsh print to the terminal (the exit hint,
+// the picker).
+func ValidID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // NewID returns a random 16-hex-digit session id.
 func NewID() (string, error) {
 	var b [8]byte
@@ -593,7 +612,7 @@ func listSessionFiles(dir string) ([]sessionFile, error) {
 			continue
 		}
 		i := strings.LastIndexByte(name, '_')
-		if i < 0 {
+		if i < 0 || !ValidID(strings.TrimSuffix(name[i+1:], sessionExt)) {
 			continue
 		}
 		fi, err := de.Info()
