@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"agentsh/internal/session"
@@ -89,8 +90,34 @@ func WriteSession(a *session.AgentSession, outputPath string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(outputPath), 0o755); err != nil {
 		return "", fmt.Errorf("export html: %w", err)
 	}
-	if err := os.WriteFile(outputPath, b.Bytes(), 0o644); err != nil {
+	if err := writeRegular(outputPath, b.Bytes()); err != nil {
 		return "", fmt.Errorf("export html: %w", err)
 	}
 	return outputPath, nil
+}
+
+// writeRegular writes data to path, made if missing, which must be a
+// regular file: a FIFO (or /dev/stdin, the RPC client's own pipe) would
+// hold the caller or feed the page back as commands, a device swallow it.
+// It opens without blocking and truncates only once it knows what it
+// opened.
+func writeRegular(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", path)
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -1009,9 +1009,21 @@ const maxSettingsBytes = 4 << 20
 
 // readSettingsFile reads a settings file that must be a regular file
 // (through links) of at most maxSettingsBytes: a FIFO or a device the
-// model put in the project's place would block agentsh or never end. It
-// opens without blocking, so a FIFO is seen before anything waits on it.
+// model put in the project's place would block agentsh or never end.
 func readSettingsFile(path string) ([]byte, error) {
+	data, err := readRegularFile(path, maxSettingsBytes, "a settings file")
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// readRegularFile reads path, which must be a regular file (through
+// links) of at most max bytes (0: any size), what being named in errors.
+// It opens without blocking, so a FIFO is refused before anything waits
+// on it, and a device (/dev/zero) is refused before it is read without
+// end.
+func readRegularFile(path string, max int64, what string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -1024,15 +1036,19 @@ func readSettingsFile(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("read %s: not a regular file", path)
 	}
-	if st.Size() > maxSettingsBytes {
-		return nil, fmt.Errorf("read %s: %d bytes, more than a settings file may have (%d)", path, st.Size(), maxSettingsBytes)
+	if max > 0 && st.Size() > max {
+		return nil, fmt.Errorf("read %s: %d bytes, more than %s may have (%d)", path, st.Size(), what, max)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSettingsBytes+1))
+	r := io.Reader(f)
+	if max > 0 {
+		r = io.LimitReader(f, max+1)
+	}
+	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if len(data) > maxSettingsBytes {
-		return nil, fmt.Errorf("read %s: more than a settings file may have (%d bytes)", path, maxSettingsBytes)
+	if max > 0 && int64(len(data)) > max {
+		return nil, fmt.Errorf("read %s: more than %s may have (%d bytes)", path, what, max)
 	}
 	return data, nil
 }

@@ -135,7 +135,9 @@ func (e LoadError) Error() string {
 // a file that cannot be read or whose first line is not a session header.
 // Blank lines are ignored.
 func Load(path string) (*Session, []LoadError, error) {
-	data, err := os.ReadFile(path)
+	// A FIFO or a device named as a session (switch_session, -r PATH)
+	// would hold the caller, or fill memory from /dev/zero.
+	data, err := readRegularFile(path, 0, "a session file")
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: %w", err)
 	}

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestCraftedSessionIDRefused (issue 22): a session file whose id holds an
@@ -43,5 +45,28 @@ func TestCraftedSessionIDRefused(t *testing.T) {
 	}
 	if len(infos) != 0 {
 		t.Errorf("listed %+v", infos)
+	}
+}
+
+// TestLoadRefusesSpecialFiles (issue 22): switch_session or -r naming a
+// FIFO or /dev/zero is refused at once instead of blocking the caller or
+// reading without end.
+func TestLoadRefusesSpecialFiles(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() { _, _, err := Load(fifo); done <- err }()
+	go func() { _, _, err := Load("/dev/zero"); done <- err }()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("Load of a special file: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("Load of a special file hung")
+		}
 	}
 }
