@@ -69,9 +69,10 @@ Usage:
                               --mode rpc and exec)
       Exit status: 0, or 1 on an error or an abort (message on stderr).
   agentsh exec [--cwd DIR] [--timeout SECONDS] [--head N] [--tail N] [--json]
-               [--sandbox MODE | --yolo] [--trust-project] -- COMMAND
+               [--sandbox MODE | --yolo] [--trust-project] [--allow-ask] -- COMMAND
       Run COMMAND exactly as the model's bash tool would, in its sandbox, and
-      print what the model would receive. DIR (default: here) is where it
+      print what the model would receive. bash.patterns hold: a "deny" rule
+      refuses it, an "ask" rule too unless --allow-ask (no one to ask). DIR (default: here) is where it
       runs, whose .agentsh/settings.json applies, and the sandbox's writable
       root. COMMAND is one shell string;
       several words are joined with spaces, as ssh does. A one-line warning
@@ -183,6 +184,7 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the structured result as JSON")
 	sandboxFlag := fs.String("sandbox", "", "sandbox mode: workspace-write, read-only or off (default: settings sandbox.mode)")
 	yolo := fs.Bool("yolo", false, "no sandbox (as --sandbox off)")
+	allowAsk := fs.Bool("allow-ask", false, "run a command a bash.patterns ask rule covers (no one can be asked here)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -265,8 +267,14 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 		Settings:  toolSettings,
 	}
 	params := bash.ToolParams{Command: command, Timeout: timeout.v, Cwd: wd, Head: head.v, Tail: tail.v}
-	res, err := (&bash.Tool{}).Execute(ctx, params, tc, nil)
-	final := bash.Finalize(res, err)
+	// The model's path: bash.patterns' deny and ask rules hold here too.
+	var final bash.FinalResult
+	if refused := session.RefuseUnattended(command, toolSettings.Patterns, *allowAsk); refused != nil {
+		final = bash.Finalize(nil, refused)
+	} else {
+		res, err := (&bash.Tool{}).Execute(ctx, params, tc, nil)
+		final = bash.Finalize(res, err)
+	}
 
 	code := 0
 	if final.IsError {

@@ -196,3 +196,29 @@ func TestTUITrustQuestion(t *testing.T) {
 	tt.waitExit()
 	tt.assertNoProcesses()
 }
+
+// TestExecAppliesPatterns (issue 22): `agentsh exec` follows the model's
+// path, bash.patterns included: a deny rule refuses with the model's text,
+// an ask rule is refused (no one to ask) unless --allow-ask.
+func TestExecAppliesPatterns(t *testing.T) {
+	s := newSandbox(t)
+	if err := os.MkdirAll(filepath.Join(s.config, "agentsh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFileTB(t, filepath.Join(s.config, "agentsh", "settings.json"),
+		`{"bash": {"patterns": [{"deny": "rm"}, {"ask": "touch"}]}}`+"\n")
+	victim := filepath.Join(s.work, "keep")
+	writeFileTB(t, victim, "x\n")
+	r := s.run("exec", "--sandbox", "off", "--", "echo ok && rm "+shellQuote(victim))
+	want(t, r, `Refused by bash.patterns rule {"deny": "rm"}: rm `+shellQuote(victim)+"\n", "", 1)
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("the denied rm ran: %v", err)
+	}
+	r = s.run("exec", "--sandbox", "off", "--", "touch made")
+	want(t, r, `Refused by bash.patterns rule {"ask": "touch"}: it asks the user first, and no one can answer here (agentsh --allow-ask runs such commands without asking): touch made`+"\n", "", 1)
+	if _, err := os.Stat(filepath.Join(s.work, "made")); err == nil {
+		t.Error("the ask rule's command ran without --allow-ask")
+	}
+	r = s.run("exec", "--sandbox", "off", "--allow-ask", "--", "touch made && echo made")
+	want(t, r, "made\n", "", 0)
+}

@@ -220,6 +220,21 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 	}
 }
 
+// RefuseUnattended is what a mode with no one to ask (agentsh exec) does
+// with bash.patterns before a command runs: a deny rule refuses it, an ask
+// rule refuses it unless allowAsk; nil runs it. The texts are the ones the
+// model reads.
+func RefuseUnattended(command string, rules []bash.PatternRule, allowAsk bool) *bash.ToolError {
+	m := bash.CheckPatterns(command, rules)
+	switch {
+	case m.Action == bash.PatternDeny:
+		return &bash.ToolError{Message: fmt.Sprintf(denyText, m.Rule, m.Command)}
+	case m.Action == bash.PatternAsk && !allowAsk:
+		return &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command)}
+	}
+	return nil
+}
+
 // noted ends a bash call's result, a failure's or a success's, with note.
 func noted(res *bash.ToolResult, err error, note string) (*bash.ToolResult, error) {
 	var te *bash.ToolError
