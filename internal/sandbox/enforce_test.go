@@ -296,14 +296,7 @@ socket.create_connection(s.getsockname()); print("lo up")'`
 	// the first one's namespaces and builds its view there.
 	var users []string
 	for range 2 {
-		sb, err := pty.GuardSandbox(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := runGuarded(t, sb, work, `echo x > "$1/y"; readlink /proc/self/ns/user`, outside)
-		if sb.Ruleset != nil {
-			sb.Ruleset.Close()
-		}
+		out := runStarted(t, p, work, `echo x > "$1/y"; readlink /proc/self/ns/user`, outside)
 		if !strings.HasPrefix(out, "bash: line 1: "+outside+"/y: Read-only file system\nuser:[") {
 			t.Errorf("through GuardSandbox: %q", out)
 		}
@@ -318,14 +311,7 @@ socket.create_connection(s.getsockname()); print("lo up")'`
 	dp := *p
 	dp.DenyRead = []string{filepath.Join(work, "h/.ssh")}
 	for i, script := range []string{`chmod 000 h && echo hidden`, `chmod 755 h; cat h/.ssh/key; echo end`} {
-		sb, err := pty.GuardSandbox(&dp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := runGuarded(t, sb, work, script)
-		if sb.Ruleset != nil {
-			sb.Ruleset.Close()
-		}
+		out := runStarted(t, &dp, work, script)
 		if i == 0 && out != "hidden\n" {
 			t.Fatalf("chmod 000: %q", out)
 		}
@@ -339,14 +325,7 @@ socket.create_connection(s.getsockname()); print("lo up")'`
 	if _, err := exec.LookPath("git"); err == nil {
 		for i, script := range []string{`git init -q . && chmod 000 .git && echo hidden`,
 			`chmod 755 .git; echo '[core] fsmonitor = touch /tmp/pwned' >> .git/config; echo end`} {
-			sb, err := pty.GuardSandbox(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, _ := runGuarded(t, sb, work, script)
-			if sb.Ruleset != nil {
-				sb.Ruleset.Close()
-			}
+			out := runStarted(t, p, work, script)
 			if i == 0 && out != "hidden\n" {
 				t.Fatalf("git init: %q", out)
 			}
@@ -369,20 +348,11 @@ socket.create_connection(s.getsockname()); print("lo up")'`
 	if err := os.Mkdir(cwd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := pty.GuardSandbox(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ = runGuarded(t, sb, work, `chmod 000 cwd && echo locked`)
-	sb.Ruleset.Close()
+	out = runStarted(t, p, work, `chmod 000 cwd && echo locked`)
 	if out != "locked\n" {
 		t.Fatalf("chmod 000 cwd: %q", out)
 	}
-	if sb, err = pty.GuardSandbox(p); err != nil {
-		t.Fatal(err)
-	}
-	out, _ = runGuarded(t, sb, cwd, `echo x > "$1/z"; echo x > `+work+`/.agentsh/z`, outside)
-	sb.Ruleset.Close()
+	out = runStarted(t, p, cwd, `echo x > "$1/z"; echo x > `+work+`/.agentsh/z`, outside)
 	if want := "bash: line 1: " + outside + "/z: Read-only file system\nbash: line 1: " + work + "/.agentsh/z: Read-only file system\n"; out != want {
 		t.Errorf("started in an unsearchable folder: %q, want %q", out, want)
 	}
@@ -390,4 +360,19 @@ socket.create_connection(s.getsockname()); print("lo up")'`
 	if f := sandbox.Detect(); !f.Namespaces {
 		t.Errorf("after a start in an unsearchable folder the sandbox lost its namespaces: %v", f.NamespacesErr)
 	}
+}
+
+// runStarted runs script in dir as a program the engine starts under p
+// (pty.GuardSandbox: the view planned anew, as at each shell start).
+func runStarted(t *testing.T, p *sandbox.Policy, dir, script string, args ...string) string {
+	t.Helper()
+	sb, err := pty.GuardSandbox(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.Ruleset != nil {
+		defer sb.Ruleset.Close()
+	}
+	out, _ := runGuarded(t, sb, dir, script, args...)
+	return out
 }

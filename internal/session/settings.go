@@ -1011,11 +1011,7 @@ const maxSettingsBytes = 4 << 20
 // (through links) of at most maxSettingsBytes: a FIFO or a device the
 // model put in the project's place would block agentsh or never end.
 func readSettingsFile(path string) ([]byte, error) {
-	data, err := readRegularFile(path, maxSettingsBytes, "a settings file")
-	if err != nil {
-		return nil, err
-	}
-	return data, nil
+	return readRegularFile(path, maxSettingsBytes, "a settings file")
 }
 
 // readRegularFile reads path, which must be a regular file (through
