@@ -6,13 +6,14 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 build:
 	$(GO) build -o bin/agentsh ./cmd/agentsh
 
-# Every test, with the race detector (packages with goroutines need it).
-# The engine's suite runs twice: with /dev/null as stdin, and as the modes
+# Every test, with the race detector (packages with goroutines need it), in a
+# HOME of their own (scripts/hermetic.sh): the host's rc files and settings
+# never change a result. The engine's suite runs twice: with /dev/null as stdin, and as the modes
 # run it (a terminal as stdin and a job manager, AGENTSH_TEST_TTY=1).
 test:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 9m ./...
-	AGENTSH_TEST_TTY=1 $(GO) test -race -count=1 -timeout 5m ./internal/bash/
+	./scripts/hermetic.sh $(GO) test -race -count=1 -timeout 9m ./...
+	AGENTSH_TEST_TTY=1 ./scripts/hermetic.sh $(GO) test -race -count=1 -timeout 5m ./internal/bash/
 
 # Micro benchmarks plus whole-process runs (see docs/BENCHMARKS.md).
 bench: build
