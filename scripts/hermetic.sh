@@ -3,12 +3,13 @@
 # the developer's ~/.bashrc, ~/.profile, git config or agentsh settings: the
 # persistent shell's snapshot, git and the settings loader see a fresh home
 # with plain rc files. Go's caches stay where they are (resolved before HOME
-# changes), so nothing is downloaded or rebuilt again.
+# changes), so nothing is downloaded or rebuilt again, and so do Go's settings.
 set -euo pipefail
 GOCACHE=$(go env GOCACHE)
 GOMODCACHE=$(go env GOMODCACHE)
 GOPATH=$(go env GOPATH)
-export GOCACHE GOMODCACHE GOPATH
+GOENV=$(go env GOENV) # the user's go settings (GOFLAGS, GOPROXY, GOTOOLCHAIN)
+export GOCACHE GOMODCACHE GOPATH GOENV
 home=$(mktemp -d "${TMPDIR:-/tmp}/agentsh-test-home.XXXXXX")
 cleanup() {
 	# Tests may leave read-only folders (a sandbox's protected paths).
