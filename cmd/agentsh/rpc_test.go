@@ -107,8 +107,8 @@ func TestRPCModeEndToEnd(t *testing.T) {
 		t.Fatalf("bash: %+v %+v", l, res)
 	}
 
-	send(`{"id":7,"type":"bash","command":"echo \"mark=$AGENTSH_SHELL_MARK\"; sleep 30"}`)
-	time.Sleep(300 * time.Millisecond)
+	send(`{"id":7,"type":"bash","command":"echo \"mark=$AGENTSH_SHELL_MARK\"; : > running; sleep 30"}`)
+	waitNonEmptyFile(t, filepath.Join(s.work, "running"), false)
 	send(`{"id":8,"type":"abort_bash"}`)
 	var bashResp rpcLine
 	for bashResp.Command != "bash" {
@@ -145,7 +145,7 @@ func TestRPCModeEndToEnd(t *testing.T) {
 
 	// A running command, then stdin EOF: agentsh ends it and exits 0.
 	send(`{"id":11,"type":"bash","command":"echo \"mark=$AGENTSH_SHELL_MARK\" > started; sleep 30"}`)
-	time.Sleep(300 * time.Millisecond)
+	waitNonEmptyFile(t, filepath.Join(s.work, "started"), true)
 	in.Close()
 	for range lines {
 	}
@@ -157,6 +157,20 @@ func TestRPCModeEndToEnd(t *testing.T) {
 		t.Fatalf("the last command never started: %v", err)
 	}
 	assertNoMarkedProcs(t, strings.TrimPrefix(strings.TrimSpace(string(b)), "mark="))
+}
+
+// waitNonEmptyFile waits until a command has made path (with content when
+// nonEmpty), failing after a hang guard: the command is running, not queued.
+func waitNonEmptyFile(t *testing.T, path string, nonEmpty bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if st, err := os.Stat(path); err == nil && (!nonEmpty || st.Size() > 0) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command never made %s (hang guard)", path)
+		}
+	}
 }
 
 // startRPCLines starts cmd (an `agentsh --mode rpc`) with pipes: in writes
