@@ -28,15 +28,18 @@ const indentMin = 10
 // BashToolRenderer). Set the fields freely between frames; View notices.
 // It is not safe for concurrent use, because View fills a cache.
 type ToolCall struct {
-	Command        string               // Command is the command as the model sent it.
-	CwdRel         string               // CwdRel is "" for the session cwd, else the path shown in `cd <rel> &&`.
-	TimeoutSeconds float64              // TimeoutSeconds is the model's timeout; 0 hides the footer.
-	Output         string               // Output is the live tail while running, the result text after.
-	Running        bool                 // Running is set until the result arrives.
-	IsError        bool                 // IsError marks an error result (non-zero exit, timeout, …).
-	Truncation     *bash.TruncationMeta // Truncation comes from the result's details.
-	Expanded       bool                 // Expanded is toggled by ctrl+o.
-	JobID          string               // JobID is the job the command became (the result's details), "" if none.
+	Command        string  // Command is the command as the model sent it.
+	CwdRel         string  // CwdRel is "" for the session cwd, else the path shown in `cd <rel> &&`.
+	TimeoutSeconds float64 // TimeoutSeconds is the model's timeout; 0 hides the footer.
+	Output         string  // Output is the live tail while running, the result text after.
+	Running        bool    // Running is set until the result arrives.
+	// Waiting is set while the call waits for the user's answer to a
+	// question about it: the block says so instead of "Running…".
+	Waiting    bool
+	IsError    bool                 // IsError marks an error result (non-zero exit, timeout, …).
+	Truncation *bash.TruncationMeta // Truncation comes from the result's details.
+	Expanded   bool                 // Expanded is toggled by ctrl+o.
+	JobID      string               // JobID is the job the command became (the result's details), "" if none.
 	// Styled is the output with its SGR colours (the result's details, or
 	// the live snapshot); the block shows them unless NO_COLOR. "" = plain.
 	Styled  string
@@ -58,7 +61,7 @@ type toolKey struct {
 	jobID                      string
 	timeout                    float64
 	running, isError, expanded bool
-	streaming                  bool
+	streaming, waiting         bool
 	elapsed                    string
 	hasTrunc, noColor          bool
 	trunc                      bash.TruncationMeta
@@ -78,8 +81,9 @@ func (c *ToolCall) View(width int, th Theme) string {
 		command: c.Command, cwdRel: c.CwdRel, output: c.Output, styled: c.Styled, jobID: c.JobID,
 		timeout: c.TimeoutSeconds, running: c.Running, isError: c.IsError,
 		expanded: c.Expanded, noColor: th.NoColor, width: width, streaming: c.Streaming,
+		waiting: c.Waiting && c.Running,
 	}
-	if c.Running && !c.Streaming {
+	if c.Running && !c.Streaming && !k.waiting {
 		k.elapsed = FormatElapsed(c.Elapsed)
 	}
 	if c.Truncation != nil {
@@ -183,7 +187,10 @@ func (c *ToolCall) render(width int, th Theme) string {
 	if status != "" {
 		out = appendStyled(out, th, th.Error, ind, status, bw)
 	}
-	if c.Running && !c.Streaming {
+	switch {
+	case c.Running && c.Waiting:
+		out = appendStyled(out, th, th.Warning, ind, WaitingText, bw)
+	case c.Running && !c.Streaming:
 		out = appendStyled(out, th, th.Dim, ind, RunningText(c.Elapsed), bw)
 	}
 	if c.TimeoutSeconds > 0 {
@@ -377,6 +384,11 @@ func pad2(n int) string {
 	}
 	return itoa(n)
 }
+
+// WaitingText is the line under a tool call that waits for the user to
+// answer a question about it (an ask rule, a sandbox refusal): nothing of
+// it runs meanwhile.
+const WaitingText = "Waiting for your answer…"
 
 // RunningText is the line under a running `!` command or tool call.
 func RunningText(elapsed time.Duration) string {
