@@ -487,29 +487,53 @@ func TestApprovalNoStopsTheTurn(t *testing.T) {
 	}
 }
 
-// TestApprovalYesRunsIt: the digit 1 (after the grace period) runs the
-// command, and the turn goes on to the model's answer.
+// TestApprovalYesRunsIt: a message typed and sent with enter as the
+// question opens is queued, as without a question; the digit 1 (after the
+// grace period) runs the command, and the turn goes on to the model's
+// answer and the queued message.
 func TestApprovalYesRunsIt(t *testing.T) {
 	h, srv := askHarness(t, "touch ~/made && echo made-it", "touch")
 	clock := withClock(h)
 	h.typeText("make it")
 	h.press(tea.KeyEnter, 0)
 	h.waitFor("the question", func() bool { return layerOn[*approval](h) != nil })
-	h.update(keyPress("1")) // within the grace period: the editor's
-	if layerOn[*approval](h) == nil || h.m.editor.Value() != "1" {
-		t.Fatalf("a digit at once answered (editor %q)", h.m.editor.Value())
+	for _, k := range []string{"1", "space", "m", "o", "r", "e", "enter"} { // within the grace period: the editor's
+		clock.advance(approvalGrace / 5)
+		h.update(keyPress(k))
 	}
-	h.press(tea.KeyBackspace, 0)
+	if scr := h.screen(); layerOn[*approval](h) == nil || h.m.editor.Value() != "" || !strings.Contains(scr, "1 more") {
+		t.Fatalf("typed-ahead keys with enter: editor %q, question open %v:\n%s", h.m.editor.Value(),
+			layerOn[*approval](h) != nil, scr)
+	}
 	clock.advance(approvalGrace)
 	h.update(keyPress("1"))
-	h.waitFor("the answer", func() bool { return strings.Contains(h.screen(), "done") && !h.m.agentRunning })
+	h.waitFor("the answers", func() bool { return len(srv.Requests()) == 3 && !h.m.agentRunning })
 	if _, err := os.Stat(filepath.Join(os.Getenv("HOME"), "made")); err != nil {
 		t.Errorf("the approved touch did not run: %v", err)
 	}
 	if got := fakemodel.LastToolResult(srv.Request(t, 1).Body); !strings.Contains(got, "made-it") {
 		t.Errorf("the model read %q", got)
 	}
+	msgs := fakemodel.OpenAIMessages(srv.Request(t, 2).Body)
+	if last := msgs[len(msgs)-1]; last.Role != "user" || last.Content != "1 more" {
+		t.Errorf("the queued message reached the model as %+v", last)
+	}
 	if h.m.editor.Value() != "" {
 		t.Errorf("editor = %q", h.m.editor.Value())
 	}
+}
+
+// TestApprovalShowsChosenDir: when the model chose the call's folder, the
+// question names it (escaped, as the command is), not the session's.
+func TestApprovalShowsChosenDir(t *testing.T) {
+	h := newHarness(t, 100, 30)
+	withClock(h)
+	q := askQuestion
+	q.Dir = "/srv/other\x1b[8m"
+	got := h.ask(context.Background(), q)
+	if scr := h.screen(); !strings.Contains(scr, `Directory: /srv/other\x1b[8m`) || strings.Contains(scr, "Directory: "+h.m.session().Cwd()) {
+		t.Errorf("the question does not name the model's folder:\n%s", scr)
+	}
+	h.m.quit()
+	<-got
 }
