@@ -325,7 +325,6 @@ func (a *approval) footer() string {
 // view implements layer: a box just above the editor, which keeps its
 // cursor, since what is typed goes there.
 func (a *approval) view(width, height int, st *styles) surface {
-	a.width = width // View may come before the resize reaches the layer
 	inner := a.inner()
 	var rows []string
 	for _, l := range a.wrap(a.title()) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	tea "charm.land/bubbletea/v2"
@@ -536,4 +537,35 @@ func TestApprovalShowsChosenDir(t *testing.T) {
 	}
 	h.m.quit()
 	<-got
+}
+
+// TestApprovalComesAliveAfterThePause: the question's ticks make it take
+// keys (and say so) only once it has been up for the grace period and the
+// typing has paused as long; until then each tick asks for another.
+func TestApprovalComesAliveAfterThePause(t *testing.T) {
+	h := newHarness(t, 80, 30)
+	clock := withClock(h)
+	got := h.ask(context.Background(), askQuestion)
+	a := layerOn[*approval](h)
+	tick := func(after time.Duration, wantLive bool) {
+		t.Helper()
+		clock.advance(after)
+		cmd := h.update(approvalTickMsg{a: a})
+		scr := h.screen()
+		if live := strings.Contains(scr, "enter answer"); live != wantLive || strings.Contains(scr, "Typing goes to the editor") == wantLive {
+			t.Fatalf("after %v: live %v, want %v:\n%s", after, live, wantLive, scr)
+		}
+		if (cmd != nil) == wantLive {
+			t.Errorf("a tick while typing asks for no other (or a live one does)")
+		}
+	}
+	tick(approvalGrace/2, false)
+	clock.advance(approvalGrace / 4)
+	h.update(keyPress("x"))
+	tick(approvalGrace/2, false) // a grace period since it opened, not since the key
+	tick(approvalGrace/2, true)
+	h.update(keyPress("enter"))
+	if ans := <-got; ans != session.Decline {
+		t.Errorf("enter answered %v", ans)
+	}
 }
