@@ -53,6 +53,9 @@ const approvalGrace = 500 * time.Millisecond
 // once its long lines are wrapped; a longer one scrolls.
 const maxApprovalCommandLines = 16
 
+// minApprovalBox is the narrowest window the question has a frame in.
+const minApprovalBox = 10
+
 // approvalStatus is the status line's while a question waits.
 const approvalStatus = "waiting for your answer"
 
@@ -347,9 +350,19 @@ func (a *approval) view(width, height int, st *styles) surface {
 	for _, l := range a.wrap(a.footer()) {
 		rows = append(rows, st.overlayFooter.Render(l))
 	}
-	box := st.overlay.Padding(0, 1).Width(width).Render(strings.Join(rows, "\n"))
-	h := strings.Count(box, "\n") + 1
-	return surface{content: box, y: max(min(a.top(), height-1)-h, 0), below: true}
+	var box []string
+	if width < minApprovalBox {
+		for _, r := range rows { // no room for a frame
+			box = append(box, ansi.Truncate(r, max(width, 0), ""))
+		}
+	} else {
+		box = strings.Split(st.overlay.Padding(0, 1).Width(width).Render(strings.Join(rows, "\n")), "\n")
+	}
+	if len(box) > height {
+		// A window too small for the box keeps its bottom: the choices.
+		box = box[len(box)-max(height, 0):]
+	}
+	return surface{content: strings.Join(box, "\n"), y: max(min(a.top(), height-1)-len(box), 0), below: true}
 }
 
 // covers implements layer.

@@ -569,3 +569,31 @@ func TestApprovalComesAliveAfterThePause(t *testing.T) {
 		t.Errorf("enter answered %v", ans)
 	}
 }
+
+// TestApprovalFitsAnyWindow: at every small size the question draws
+// without a row wider than the window and keeps the window's height
+// (from 5 rows, the editor and status line's least).
+func TestApprovalFitsAnyWindow(t *testing.T) {
+	h := newHarness(t, 80, 30)
+	withClock(h)
+	q := denialQuestion
+	q.Command = strings.Repeat("echo a-long-word && ", 30) + "rm -rf ~/x"
+	got := h.ask(context.Background(), q)
+	for w := 7; w <= 40; w += 3 { // narrower, the editor's own frame overflows
+		for ht := 5; ht <= 17; ht += 3 { // below 5 rows the main view overflows, question or not
+			h.update(tea.WindowSizeMsg{Width: w, Height: ht})
+			h.update(keyPress("pgdown"))
+			rows := strings.Split(h.screen(), "\n")
+			if len(rows) != ht {
+				t.Errorf("%dx%d: %d rows", w, ht, len(rows))
+			}
+			for _, r := range rows {
+				if ansi.StringWidth(r) > w {
+					t.Errorf("%dx%d: row %q too wide", w, ht, r)
+				}
+			}
+		}
+	}
+	h.m.quit()
+	<-got
+}
