@@ -28,18 +28,15 @@ const indentMin = 10
 // BashToolRenderer). Set the fields freely between frames; View notices.
 // It is not safe for concurrent use, because View fills a cache.
 type ToolCall struct {
-	Command        string  // Command is the command as the model sent it.
-	CwdRel         string  // CwdRel is "" for the session cwd, else the path shown in `cd <rel> &&`.
-	TimeoutSeconds float64 // TimeoutSeconds is the model's timeout; 0 hides the footer.
-	Output         string  // Output is the live tail while running, the result text after.
-	Running        bool    // Running is set until the result arrives.
-	// Waiting is set while the call waits for the user's answer to a
-	// question about it: the block says so instead of "Running…".
-	Waiting    bool
-	IsError    bool                 // IsError marks an error result (non-zero exit, timeout, …).
-	Truncation *bash.TruncationMeta // Truncation comes from the result's details.
-	Expanded   bool                 // Expanded is toggled by ctrl+o.
-	JobID      string               // JobID is the job the command became (the result's details), "" if none.
+	Command        string               // Command is the command as the model sent it.
+	CwdRel         string               // CwdRel is "" for the session cwd, else the path shown in `cd <rel> &&`.
+	TimeoutSeconds float64              // TimeoutSeconds is the model's timeout; 0 hides the footer.
+	Output         string               // Output is the live tail while running, the result text after.
+	Running        bool                 // Running is set until the result arrives.
+	IsError        bool                 // IsError marks an error result (non-zero exit, timeout, …).
+	Truncation     *bash.TruncationMeta // Truncation comes from the result's details.
+	Expanded       bool                 // Expanded is toggled by ctrl+o.
+	JobID          string               // JobID is the job the command became (the result's details), "" if none.
 	// Styled is the output with its SGR colours (the result's details, or
 	// the live snapshot); the block shows them unless NO_COLOR. "" = plain.
 	Styled  string
@@ -47,6 +44,9 @@ type ToolCall struct {
 	// Streaming is set while the model is still sending the call's
 	// arguments: Command is what has arrived of it, and nothing runs yet.
 	Streaming bool
+	// Waiting is set while the call waits for the user's answer to a
+	// question about it: the block says so instead of "Running…".
+	Waiting bool
 
 	cache   toolCache
 	overlay overlayCache

@@ -472,8 +472,8 @@ func TestApprovalNoStopsTheTurn(t *testing.T) {
 				}
 			}
 			const refused = `Refused: the user declined to run this command (bash.patterns rule {"ask": "rm"}): rm -rf ~/x`
-			if !strings.HasPrefix(result, refused) {
-				t.Errorf("the model will read %q, want the refusal %q", result, refused)
+			if want := refused + "\n\n" + session.AbortedToolText; result != want {
+				t.Errorf("the model will read %q, want %q", result, want)
 			}
 			scr = h.screen()
 			if v := h.m.editor.Value(); v != "you and why" || !strings.Contains(scr, "you and why") {
@@ -483,6 +483,15 @@ func TestApprovalNoStopsTheTurn(t *testing.T) {
 				(answer != "esc at once" && !strings.Contains(scr, approvalStopped)) ||
 				strings.Contains(scr, approvalStatus) {
 				t.Errorf("after no:\n%s", scr)
+			}
+			// The user tells the model what to do instead; it reads the
+			// refusal first.
+			h.press(tea.KeyEnter, 0)
+			h.waitFor("the next answer", func() bool { return len(srv.Requests()) == 2 && h.agentIdle() })
+			msgs := fakemodel.OpenAIMessages(srv.Request(t, 1).Body)
+			if n := len(msgs); n < 2 || msgs[n-2].Role != "tool" || !strings.HasPrefix(msgs[n-2].Content, refused) ||
+				msgs[n-1].Role != "user" || msgs[n-1].Content != "you and why" {
+				t.Errorf("the next request ends with %+v", msgs)
 			}
 		})
 	}
