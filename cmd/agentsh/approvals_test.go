@@ -144,6 +144,52 @@ func TestTUIApprovals(t *testing.T) {
 	tt.assertNoProcesses()
 }
 
+// TestTUIApprovalEscStopsTheTurn: esc at an ask rule's question (once the
+// typing paused) declines and stops the turn: nothing is removed, the
+// model is asked nothing more, the call's block shows the refusal, and
+// the editor keeps what was typed.
+func TestTUIApprovalEscStopsTheTurn(t *testing.T) {
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		if n == 0 {
+			w.bash("call_0", `{"command":"rm -rf keep-me"}`)
+			return
+		}
+		w.answer("Done " + string(rune('0'+n)) + ".")
+	})
+	s := newSandbox(t)
+	patternSettings(t, s, `[{"ask": "rm"}]`)
+	keep := filepath.Join(s.work, "keep-me", "file")
+	writeFile(t, keep, "mine\n")
+	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
+	tt.waitText("openai/test-model")
+	tt.typeLine("clean up")
+	tt.waitText(`Run this command? It matches the bash.patterns rule {"ask": "rm"}.`)
+	tt.tmux("send-keys", "-l", "do not")
+	tt.waitText("│ do not")
+	tt.waitText("enter answer")
+	tt.keys("Escape")
+	scr := tt.waitText("You said no, and the turn stopped")
+	for _, want := range []string{"✗ $ rm -rf keep-me", `Refused: the user declined to run this command (bash.patterns rule {"ask": "rm"})`,
+		"│ do not"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("after esc the screen lacks %q:\n%s", want, scr)
+		}
+	}
+	if strings.Contains(scr, "Waiting for your answer") || strings.Contains(scr, "waiting for your answer") {
+		t.Errorf("the call still waits:\n%s", scr)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("the declined rm ran: %v", err)
+	}
+	if n := len(srv.requests()); n != 1 {
+		t.Errorf("the model was asked %d times, want 1", n)
+	}
+	tt.keys("C-u")
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
 // outsideDir is a folder outside every path the sandbox lets the model
 // write (the working directory, the temp directories, the caches): in
 // /var/tmp, removed after the test.
