@@ -116,6 +116,9 @@ type approval struct {
 	top func() int
 }
 
+// newApproval is the question q, answered on reply, about a command that
+// runs in dir; now is the clock, width the window's, top the editor's
+// first row.
 func newApproval(q session.ApprovalQuestion, reply chan session.ApprovalAnswer, dir string, now func() time.Time,
 	width int, top func() int) *approval {
 	a := &approval{q: q, reply: reply, dir: dir, now: now, opened: now(), width: width, top: top}
