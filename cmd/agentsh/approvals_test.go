@@ -59,10 +59,11 @@ func TestPrintApprovals(t *testing.T) {
 	}
 }
 
-// TestTUIApprovals: an ask rule's question in the TUI, answered y, runs
-// the command; a deny rule refuses with its text; /permissions lists the
-// project's rules and removes one with d. (The project's allow rule
-// loosens: the folder is trusted first.)
+// TestTUIApprovals: an ask rule's question in the TUI: what is typed as
+// it opens lands in the editor and answers nothing; once the typing
+// pauses, 1 runs the command; a deny rule refuses with its text;
+// /permissions lists the project's rules and removes one with d. (The
+// project's allow rule loosens: the folder is trusted first.)
 func TestTUIApprovals(t *testing.T) {
 	srv := newSSEServer(t, func(n int, w sseWriter) {
 		switch n {
@@ -83,18 +84,30 @@ func TestTUIApprovals(t *testing.T) {
 
 	tt.typeLine("make the file")
 	tt.waitText(`Run this command? It matches the bash.patterns rule {"ask": "touch"}.`)
-	scr := tt.waitText("y runs it · n refuses")
-	if !strings.Contains(scr, "touch approved-file && echo made-it") {
-		t.Errorf("the question lacks the command:\n%s", scr)
+	// Typed as the question opens (the y of "you", the a of "and"): the
+	// editor's, however late the keys come, since letters never answer.
+	tt.tmux("send-keys", "-l", "you and why")
+	scr := tt.waitText("│ you and why")
+	for _, want := range []string{"touch approved-file && echo made-it", "❯ 2. No, and tell the model what to do differently",
+		"Waiting for your answer…", "waiting for your answer"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the question lacks %q:\n%s", want, scr)
+		}
 	}
+	tt.waitText("enter answer") // the typing paused: the question takes keys
 	if _, err := os.Stat(filepath.Join(s.work, "approved-file")); err == nil {
 		t.Error("the command ran before the answer")
 	}
-	tt.keys("y")
-	tt.waitText("Done 1.")
+	tt.keys("1")
+	scr = tt.waitText("Done 1.")
 	if _, err := os.Stat(filepath.Join(s.work, "approved-file")); err != nil {
-		t.Errorf("y did not run the command: %v", err)
+		t.Errorf("1 did not run the command: %v", err)
 	}
+	if !strings.Contains(scr, "│ you and why") {
+		t.Errorf("the editor lost the typed text:\n%s", scr)
+	}
+	tt.keys("C-u")
+	tt.waitScreen("the editor cleared", func(s string) bool { return !strings.Contains(s, "you and why") })
 	if got := lastToolResult(srv.requests()[1]); got != "made-it\n" {
 		t.Errorf("the model got %q", got)
 	}
@@ -131,6 +144,52 @@ func TestTUIApprovals(t *testing.T) {
 	tt.assertNoProcesses()
 }
 
+// TestTUIApprovalEscStopsTheTurn: esc at an ask rule's question (once the
+// typing paused) declines and stops the turn: nothing is removed, the
+// model is asked nothing more, the call's block shows the refusal, and
+// the editor keeps what was typed.
+func TestTUIApprovalEscStopsTheTurn(t *testing.T) {
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		if n == 0 {
+			w.bash("call_0", `{"command":"rm -rf keep-me"}`)
+			return
+		}
+		w.answer("Done " + string(rune('0'+n)) + ".")
+	})
+	s := newSandbox(t)
+	patternSettings(t, s, `[{"ask": "rm"}]`)
+	keep := filepath.Join(s.work, "keep-me", "file")
+	writeFile(t, keep, "mine\n")
+	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
+	tt.waitText("openai/test-model")
+	tt.typeLine("clean up")
+	tt.waitText(`Run this command? It matches the bash.patterns rule {"ask": "rm"}.`)
+	tt.tmux("send-keys", "-l", "do not")
+	tt.waitText("│ do not")
+	tt.waitText("enter answer")
+	tt.keys("Escape")
+	scr := tt.waitText("You said no, and the turn stopped")
+	for _, want := range []string{"✗ $ rm -rf keep-me", `Refused: the user declined to run this command (bash.patterns rule {"ask": "rm"})`,
+		"│ do not"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("after esc the screen lacks %q:\n%s", want, scr)
+		}
+	}
+	if strings.Contains(scr, "Waiting for your answer") || strings.Contains(scr, "waiting for your answer") {
+		t.Errorf("the call still waits:\n%s", scr)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("the declined rm ran: %v", err)
+	}
+	if n := len(srv.requests()); n != 1 {
+		t.Errorf("the model was asked %d times, want 1", n)
+	}
+	tt.keys("C-u")
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
 // outsideDir is a folder outside every path the sandbox lets the model
 // write (the working directory, the temp directories, the caches): in
 // /var/tmp, removed after the test.
@@ -162,7 +221,8 @@ func sandboxProbe(t *testing.T, s *sandbox, outside string) {
 }
 
 // TestTUISandboxDenialApproval: a write the sandbox refused asks whether to
-// run the command again outside; "always" runs it outside, saves "touch"
+// run the command again outside; "always" (↑ from the highlighted No,
+// enter) runs it outside, saves "touch"
 // among the folder's outside commands in the user's own config (not in
 // the project's file), and the next touch runs outside without asking;
 // /permissions lists the saved choice.
@@ -186,8 +246,9 @@ func TestTUISandboxDenialApproval(t *testing.T) {
 	tt.waitText("openai/test-model")
 	tt.typeLine("write outside")
 	tt.waitText("The sandbox refused writing " + first)
-	tt.waitText(`a always for commands starting with "touch" in this project`)
-	tt.keys("a")
+	tt.waitText(`2. Yes, and from now on run commands starting with "touch"`)
+	tt.waitText("enter answer")
+	tt.keys("Up", "Enter")
 	tt.waitText("Done 1.")
 	if _, err := os.Stat(first); err != nil {
 		t.Errorf("always did not run the command outside: %v", err)

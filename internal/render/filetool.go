@@ -41,6 +41,7 @@ type FileCall struct {
 	Output   string          // Output is the result Content (the model-facing text); "" while running.
 	Details  json.RawMessage // Details is the result Details; nil while running or on error.
 	Running  bool            // Running is set until the result arrives.
+	Waiting  bool            // Waiting is set while it waits for the user's answer (see ToolCall.Waiting).
 	IsError  bool            // IsError marks an error result.
 	Expanded bool            // Expanded is toggled by ctrl+o.
 
@@ -53,6 +54,7 @@ type FileCall struct {
 type fileKey struct {
 	tool, output                        string
 	running, isError, expanded, noColor bool
+	waiting                             bool
 	width                               int
 }
 
@@ -68,7 +70,7 @@ type fileCache struct {
 func (c *FileCall) View(width int, th Theme) string {
 	k := fileKey{
 		tool: c.Tool, output: c.Output, running: c.Running, isError: c.IsError,
-		expanded: c.Expanded, noColor: th.NoColor, width: width,
+		expanded: c.Expanded, noColor: th.NoColor, width: width, waiting: c.Waiting && c.Running,
 	}
 	// bytes.Equal compares the data pointers first, so unchanged slices
 	// cost O(1) however long the arguments of a write are.
@@ -298,7 +300,11 @@ func (c *FileCall) render(width int, th Theme) string {
 		if argsOK && c.Tool == tools.ReadName {
 			head = append(head, readArgsRange(a)...)
 		}
-		return strings.Join(headerLines(w, th, "○", segAccent, head, nil), "\n")
+		out := headerLines(w, th, "○", segAccent, head, nil)
+		if c.Waiting {
+			out = appendStyled(out, th, th.Warning, ind, WaitingText, bw)
+		}
+		return strings.Join(out, "\n")
 	case c.IsError:
 		out := headerLines(w, th, "✗", segErr, head, nil)
 		var vis []string

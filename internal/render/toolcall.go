@@ -44,6 +44,9 @@ type ToolCall struct {
 	// Streaming is set while the model is still sending the call's
 	// arguments: Command is what has arrived of it, and nothing runs yet.
 	Streaming bool
+	// Waiting is set while the call waits for the user's answer to a
+	// question about it: the block says so instead of "Running…".
+	Waiting bool
 
 	cache   toolCache
 	overlay overlayCache
@@ -58,7 +61,7 @@ type toolKey struct {
 	jobID                      string
 	timeout                    float64
 	running, isError, expanded bool
-	streaming                  bool
+	streaming, waiting         bool
 	elapsed                    string
 	hasTrunc, noColor          bool
 	trunc                      bash.TruncationMeta
@@ -78,8 +81,9 @@ func (c *ToolCall) View(width int, th Theme) string {
 		command: c.Command, cwdRel: c.CwdRel, output: c.Output, styled: c.Styled, jobID: c.JobID,
 		timeout: c.TimeoutSeconds, running: c.Running, isError: c.IsError,
 		expanded: c.Expanded, noColor: th.NoColor, width: width, streaming: c.Streaming,
+		waiting: c.Waiting && c.Running,
 	}
-	if c.Running && !c.Streaming {
+	if c.Running && !c.Streaming && !k.waiting {
 		k.elapsed = FormatElapsed(c.Elapsed)
 	}
 	if c.Truncation != nil {
@@ -183,7 +187,10 @@ func (c *ToolCall) render(width int, th Theme) string {
 	if status != "" {
 		out = appendStyled(out, th, th.Error, ind, status, bw)
 	}
-	if c.Running && !c.Streaming {
+	switch {
+	case c.Running && c.Waiting:
+		out = appendStyled(out, th, th.Warning, ind, WaitingText, bw)
+	case c.Running && !c.Streaming:
 		out = appendStyled(out, th, th.Dim, ind, RunningText(c.Elapsed), bw)
 	}
 	if c.TimeoutSeconds > 0 {
@@ -377,6 +384,11 @@ func pad2(n int) string {
 	}
 	return itoa(n)
 }
+
+// WaitingText is the line under a tool call that waits for the user to
+// answer a question about it (an ask rule, a sandbox refusal): nothing of
+// it runs meanwhile.
+const WaitingText = "Waiting for your answer…"
 
 // RunningText is the line under a running `!` command or tool call.
 func RunningText(elapsed time.Duration) string {

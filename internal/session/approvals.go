@@ -40,9 +40,9 @@ type ApprovalQuestion struct {
 	// runs in a fresh shell with the user's state only, where they are
 	// not defined, so Command runs the programs of those names.
 	ModelDefined []string
-	// Dir (SandboxDenial) is the folder the re-run runs in when the
-	// model chose it (the call's cwd), "" when it is the session's: the
-	// same command means another thing elsewhere.
+	// Dir is the folder the command (SandboxDenial: the re-run) runs in
+	// when the model chose it (the call's cwd), "" when it is the
+	// session's: the same command means another thing elsewhere.
 	Dir string
 }
 
@@ -149,7 +149,8 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 			case a.Approver == nil:
 				return nil, &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command)}
 			default:
-				if a.Approver.Approve(ctx, ApprovalQuestion{Kind: AskRule, Command: p.Command, Rule: m.Rule}) == Decline {
+				q := ApprovalQuestion{Kind: AskRule, Command: p.Command, Rule: m.Rule, Dir: chosenDir(tc, p)}
+				if a.Approver.Approve(ctx, q) == Decline {
 					return nil, &bash.ToolError{Message: fmt.Sprintf(userDeclinedText, m.Rule, m.Command)}
 				}
 			}
@@ -218,6 +219,22 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 		res, err = run(tc)
 		return noted(res, err, note)
 	}
+}
+
+// chosenDir is the folder call p runs in when the model chose one (its
+// cwd), "" when it runs in the session's.
+func chosenDir(tc bash.ToolContext, p bash.ToolParams) string {
+	if p.Cwd == "" {
+		return ""
+	}
+	cwd := tc.Cwd
+	if tc.State != nil && tc.State.Cwd() != "" {
+		cwd = tc.State.Cwd()
+	}
+	if d, err := bash.ResolveCwd(cwd, p.Cwd); err == nil && d != cwd {
+		return d
+	}
+	return ""
 }
 
 // RefuseUnattended is what a mode with no one to ask (agentsh exec) does

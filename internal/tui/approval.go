@@ -2,8 +2,10 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -41,14 +43,122 @@ func (a approver) Approve(ctx context.Context, q session.ApprovalQuestion) sessi
 	}
 }
 
-// approval asks the user about one command, in a box at the bottom of the
-// screen: y runs it (once), a (sandbox denials with a prefix) runs it and
-// saves the prefix among the folder's outside commands in the user's own
-// config (session.SaveOutsideRule), n or esc refuses. Other keys are
-// swallowed: the question stays until answered.
+// approvalGrace is how long a new question takes no key, and how long the
+// user's typing must have paused before a key answers it: the question
+// pops up while the user types the next prompt (which the README
+// invites), and a key meant for the editor must never run a command.
+const approvalGrace = 500 * time.Millisecond
+
+// maxApprovalCommandLines bounds the command shown in the box, in rows
+// once its long lines are wrapped; a longer one scrolls.
+const maxApprovalCommandLines = 16
+
+// minApprovalBox is the narrowest window the question has a frame in.
+const minApprovalBox = 10
+
+// approvalStatus is the status line's while a question waits.
+const approvalStatus = "waiting for your answer"
+
+// approvalStopped is the transcript's notice after "No".
+const approvalStopped = "You said no, and the turn stopped: tell the model what to do differently."
+
+// approvalTickMsg tells question a that its grace period may be over.
+type approvalTickMsg struct{ a *approval }
+
+// declineAndStop is the approval's action for "No": the call is declined
+// and the turn stops, so the user can tell the model what to do instead.
+type declineAndStop struct{ reply chan session.ApprovalAnswer }
+
+// approvalChoice is one row of the question's menu.
+type approvalChoice struct {
+	label  string
+	answer session.ApprovalAnswer
+}
+
+// The choices' texts; the "always" one names the prefix it saves.
+const (
+	approvalYesAsk    = "Yes, run it"
+	approvalYesDenial = "Yes, run it again outside the sandbox, this once"
+	approvalAlways    = "Yes, and from now on run commands starting with %s outside the sandbox in this project"
+	approvalNo        = "No, and tell the model what to do differently"
+)
+
+// approval asks the user about one command, in a box above the editor: a
+// menu of the answers the session takes (run it once; for a sandbox
+// denial with a prefix, also always; no), one highlighted. Only enter on
+// the highlighted choice, a choice's digit, or esc / ctrl+c (no) answer,
+// and only once the question has been up for approvalGrace and the
+// user's typing has paused as long: every other key, and every key
+// before then, goes on to the editor, unchanged and in order. "No"
+// declines the call and stops the turn (declineAndStop). Yes runs it
+// (session.Once), always also saves the prefix among the folder's outside
+// commands in the user's own config (session.SaveOutsideRule).
 type approval struct {
-	q     session.ApprovalQuestion
-	reply chan session.ApprovalAnswer
+	q       session.ApprovalQuestion
+	reply   chan session.ApprovalAnswer
+	dir     string // where the command runs, as shown
+	choices []approvalChoice
+	sel     int // the highlighted choice
+	scroll  int // the first command row shown
+
+	// now is the model's clock (tests move it by hand); opened and
+	// lastKey are when the question opened and when the last key it
+	// passed on came.
+	now             func() time.Time
+	opened, lastKey time.Time
+	// live: the grace period was over at the last key or tick (for
+	// the view; keys read the clock).
+	live    bool
+	ticking bool // an approvalTickMsg is on its way
+
+	width int
+	// top is the row the box ends above: the editor's first.
+	top func() int
+}
+
+// newApproval is the question q, answered on reply, about a command that
+// runs in dir; now is the clock, width the window's, top the editor's
+// first row.
+func newApproval(q session.ApprovalQuestion, reply chan session.ApprovalAnswer, dir string, now func() time.Time,
+	width int, top func() int) *approval {
+	a := &approval{q: q, reply: reply, dir: dir, now: now, opened: now(), width: width, top: top}
+	yes := approvalYesAsk
+	if q.Kind == session.SandboxDenial {
+		yes = approvalYesDenial
+	}
+	a.choices = append(a.choices, approvalChoice{label: yes, answer: session.Once})
+	if a.offersAlways() {
+		a.choices = append(a.choices, approvalChoice{label: fmt.Sprintf(approvalAlways, strconv.Quote(q.Prefix)),
+			answer: session.Always})
+	}
+	a.choices = append(a.choices, approvalChoice{label: approvalNo + " (" + name(keys.Approval.No) + ")",
+		answer: session.Decline})
+	a.sel = len(a.choices) - 1 // the safe answer is the default
+	return a
+}
+
+// armed reports whether a key at now may answer: the grace period is
+// over and the typing has paused.
+func (a *approval) armed(now time.Time) bool {
+	return now.Sub(a.opened) >= approvalGrace && now.Sub(a.lastKey) >= approvalGrace
+}
+
+// tick asks for an approvalTickMsg when the grace period would end, so the
+// view shows the question live; one at a time.
+func (a *approval) tick() tea.Cmd {
+	if a.ticking {
+		return nil
+	}
+	a.ticking = true
+	wait := max(a.opened.Add(approvalGrace).Sub(a.now()), a.lastKey.Add(approvalGrace).Sub(a.now()), time.Millisecond)
+	return tea.Tick(wait, func(time.Time) tea.Msg { return approvalTickMsg{a: a} })
+}
+
+// typed passes a key (or paste) on to the editor: the user is typing, so
+// the question waits for a pause again.
+func (a *approval) typed() (action, tea.Cmd) {
+	a.lastKey, a.live = a.now(), false
+	return passOn{}, a.tick()
 }
 
 // update implements layer.
@@ -58,26 +168,77 @@ func (a *approval) update(msg tea.Msg) (action, tea.Cmd) {
 		if msg.reply == a.reply {
 			return closeLayer{}, nil
 		}
-		return nil, nil
-	case tea.MouseWheelMsg:
+	case approvalTickMsg:
+		if msg.a == a {
+			a.ticking = false
+			if a.live = a.armed(a.now()); !a.live {
+				return nil, a.tick()
+			}
+		}
+	case tea.WindowSizeMsg:
+		a.width = msg.Width
+	case tea.MouseWheelMsg, tea.MouseClickMsg:
 		return passOn{}, nil // the transcript still scrolls behind
+	case tea.PasteMsg:
+		return a.typed()
 	case tea.KeyPressMsg:
+		if !a.armed(a.now()) {
+			return a.typed()
+		}
+		a.live = true
 		k, ak := keyName(msg.String()), keys.Approval
 		switch {
-		case is(k, ak.Once):
-			return a.answer(session.Once)
-		case is(k, ak.Always) && a.offersAlways():
-			return a.answer(session.Always)
+		case is(k, ak.Choose):
+			return a.choose(a.sel)
 		case is(k, ak.No):
-			return a.answer(session.Decline)
+			return a.choose(len(a.choices) - 1)
+		case is(k, ak.Number) && int(k[0]-'1') < len(a.choices):
+			return a.choose(int(k[0] - '1'))
+		case is(k, ak.Up):
+			a.sel = max(a.sel-1, 0)
+			return nil, nil
+		case is(k, ak.Down):
+			a.sel = min(a.sel+1, len(a.choices)-1)
+			return nil, nil
+		case is(k, ak.ScrollUp, ak.ScrollDown):
+			rows, window := a.commandRows()
+			if len(rows) <= window {
+				return passOn{}, nil // nothing to scroll: the transcript's
+			}
+			step := max(window-1, 1)
+			if is(k, ak.ScrollUp) {
+				step = -step
+			}
+			a.scroll = min(max(a.scroll+step, 0), len(rows)-window)
+			return nil, nil
 		}
+		return a.typed()
 	}
 	return nil, nil
 }
 
-func (a *approval) answer(ans session.ApprovalAnswer) (action, tea.Cmd) {
-	a.reply <- ans
-	return closeLayer{}, nil
+// choose answers choice i.
+func (a *approval) choose(i int) (action, tea.Cmd) {
+	if ans := a.choices[i].answer; ans != session.Decline {
+		a.reply <- ans
+		return closeLayer{}, nil
+	}
+	return declineAndStop{reply: a.reply}, nil
+}
+
+// declineAndStop carries out "No": the turn is cancelled first, then the
+// call gets its Decline, so the call's result is always the refusal
+// followed by the loop's "Command aborted", and the model reads both at
+// the next prompt. What was typed stays in the editor.
+func (m *model) declineAndStop(d declineAndStop) {
+	if m.agentRunning && m.agentCancel != nil {
+		m.agentCancel()
+	}
+	select {
+	case d.reply <- session.Decline:
+	default:
+	}
+	m.tr.notice(kindInfo, approvalStopped)
 }
 
 // stop implements stopper: quitting answers no.
@@ -92,81 +253,140 @@ func (a *approval) offersAlways() bool {
 	return a.q.Kind == session.SandboxDenial && a.q.Prefix != ""
 }
 
-// lines are the question's text, unstyled: note says how a re-run
-// outside the sandbox runs (below the command).
-func (a *approval) lines() (title string, body []string, note, footer string) {
-	ak := keys.Approval
-	switch a.q.Kind {
-	case session.AskRule:
-		title = "Run this command? It matches the bash.patterns rule " + a.q.Rule.String() + "."
-		footer = helpLine(entry{Key: name(ak.Once), Desc: "runs it"}, entry{Key: name(ak.No), Desc: "refuses"})
-	default:
-		title = "The sandbox refused " + a.q.Reason + ". Run it again outside the sandbox?"
-		note = a.q.OutsideNote()
-		es := []entry{{Key: name(ak.Once), Desc: "once"}}
-		if a.offersAlways() {
-			es = append(es, entry{Key: name(ak.Always), Desc: "always for commands starting with " +
-				strconv.Quote(a.q.Prefix) + " in this project"})
-		}
-		footer = helpLine(append(es, entry{Key: name(ak.No), Desc: "no"})...)
+// title is the question, with its reason.
+func (a *approval) title() string {
+	if a.q.Kind == session.AskRule {
+		return "Run this command? It matches the bash.patterns rule " + a.q.Rule.String() + "."
 	}
-	for _, l := range strings.Split(strings.TrimRight(a.q.Command, "\n"), "\n") {
-		body = append(body, "  "+session.Printable(l))
-	}
-	return title, body, note, footer
+	return "The sandbox refused " + a.q.Reason + ". Run it again outside the sandbox?"
 }
 
-// maxApprovalCommandLines bounds the command shown in the box, in rows
-// once its long lines are wrapped.
-const maxApprovalCommandLines = 16
+// inner is the box's text width.
+func (a *approval) inner() int { return max(a.width-4, 1) }
 
-// view implements layer: a box over the bottom of the screen, just above
-// the status line.
-func (a *approval) view(width, height int, st *styles) surface {
-	inner := max(width-4, 1)
-	title, lines, note, footer := a.lines()
-	// Wrapped, not cut: what is past the box's edge runs too.
-	var body []string
-	for _, l := range lines {
-		for _, w := range strings.Split(ansi.Hardwrap(strings.TrimPrefix(l, "  "), max(inner-2, 1), true), "\n") {
-			body = append(body, "  "+w)
+// commandRows are the command's rows, every character shown (escaped
+// when the model put control or format characters in it) and wrapped,
+// never cut; window is how many of them the box shows at once.
+func (a *approval) commandRows() (rows []string, window int) {
+	w := max(a.inner()-2, 1)
+	for _, l := range strings.Split(strings.TrimRight(a.q.Command, "\n"), "\n") {
+		rows = append(rows, strings.Split(ansi.Hardwrap(session.Printable(l), w, true), "\n")...)
+	}
+	fixed := len(a.wrap(a.title())) + len(a.note()) + 1 + 1 + len(a.choiceRows(nil)) + 1 + 2 + 1
+	return rows, min(maxApprovalCommandLines, max(a.top()-fixed, 3))
+}
+
+// note says where the command runs and, for a re-run outside the sandbox,
+// how.
+func (a *approval) note() []string {
+	n := a.wrap("Directory: " + session.Printable(tildePath(a.dir)))
+	if a.q.Kind == session.SandboxDenial {
+		n = append(n, a.wrap(a.q.OutsideNote())...)
+	}
+	return n
+}
+
+func (a *approval) wrap(s string) []string {
+	return strings.Split(ansi.Wrap(s, a.inner(), " "), "\n")
+}
+
+// choiceRows are the menu, each choice wrapped under its own indent; the
+// highlighted one has the cursor mark, and st's selected style once the
+// question takes keys (st nil: no style).
+func (a *approval) choiceRows(st *styles) (rows []string) {
+	for i, c := range a.choices {
+		prefix := "  "
+		if i == a.sel {
+			prefix = "❯ "
+		}
+		label := strconv.Itoa(i+1) + ". " + c.label
+		for j, l := range strings.Split(ansi.Wrap(label, max(a.inner()-5, 1), " "), "\n") {
+			if j > 0 {
+				prefix = "     "
+			}
+			l = prefix + l
+			if st != nil && a.live && i == a.sel {
+				l = st.selected.Render(l)
+			}
+			rows = append(rows, l)
 		}
 	}
-	if len(body) > maxApprovalCommandLines {
-		more := len(body) - maxApprovalCommandLines + 1
-		body = append(body[:maxApprovalCommandLines-1], "  … "+plural(more, "more line"))
+	return rows
+}
+
+// footer says how to answer, or, while keys still go to the editor, so.
+func (a *approval) footer() string {
+	if !a.live {
+		return "Typing goes to the editor; the question takes keys once you pause."
 	}
+	ak := keys.Approval
+	es := []entry{{Key: name(ak.Up) + name(ak.Down), Desc: "choose"}, {Key: name(ak.Choose), Desc: "answer"},
+		{Key: "1–" + strconv.Itoa(len(a.choices)), Desc: "answer that one"}, {Key: name(ak.No), Desc: "no"}}
+	if rows, window := a.commandRows(); len(rows) > window {
+		es = append(es, entry{Key: name(ak.ScrollUp) + "/" + name(ak.ScrollDown), Desc: "scroll the command"})
+	}
+	return helpLine(es...)
+}
+
+// view implements layer: a box just above the editor, which keeps its
+// cursor, since what is typed goes there.
+func (a *approval) view(width, height int, st *styles) surface {
+	inner := a.inner()
 	var rows []string
-	for _, l := range strings.Split(ansi.Wrap(title, inner, " "), "\n") {
+	for _, l := range a.wrap(a.title()) {
 		rows = append(rows, st.overlayTitle.Render(l))
 	}
-	for _, l := range body {
-		rows = append(rows, st.theme.Bash.Render(ansi.Truncate(l, inner, "…")))
+	cmd, window := a.commandRows()
+	start := min(a.scroll, max(len(cmd)-window, 0))
+	for _, l := range cmd[start:min(start+window, len(cmd))] {
+		rows = append(rows, st.theme.Bash.Render("  "+l))
 	}
-	if note != "" {
-		for _, l := range strings.Split(ansi.Wrap(note, inner, " "), "\n") {
-			rows = append(rows, st.overlayFooter.Render(l))
-		}
+	if len(cmd) > window {
+		more := fmt.Sprintf("  lines %d–%d of %d", start+1, min(start+window, len(cmd)), len(cmd))
+		rows = append(rows, st.overlayFooter.Render(ansi.Truncate(more, inner, "…")))
 	}
-	for _, l := range strings.Split(ansi.Wrap(footer, inner, " "), "\n") {
+	for _, l := range a.note() {
 		rows = append(rows, st.overlayFooter.Render(l))
 	}
-	box := st.overlay.Padding(0, 1).Width(width).Render(strings.Join(rows, "\n"))
-	h := strings.Count(box, "\n") + 1
-	return surface{content: box, y: max(height-1-h, 0)}
+	rows = append(rows, "")
+	rows = append(rows, a.choiceRows(st)...)
+	for _, l := range a.wrap(a.footer()) {
+		rows = append(rows, st.overlayFooter.Render(l))
+	}
+	var box []string
+	if width < minApprovalBox {
+		for _, r := range rows { // no room for a frame
+			box = append(box, ansi.Truncate(r, max(width, 0), ""))
+		}
+	} else {
+		box = strings.Split(st.overlay.Padding(0, 1).Width(width).Render(strings.Join(rows, "\n")), "\n")
+	}
+	if len(box) > height {
+		// A window too small for the box keeps its bottom: the choices.
+		box = box[len(box)-max(height, 0):]
+	}
+	return surface{content: strings.Join(box, "\n"), y: max(min(a.top(), height-1)-len(box), 0), below: true}
 }
 
 // covers implements layer.
 func (a *approval) covers() bool { return false }
 
-// askApproval shows a question of the model's call.
+// askApproval shows a question of the model's call, above the editor; the
+// call's block says it waits (transcript.waitFor), so the events that
+// started it are brought in first.
 func (m *model) askApproval(msg approvalAskMsg) tea.Cmd {
 	if m.quitting {
 		msg.reply <- session.Decline
 		return nil
 	}
-	m.pushUnderScreens(&approval{q: msg.q, reply: msg.reply})
-	return nil
+	m.applyPump()
+	dir := msg.q.Dir
+	if dir == "" {
+		dir = m.session().Cwd()
+	}
+	a := newApproval(msg.q, msg.reply, dir, func() time.Time { return m.tr.clock() }, m.width, m.transcriptHeight)
+	m.pushUnderScreens(a)
+	return a.tick()
 }
 
 // permissionsLoadedMsg carries the rules to the /permissions layer (err:

@@ -138,10 +138,11 @@ type menuKeys struct {
 	Up, Down, Complete, Run, Close key.Binding
 }
 
-// approvalKeys answer a question of the model's bash call: an ask rule
-// (Once or No) or a sandbox denial (Once, Always, No).
+// approvalKeys work the approval question's menu (approval.go): its
+// choices are answered with Choose on the highlighted one or a Number,
+// never a letter, which goes to the editor.
 type approvalKeys struct {
-	Once, Always, No key.Binding
+	Up, Down, Choose, Number, No, ScrollUp, ScrollDown key.Binding
 }
 
 // trustKeys answer the trust question.
@@ -273,9 +274,13 @@ func newKeyMap() keyMap {
 			Choose:   bind("enter", "switch", "enter"),
 		},
 		Approval: approvalKeys{
-			Once:   bind("y", "runs it (once)", "y", "Y"),
-			Always: bind("a", "always: such commands run outside the sandbox in this folder from now on (kept in your config)", "a", "A"),
-			No:     bind("n", "refuses", "n", "N", "esc", "ctrl+c"),
+			Up:         bind("↑", "highlights the previous choice", "up"),
+			Down:       bind("↓", "highlights the next choice", "down"),
+			Choose:     bind("enter", "answers the highlighted choice", "enter"),
+			Number:     bind("1–3", "answers that choice", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
+			No:         bind("esc", "no: the model is told, the turn stops and you tell it what to do differently", "esc", "ctrl+c"),
+			ScrollUp:   bind("pgup", "scrolls a long command up", "pgup"),
+			ScrollDown: bind("pgdn", "scrolls it down", "pgdown"),
 		},
 		Trust: trustKeys{
 			Up:     bind("↑", "the first choice", "up", "k"),
@@ -430,8 +435,9 @@ func helpSections() []helpSection {
 		{"File completion (@ in the editor)", []entry{help(keys.Mention.Accept), help(keys.Mention.Up),
 			help(keys.Mention.Down), help(keys.Mention.Close)}},
 		{"Quit question", []entry{help(keys.Confirm.Yes), help(keys.Confirm.No)}},
-		{"Approval question (a command the rules or the sandbox stopped)", []entry{help(keys.Approval.Once),
-			help(keys.Approval.Always), help(keys.Approval.No)}},
+		{"Approval question (a command the rules or the sandbox stopped; other keys go to the editor)", []entry{
+			help(keys.Approval.Up), help(keys.Approval.Down), help(keys.Approval.Choose), help(keys.Approval.Number),
+			help(keys.Approval.No), help(keys.Approval.ScrollUp), help(keys.Approval.ScrollDown)}},
 		{"Trust question (a project's settings that loosen yours)", []entry{help(keys.Trust.Up), help(keys.Trust.Down),
 			help(keys.Trust.Choose), help(keys.Trust.Yes), help(keys.Trust.No), help(keys.Trust.Leave)}},
 		{"Permissions (/permissions)", []entry{help(keys.Permissions.Up), help(keys.Permissions.Down),

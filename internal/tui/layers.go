@@ -28,11 +28,14 @@ type layer interface {
 // surface is what a layer draws: the whole window when the layer covers
 // it, else a box whose top is row y (an empty box: nothing, as for the quit
 // question, which the status line asks). cursor is in window coordinates;
-// nil hides it.
+// nil hides it, unless below is set: the cursor stays where the drawing
+// below put it (the approval question leaves the editor's cursor shown,
+// as what is typed goes there).
 type surface struct {
 	content string
 	y       int
 	cursor  *tea.Cursor
+	below   bool
 }
 
 // action is a layer's answer to a message, carried out by the model (see
@@ -149,6 +152,9 @@ func (m *model) apply(l layer, a action) tea.Cmd {
 		}
 	case moveToBackground:
 		m.moveToBackground()
+	case declineAndStop:
+		m.removeLayer(l)
+		m.declineAndStop(a) // approval.go
 	case resumeSession:
 		m.removeLayer(l)
 		return m.resumeChosen(a.info)
@@ -199,7 +205,9 @@ func (m *model) screen() (string, *tea.Cursor) {
 			continue
 		}
 		boxes = append(boxes, lipgloss.NewLayer(s.content).X(0).Y(s.y).Z(len(boxes)+1))
-		cursor = s.cursor
+		if !s.below {
+			cursor = s.cursor
+		}
 	}
 	if len(boxes) > 0 {
 		content = lipgloss.NewCompositor(append([]*lipgloss.Layer{lipgloss.NewLayer(content)}, boxes...)...).Render()

@@ -151,6 +151,7 @@ func (m *model) layout() {
 	if m.width <= 0 || m.height <= 0 {
 		return
 	}
+	m.tr.waitFor(findLayer[*approval](m.layers) != nil) // approval.go
 	m.tr.layout(m.width, m.transcriptHeight(), m.st, spinnerFrames[m.spin])
 }
 
@@ -216,7 +217,7 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 	case thinkingCycledMsg:
 		m.thinkingCycled(msg) // modelpicker.go
 		return nil
-	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg, approvalGoneMsg, permissionsLoadedMsg, modelsLoadedMsg:
+	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg, approvalGoneMsg, approvalTickMsg, permissionsLoadedMsg, modelsLoadedMsg:
 		return m.broadcast(msg) // a layer's own report
 	case sessionOpenedMsg:
 		m.sessionOpened(msg) // resumecmd.go
@@ -768,6 +769,8 @@ func (m *model) statusView() string {
 		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(overlay.command) + " (" + name(overlay.killKey()) + " kills)")
 	case m.compacting || m.agentRunning && m.tr.compacting:
 		right = m.st.statusRunning.Render(spinner + " compacting the conversation… (" + name(keys.Main.Cancel) + " to abort)")
+	case findLayer[*approval](m.layers) != nil:
+		right = m.st.warning.Render(approvalStatus) // approval.go
 	case m.agentRunning && m.tr.runningTools() > 0:
 		right = m.st.statusRunning.Render(spinner + " running tool… (" + name(keys.Main.Cancel) + " to abort)")
 	case m.agentRunning:

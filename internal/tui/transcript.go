@@ -134,6 +134,21 @@ func (t *transcript) remove(it item) {
 // runningTools is how many tool calls of the turn are running.
 func (t *transcript) runningTools() int { return len(t.tools) }
 
+// waitFor marks the turn's running calls as waiting for the user's answer
+// (on) or running again: the block of a call the approval question is
+// about says so. Marking is idempotent, so the model calls it before every
+// layout.
+func (t *transcript) waitFor(on bool) {
+	for _, it := range t.tools {
+		switch {
+		case it.file != nil && it.file.Waiting != on:
+			it.file.Waiting, t.dirty = on, true
+		case it.call != nil && !it.call.Streaming && it.call.Waiting != on:
+			it.call.Waiting, t.dirty = on, true
+		}
+	}
+}
+
 // endTurn closes the agent's turn: its calls stop running and the bang
 // commands that ran meanwhile join the transcript after it.
 func (t *transcript) endTurn() {

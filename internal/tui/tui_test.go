@@ -42,8 +42,9 @@ func newHarnessStore(t *testing.T, width, height int, stored bool) *harness {
 	return newHarnessWith(t, width, height, stored, false)
 }
 
-// newHarnessWith is newHarnessStore, in colour when color is set.
-func newHarnessWith(t *testing.T, width, height int, stored, color bool) *harness {
+// newHarnessWith is newHarnessStore, in colour when color is set; opts
+// change the model's Config before it is built.
+func newHarnessWith(t *testing.T, width, height int, stored, color bool, opts ...func(*Config)) *harness {
 	t.Helper()
 	root := t.TempDir()
 	for _, kv := range [][2]string{{"HOME", "home"}, {"XDG_DATA_HOME", "data"}, {"XDG_CONFIG_HOME", "config"}} {
@@ -75,9 +76,12 @@ func newHarnessWith(t *testing.T, width, height int, stored, color bool) *harnes
 	}
 	h := &harness{t: t, msgs: make(chan tea.Msg, 4096), ex: ex}
 	ctx, cancel := context.WithCancel(context.Background())
-	m, err := newModel(ctx, Config{Session: sess, Executor: ex, NoColor: !color,
-		ToolSettings: bash.ToolSettings{Shell: bash.ShellConfig{Path: shell}}},
-		func(msg tea.Msg) { h.msgs <- msg })
+	cfg := Config{Session: sess, Executor: ex, NoColor: !color,
+		ToolSettings: bash.ToolSettings{Shell: bash.ShellConfig{Path: shell}}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	m, err := newModel(ctx, cfg, func(msg tea.Msg) { h.msgs <- msg })
 	if err != nil {
 		t.Fatal(err)
 	}
