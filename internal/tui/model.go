@@ -345,17 +345,15 @@ func (m *model) recall(dir int) bool {
 		return false
 	}
 	if m.histPos == len(m.history) {
-		m.histDraft = m.editor.Value()
+		m.histDraft = m.editor.Raw()
 	}
 	m.histPos = next
+	// The cursor ends at the text's end, as in a shell: typing goes on
+	// there, and up on a one-line prompt keeps going back.
 	if next == len(m.history) {
 		m.editor.SetValue(m.histDraft)
 	} else {
 		m.editor.SetValue(m.history[next])
-	}
-	if dir < 0 {
-		// Put the cursor on the first line, so another up keeps going back.
-		m.editor.MoveToBegin()
 	}
 	return true
 }
@@ -418,6 +416,9 @@ func (m *model) startTick() tea.Cmd {
 }
 
 func (m *model) pushHistory(text string) {
+	if text == m.editor.Value() {
+		text = m.editor.Raw() // a long paste comes back as its marker
+	}
 	if n := len(m.history); n == 0 || m.history[n-1] != text {
 		m.history = append(m.history, text)
 	}

@@ -1,0 +1,241 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"agentsh/internal/fakemodel"
+	"agentsh/internal/session"
+)
+
+// lastUserText is the last user message of the server's last request.
+func lastUserText(t *testing.T, srv *fakemodel.Server) string {
+	t.Helper()
+	bodies := srv.Bodies()
+	if len(bodies) == 0 {
+		t.Fatal("the model got no request")
+	}
+	var last string
+	for _, m := range fakemodel.OpenAIMessages(bodies[len(bodies)-1]) {
+		if m.Role == "user" {
+			last = m.Content
+		}
+	}
+	return last
+}
+
+// editorRows are the editor box's text rows on screen (between its
+// borders), trimmed.
+func editorRows(h *harness) []string {
+	lines := strings.Split(h.screen(), "\n")
+	var rows []string
+	in := false
+	for _, l := range lines[:len(lines)-1] {
+		switch {
+		case strings.HasPrefix(l, "╭"):
+			in = true
+		case strings.HasPrefix(l, "╰"):
+			in = false
+		case in:
+			rows = append(rows, strings.TrimSpace(strings.Trim(l, "│")))
+		}
+	}
+	return rows
+}
+
+// checkWidths fails when a screen row is wider than the window.
+func checkWidths(t *testing.T, h *harness, width int) {
+	t.Helper()
+	for i, l := range strings.Split(h.screen(), "\n") {
+		if w := ansi.StringWidth(l); w > width {
+			t.Errorf("row %d is %d cells wide (window %d): %q", i, w, width, l)
+		}
+	}
+}
+
+// A pasted tab stays a tab in what the model gets and in the session; the
+// editor and the transcript show it as spaces.
+func TestPastedTabsReachTheModel(t *testing.T) {
+	h := newHarness(t, 60, 24)
+	srv := withModel(h, "openai/test")
+	h.typeText("columns: ")
+	h.update(tea.PasteMsg{Content: "name\tsize\nfoo\t12\n"})
+	if got := h.m.editor.Value(); got != "columns: name\tsize\nfoo\t12" {
+		t.Fatalf("editor value %q", got)
+	}
+	if rows := editorRows(h); len(rows) != 2 || rows[0] != "columns: name    size" || rows[1] != "foo    12" {
+		t.Errorf("editor rows %q", rows)
+	}
+	// The cursor stands after the last tab's four cells and the 12.
+	if c := h.m.View().Cursor; c == nil || c.X != editorFrameW/2+len("foo    12") {
+		t.Errorf("cursor %+v, want x %d", c, editorFrameW/2+len("foo    12"))
+	}
+	checkWidths(t, h, 60)
+	h.press(tea.KeyEnter, 0)
+	h.waitFor("the answer", h.agentIdle)
+	if got := lastUserText(t, srv); got != "columns: name\tsize\nfoo\t12" {
+		t.Errorf("the model got %q", got)
+	}
+	if u, ok := h.m.session().Messages()[0].(*session.UserMessage); !ok || u.Text != "columns: name\tsize\nfoo\t12" {
+		t.Errorf("session message %#v", h.m.session().Messages()[0])
+	}
+	if s := h.screen(); !strings.Contains(s, "columns: name    size\n") || strings.Contains(s, "\t") {
+		t.Errorf("transcript:\n%s", s)
+	}
+	checkWidths(t, h, 60)
+	// Recalled, the tabs are still tabs.
+	h.press(tea.KeyUp, 0)
+	if got := h.m.editor.Value(); got != "columns: name\tsize\nfoo\t12" {
+		t.Errorf("recalled %q", got)
+	}
+}
+
+// numbered is n lines "line 1" … "line n".
+func numbered(n int) string {
+	lines := make([]string, n)
+	for i := range lines {
+		lines[i] = "line " + strconv.Itoa(i+1)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// A long paste shows as one marker; the model gets the whole text; the
+// history brings the marker back; up and the text around it edit as usual.
+func TestLongPasteCollapses(t *testing.T) {
+	h := newHarness(t, 60, 24)
+	srv := withModel(h, "openai/test")
+	long := numbered(300)
+	h.typeText("look: ")
+	h.update(tea.PasteMsg{Content: long + "\n"})
+	h.typeText(" thanks")
+	if rows := editorRows(h); len(rows) != 1 || rows[0] != "look: [pasted 300 lines] thanks" {
+		t.Fatalf("editor rows %q", rows)
+	}
+	if c := h.m.View().Cursor; c == nil || c.X != editorFrameW/2+len("look: [pasted 300 lines] thanks") {
+		t.Errorf("cursor %+v", c)
+	}
+	if got := h.m.editor.Value(); got != "look: "+long+" thanks" {
+		t.Errorf("editor value is %d bytes, want the paste in full", len(got))
+	}
+	h.press(tea.KeyEnter, 0)
+	h.waitFor("the answer", h.agentIdle)
+	if got := lastUserText(t, srv); got != "look: "+long+" thanks" {
+		t.Errorf("the model got %d bytes: %.80q…", len(got), got)
+	}
+	checkWidths(t, h, 60)
+
+	h.press(tea.KeyUp, 0)
+	if rows := editorRows(h); len(rows) != 1 || rows[0] != "look: [pasted 300 lines] thanks" {
+		t.Errorf("recalled rows %q", rows)
+	}
+	if got := h.m.editor.Value(); got != "look: "+long+" thanks" {
+		t.Errorf("recalled value is %d bytes, want the paste in full", len(got))
+	}
+}
+
+// Backspace right after the marker takes the whole paste out; delete
+// before it too; the text around it stays.
+func TestPasteMarkerDeletes(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.typeText("a ")
+	h.update(tea.PasteMsg{Content: numbered(11)})
+	h.typeText(" b")
+	h.press(tea.KeyLeft, 0)
+	h.press(tea.KeyLeft, 0)
+	h.press(tea.KeyBackspace, 0)
+	if got := h.m.editor.Value(); got != "a  b" {
+		t.Errorf("after backspace on the marker: %q", got)
+	}
+	if rows := editorRows(h); len(rows) != 1 || rows[0] != "a  b" {
+		t.Errorf("rows %q", rows)
+	}
+
+	h.m.editor.Reset()
+	h.update(tea.PasteMsg{Content: strings.Repeat("x", 2000)})
+	if rows := editorRows(h); len(rows) != 1 || rows[0] != "[pasted 2000 characters]" {
+		t.Errorf("one long line shows %q", rows)
+	}
+	h.press(tea.KeyHome, 0)
+	h.press(tea.KeyDelete, 0)
+	if got := h.m.editor.Value(); got != "" {
+		t.Errorf("after delete before the marker: %q", got)
+	}
+}
+
+// A paste at the limits shows as it is; text that holds a marker's rune
+// (no keyboard makes one) does not become a paste.
+func TestShortPasteStaysAndMarkerRunesGo(t *testing.T) {
+	h := newHarness(t, 80, 30)
+	ten := numbered(10)
+	h.update(tea.PasteMsg{Content: ten})
+	if got := h.m.editor.Value(); got != ten || strings.Contains(h.screen(), "[pasted") {
+		t.Errorf("a 10-line paste: %q\n%s", got, h.screen())
+	}
+	h.m.editor.Reset()
+	h.update(tea.PasteMsg{Content: strings.Repeat("y", 1000)})
+	if strings.Contains(h.screen(), "[pasted") {
+		t.Errorf("a 1000-character paste collapsed:\n%s", h.screen())
+	}
+
+	h.m.editor.Reset()
+	h.update(tea.PasteMsg{Content: numbered(20)}) // known marker pasteFirst
+	h.m.editor.Reset()
+	h.update(tea.PasteMsg{Content: "x" + string(pasteFirst) + "y"})
+	h.typeText(string(pasteFirst + 1))
+	if got := h.m.editor.Value(); got != "xy" {
+		t.Errorf("marker runes typed or pasted: %q", got)
+	}
+}
+
+// Up recalls a prompt with the cursor at its end, as a shell does: typing
+// goes on after it, and up again goes further back.
+func TestHistoryRecallPutsCursorAtEnd(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.sendLine("!echo first")
+	h.waitFor("the first command", h.bangIdle)
+	h.sendLine("!echo second")
+	h.waitFor("the second command", h.bangIdle)
+
+	h.press(tea.KeyUp, 0)
+	if c := h.m.View().Cursor; c == nil || c.X != editorFrameW/2+len("!echo second") {
+		t.Errorf("cursor after up: %+v, want x %d", c, editorFrameW/2+len("!echo second"))
+	}
+	h.typeText("X")
+	if got := h.m.editor.Value(); got != "!echo secondX" {
+		t.Errorf("typed after the recall: %q", got)
+	}
+	h.press(tea.KeyBackspace, 0)
+	h.press(tea.KeyUp, 0)
+	if got := h.m.editor.Value(); got != "!echo first" {
+		t.Errorf("up again: %q", got)
+	}
+	h.typeText("Y")
+	if got := h.m.editor.Value(); got != "!echo firstY" {
+		t.Errorf("typed after the second recall: %q", got)
+	}
+
+	// A prompt of two lines: the cursor at the end of the second; up
+	// moves to the first line, and only then further back.
+	h.m.editor.Reset()
+	h.m.histPos = len(h.m.history)
+	h.update(tea.PasteMsg{Content: "!echo one\necho two"})
+	h.press(tea.KeyEnter, 0)
+	h.waitFor("the two-line command", h.bangIdle)
+	h.press(tea.KeyUp, 0)
+	h.typeText("Z")
+	if got := h.m.editor.Value(); got != "!echo one\necho twoZ" {
+		t.Errorf("typed after the two-line recall: %q", got)
+	}
+	h.press(tea.KeyUp, 0)
+	if got := h.m.editor.Value(); got != "!echo one\necho twoZ" {
+		t.Errorf("up on the last line recalled: %q", got)
+	}
+	h.press(tea.KeyUp, 0)
+	if got := h.m.editor.Value(); got != "!echo second" {
+		t.Errorf("up on the first line: %q", got)
+	}
+}
