@@ -4,11 +4,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/fakemodel"
+	"agentsh/internal/llm"
+	"agentsh/internal/proctest"
 	"agentsh/internal/session"
 )
 
@@ -238,4 +241,97 @@ func TestHistoryRecallPutsCursorAtEnd(t *testing.T) {
 	if got := h.m.editor.Value(); got != "!echo second" {
 		t.Errorf("up on the first line: %q", got)
 	}
+}
+
+// waitGone waits until no process has arg as an argument, and for the
+// model's goroutines (Run waits for them the same way); the hang guard
+// prints what is left.
+func waitGone(t *testing.T, h *harness, arg string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		h.m.wg.Wait()
+		close(done)
+	}()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case <-done:
+			if pids := proctest.WithArg(arg); len(pids) == 0 {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("after quitting: goroutines done %v, processes %v", chanClosed(done), proctest.WithArg(arg))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func chanClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// ctrl+d on an empty editor while the agent works asks first, as with jobs;
+// yes stops the turn and its command.
+func TestCtrlDMidTurnAsks(t *testing.T) {
+	tag := proctest.SleepTag()
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		if n == 0 {
+			w.Bash("call_1", `{"command":"echo started; sleep `+tag+`"}`)
+			return
+		}
+		w.Answer("done")
+	})
+	h := newHarness(t, 100, 24)
+	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test"})
+	h.m.cfg.Model = "test"
+	h.sendLine("sleep please")
+	h.waitFor("the command to run", func() bool { return strings.Contains(h.screen(), "\n  started\n") })
+
+	ask := "the agent is working — quit and stop it? y/n"
+	if msgs := runCmd(h.press('d', tea.ModCtrl)); hasMsg[tea.QuitMsg](msgs) || h.m.quitting {
+		t.Fatal("ctrl+d quit mid-turn without asking")
+	}
+	if s := h.statusLine(); !strings.Contains(s, ask) {
+		t.Fatalf("status line %q, want %q", s, ask)
+	}
+	h.press('n', 0)
+	if s := h.statusLine(); strings.Contains(s, "quit") || !h.m.agentRunning || len(proctest.WithArg(tag)) == 0 {
+		t.Fatalf("after n: status %q, turn running %v, sleep %v", s, h.m.agentRunning, proctest.WithArg(tag))
+	}
+	// /exit asks the same.
+	h.sendLine("/exit")
+	if s := h.statusLine(); !strings.Contains(s, ask) || h.m.quitting {
+		t.Fatalf("/exit mid-turn: status %q", s)
+	}
+	if msgs := runCmd(h.update(tea.KeyPressMsg{Code: 'y', Text: "y"})); !hasMsg[tea.QuitMsg](msgs) || !h.m.quitting {
+		t.Fatalf("y did not quit: %v", msgs)
+	}
+	waitGone(t, h, tag)
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d model requests: the turn went on after quitting", n)
+	}
+}
+
+// The same for a `!` command, with jobs running beside it.
+func TestCtrlDDuringBangAsks(t *testing.T) {
+	h := newHarness(t, 120, 24)
+	mgr := withJobs(h)
+	startJob(t, mgr, "sleep 60")
+	tag := proctest.SleepTag()
+	h.sendLine("!sleep " + tag)
+	h.waitFor("the command to run", func() bool { return h.m.session().IsBashRunning() })
+	h.press('d', tea.ModCtrl)
+	if s, ask := h.statusLine(), "a command is running and 1 job running — quit and stop them? y/n"; !strings.Contains(s, ask) || h.m.quitting {
+		t.Fatalf("status line %q, want %q", s, ask)
+	}
+	if msgs := runCmd(h.update(tea.KeyPressMsg{Code: 'y', Text: "y"})); !hasMsg[tea.QuitMsg](msgs) {
+		t.Fatalf("y did not quit: %v", msgs)
+	}
+	waitGone(t, h, tag)
 }

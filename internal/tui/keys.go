@@ -180,7 +180,7 @@ func newKeyMap() keyMap {
 			Background:    bind(BackgroundKey, "moves a running command to the background", BackgroundKey),
 			Jobs:          bind(JobsKey+" or /jobs:", "jobs", JobsKey),
 			Quit:          bind("ctrl+c", "interrupts like esc; twice on an idle editor quits", "ctrl+c"),
-			QuitEmpty:     bind("ctrl+d", "quits on an empty editor", "ctrl+d"),
+			QuitEmpty:     bind("ctrl+d", "quits on an empty editor (asks first while a turn, a command or jobs run)", "ctrl+d"),
 			HistoryPrev:   bind("↑", "recalls the previous prompt", "up"),
 			HistoryNext:   bind("↓", "recalls the next prompt", "down"),
 			Mouse:         bind("alt+m", "toggles mouse capture (on: clicks and the wheel; off: the terminal selects text)", "alt+m"),

@@ -358,11 +358,12 @@ func (m *model) recall(dir int) bool {
 	return true
 }
 
-// requestQuit quits, after asking when jobs are running (quitting stops
-// them: the caller closes the job manager).
+// requestQuit quits, after asking when a turn, a `!` command or jobs
+// run (quitting stops them: quit aborts the turn and the command, the
+// caller closes the job manager).
 func (m *model) requestQuit() tea.Cmd {
-	if running, _ := jobCounts(m.cfg.Jobs); running > 0 {
-		m.push(&quitConfirm{running: running})
+	if running, _ := jobCounts(m.cfg.Jobs); running > 0 || m.runningWork() != "" {
+		m.push(&quitConfirm{running: running, work: m.runningWork()})
 		return nil
 	}
 	return m.quit()
