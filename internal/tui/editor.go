@@ -56,6 +56,9 @@ func newEditor() *editor {
 // Value is the text typed so far, each collapsed paste in full: what is
 // sent.
 func (e *editor) Value() string {
+	if len(e.pastes) == 0 {
+		return e.Raw()
+	}
 	var b strings.Builder
 	for i, l := range e.lines {
 		if i > 0 {
