@@ -216,6 +216,9 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 	case thinkingCycledMsg:
 		m.thinkingCycled(msg) // modelpicker.go
 		return nil
+	case modelCheckedMsg:
+		m.modelChecked(msg) // modelpicker.go
+		return nil
 	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg, approvalGoneMsg, permissionsLoadedMsg, modelsLoadedMsg:
 		return m.broadcast(msg) // a layer's own report
 	case sessionOpenedMsg:

@@ -233,23 +233,51 @@ func (m *model) thinkingStatus() string {
 }
 
 // cmdModelWith is /model with Config.Models: without a word the picker,
-// with "provider/name" a switch to it (as --model, whether or not the
-// provider lists it).
+// with "provider/name" a switch to it once the provider's model list (asked
+// in a command) holds the name; a provider that lists nothing cannot say,
+// and the switch goes ahead unchecked.
 func (m *model) cmdModelWith(arg string) tea.Cmd {
 	if arg == "" {
 		return m.openModelPicker()
 	}
 	_, _, current := m.modelNow()
 	p, id, err := llm.ParseModel(arg)
-	if err == nil {
-		err = m.cfg.Models.Use(p, id)
-	}
 	if err != nil {
 		m.tr.notice(kindError, "Model unchanged ("+current+"): "+err.Error())
 		return nil
 	}
-	m.modelSwitched(p + "/" + id)
-	return nil
+	ms, ctx := m.cfg.Models, m.ctx
+	m.flash = "asking " + p + " for its models…"
+	return func() tea.Msg {
+		found, listed := ms.Lookup(ctx, p, id)
+		return modelCheckedMsg{provider: p, id: id, found: found, listed: listed}
+	}
+}
+
+// modelCheckedMsg is a /model name checked against its provider's list.
+type modelCheckedMsg struct {
+	provider, id  string
+	found, listed bool
+}
+
+// modelChecked switches to a checked /model name, or says why not.
+func (m *model) modelChecked(msg modelCheckedMsg) {
+	m.flash = ""
+	_, _, current := m.modelNow()
+	spec := msg.provider + "/" + msg.id
+	if !msg.found && msg.listed {
+		m.tr.notice(kindError, "Model unchanged ("+current+"): "+msg.provider+" does not list "+spec+
+			" · /model alone shows the models to choose from")
+		return
+	}
+	if err := m.cfg.Models.Use(msg.provider, msg.id); err != nil {
+		m.tr.notice(kindError, "Model unchanged ("+current+"): "+err.Error())
+		return
+	}
+	m.modelSwitched(spec)
+	if !msg.found {
+		m.tr.notice(kindWarning, msg.provider+" gives no list of its models: the name "+msg.id+" was not checked.")
+	}
 }
 
 // retryNotice says that a model call failed and is tried again.
