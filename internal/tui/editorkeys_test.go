@@ -291,7 +291,9 @@ func TestCtrlDMidTurnAsks(t *testing.T) {
 	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test"})
 	h.m.cfg.Model = "test"
 	h.sendLine("sleep please")
-	h.waitFor("the command to run", func() bool { return strings.Contains(h.screen(), "\n  started\n") })
+	h.waitFor("the command to run", func() bool {
+		return strings.Contains(h.screen(), "\n  started\n") && len(proctest.WithArg(tag)) > 0
+	})
 
 	ask := "the agent is working — quit and stop it? y/n"
 	if msgs := runCmd(h.press('d', tea.ModCtrl)); hasMsg[tea.QuitMsg](msgs) || h.m.quitting {
@@ -325,7 +327,7 @@ func TestCtrlDDuringBangAsks(t *testing.T) {
 	startJob(t, mgr, "sleep 60")
 	tag := proctest.SleepTag()
 	h.sendLine("!sleep " + tag)
-	h.waitFor("the command to run", func() bool { return h.m.session().IsBashRunning() })
+	h.waitFor("the command to run", func() bool { return len(proctest.WithArg(tag)) > 0 })
 	h.press('d', tea.ModCtrl)
 	if s, ask := h.statusLine(), "a command is running and 1 job running — quit and stop them? y/n"; !strings.Contains(s, ask) || h.m.quitting {
 		t.Fatalf("status line %q, want %q", s, ask)
