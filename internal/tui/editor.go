@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -75,9 +76,7 @@ func (e *editor) Value() string {
 	return b.String()
 }
 
-// Raw is the text with each collapsed paste as its marker: what SetValue
-// takes back (the history keeps it, so a recalled prompt shows the markers
-// again).
+// Raw is the text with each collapsed paste as its marker.
 func (e *editor) Raw() string {
 	parts := make([]string, len(e.lines))
 	for i, l := range e.lines {
@@ -86,11 +85,13 @@ func (e *editor) Raw() string {
 	return strings.Join(parts, "\n")
 }
 
-// SetValue replaces the text (as Value or Raw gives it: the markers of
-// the editor's pastes are kept) and puts the cursor at its end.
+// SetValue replaces the text (as Value or Raw gives it) and puts the
+// cursor at its end. The editor's long pastes show as their markers again,
+// whichever way the text comes back (the history, queued messages taken
+// back).
 func (e *editor) SetValue(s string) {
 	e.lines = nil
-	for _, l := range strings.Split(e.clean(s, true), "\n") {
+	for _, l := range strings.Split(e.collapse(e.clean(s, true)), "\n") {
 		e.lines = append(e.lines, []rune(l))
 	}
 	e.row = len(e.lines) - 1
@@ -106,6 +107,23 @@ func (e *editor) Reset() { e.SetValue("") }
 func (e *editor) SetWidth(w int) {
 	e.width = max(w, 1)
 	e.scrollToCursor()
+}
+
+// collapse puts the markers of the editor's pastes in s for their texts,
+// the longest first (a paste may hold an earlier one).
+func (e *editor) collapse(s string) string {
+	if len(e.pastes) == 0 {
+		return s
+	}
+	markers := make([]rune, 0, len(e.pastes))
+	for r := range e.pastes {
+		markers = append(markers, r)
+	}
+	slices.SortFunc(markers, func(a, b rune) int { return len(e.pastes[b].text) - len(e.pastes[a].text) })
+	for _, r := range markers {
+		s = strings.ReplaceAll(s, e.pastes[r].text, string(r))
+	}
+	return s
 }
 
 // clean normalizes typed, pasted or recalled text: CRLF and CR become LF,

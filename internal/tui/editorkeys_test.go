@@ -337,3 +337,26 @@ func TestCtrlDDuringBangAsks(t *testing.T) {
 	}
 	waitGone(t, h, tag)
 }
+
+// Queued messages taken back (esc) show their long pastes as markers again.
+func TestQueuedPasteComesBackCollapsed(t *testing.T) {
+	h, f := newModelHarness(t)
+	h.send("first")
+	h.waitFor("the first request", func() bool { return len(f.requests()) == 1 })
+	long := numbered(11) // short in bytes, long in lines
+	h.typeText("then: ")
+	h.update(tea.PasteMsg{Content: long})
+	h.press(tea.KeyEnter, 0)
+	if steer, follow := h.m.session().QueuedInput(); len(steer) != 0 || len(follow) != 1 || follow[0] != "then: "+long {
+		t.Fatalf("queued %q %q", steer, follow)
+	}
+	h.press(tea.KeyEscape, 0)
+	if rows := editorRows(h); len(rows) != 1 || rows[0] != "then: [pasted 11 lines]" {
+		t.Errorf("taken back: %q", rows)
+	}
+	if got := h.m.editor.Value(); got != "then: "+long {
+		t.Errorf("taken back value %q", got)
+	}
+	f.release <- struct{}{}
+	h.waitFor("the turn to end", h.agentIdle)
+}

@@ -348,7 +348,7 @@ func (m *model) recall(dir int) bool {
 		return false
 	}
 	if m.histPos == len(m.history) {
-		m.histDraft = m.editor.Raw()
+		m.histDraft = m.editor.Value()
 	}
 	m.histPos = next
 	// The cursor ends at the text's end, as in a shell: typing goes on
@@ -420,9 +420,6 @@ func (m *model) startTick() tea.Cmd {
 }
 
 func (m *model) pushHistory(text string) {
-	if text == m.editor.Value() {
-		text = m.editor.Raw() // a long paste comes back as its marker
-	}
 	if n := len(m.history); n == 0 || m.history[n-1] != text {
 		m.history = append(m.history, text)
 	}
