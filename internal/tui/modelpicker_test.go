@@ -227,6 +227,11 @@ func TestModelCommandWithAName(t *testing.T) {
 		!strings.Contains(s, "Model unchanged (openai/alpha): openai does not list openai/gamma · /model alone shows the models to choose from") {
 		t.Errorf("model %s:\n%s", ms.Spec(), s)
 	}
+	h.run(h.sendLine("/model openai/Beta2"))
+	if s := h.screen(); ms.Spec() != "openai/alpha" ||
+		!strings.Contains(s, "openai does not list openai/Beta2 (like it: openai/beta) · /model alone shows the models to choose from") {
+		t.Errorf("model %s:\n%s", ms.Spec(), s)
+	}
 	h.run(h.sendLine("/model openai/beta"))
 	if s := h.screen(); ms.Spec() != "openai/beta" || !strings.Contains(s, "Model: openai/beta.") || strings.Contains(s, "not checked") {
 		t.Errorf("model %s:\n%s", ms.Spec(), s)
