@@ -360,3 +360,15 @@ func TestQueuedPasteComesBackCollapsed(t *testing.T) {
 	f.release <- struct{}{}
 	h.waitFor("the turn to end", h.agentIdle)
 }
+
+// BenchmarkKeyAfterLongPaste is one typed key and its frame with a
+// 20,000-line paste in the editor.
+func BenchmarkKeyAfterLongPaste(b *testing.B) {
+	m := newBenchModel(b)
+	m.Update(tea.PasteMsg{Content: numbered(20_000)})
+	for b.Loop() {
+		m.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
+		m.Update(tea.KeyPressMsg{Code: tea.KeyBackspace})
+		m.View()
+	}
+}
