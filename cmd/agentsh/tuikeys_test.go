@@ -127,3 +127,65 @@ func TestTUIPasteEndingInNewline(t *testing.T) {
 	tt.waitExit()
 	tt.assertNoProcesses()
 }
+
+// A bracketed paste keeps its tabs in what the model gets, and a long one
+// shows as one marker in the editor while the whole text is sent (issue 22).
+func TestTUIPasteKeepsTabsAndCollapses(t *testing.T) {
+	srv := newSSEServer(t, func(n int, w sseWriter) { w.answer(fmt.Sprintf("answer-%d", n)) })
+	s := newSandbox(t)
+	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test")...)
+	lines := []string{"name\tsize"}
+	for i := 2; i <= 300; i++ {
+		lines = append(lines, fmt.Sprintf("file%d\t%d", i, i*10))
+	}
+	paste := strings.Join(lines, "\n")
+	tt.tmux("set-buffer", paste+"\n")
+	tt.tmux("paste-buffer", "-p")
+	tt.waitText("│ [pasted 300 lines]")
+	tt.tmux("send-keys", "-l", " sum the sizes")
+	tt.waitText("│ [pasted 300 lines] sum the sizes")
+	tt.tmux("send-keys", "Enter")
+	tt.waitText("answer-0")
+	reqs := srv.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	msgs := wire(reqs[0])
+	if last := msgs[len(msgs)-1]; last != "user: "+paste+" sum the sizes" {
+		t.Errorf("the model got %.120q…", last)
+	}
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
+// ctrl+d while the model's command runs asks first; y ends agentsh and the
+// command with it (issue 22).
+func TestTUICtrlDMidTurnAsks(t *testing.T) {
+	srv := newSSEServer(t, func(n int, w sseWriter) {
+		if n == 0 {
+			w.bash("call_1", `{"command":"sleep 300"}`)
+			return
+		}
+		w.answer("done")
+	})
+	s := newSandbox(t)
+	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test")...)
+	tt.typeLine("wait a while")
+	tt.waitScreen("sleep to start", func(string) bool { return len(tt.sleepPIDs()) > 0 })
+	tt.keys("C-d")
+	tt.waitText("the agent is working — quit and stop it? y/n")
+	tt.keys("n")
+	tt.waitScreen("the question to go", func(s string) bool { return !strings.Contains(s, "quit and stop it?") })
+	if tt.exited() || len(tt.sleepPIDs()) == 0 {
+		t.Fatalf("n ended something; screen:\n%s", tt.screen())
+	}
+	tt.keys("C-d")
+	tt.waitText("the agent is working — quit and stop it? y/n")
+	tt.keys("y")
+	tt.waitExit()
+	tt.assertNoProcesses()
+	if n := len(srv.requests()); n != 1 {
+		t.Errorf("%d model requests: the turn went on", n)
+	}
+}

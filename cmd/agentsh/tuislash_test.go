@@ -8,21 +8,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"agentsh/internal/fakemodel"
 )
 
 // TestTUISlashCommands drives the slash commands in the real binary: the
 // menu on /, /he + enter, an unknown command, /copy through the terminal
-// (tmux keeps what OSC 52 sets), /model, /new and /exit. No command reaches
-// the model.
+// (tmux keeps what OSC 52 sets), /model (a name the server does not list
+// is refused), /new and /quit. No command reaches the model.
 func TestTUISlashCommands(t *testing.T) {
 	srv := newSSEServer(t, func(n int, w sseWriter) { w.answer(fmt.Sprintf("answer-%d", n)) })
+	srv.SetModels(fakemodel.Model{ID: "model-a"}, fakemodel.Model{ID: "model-b"}) // /model checks names against it
 	s := newSandbox(t)
 	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/model-a")...)
 	tt.tmux("set-option", "-g", "set-clipboard", "on")
 
 	tt.keys("-l", "/")
 	scr := tt.waitText("esc closes")
-	for _, want := range []string{"/help", "/new", "/model [provider/name]", "/jobs", "/copy", "/exit"} {
+	for _, want := range []string{"/help", "/new", "/model [provider/name]", "/jobs", "/copy", "/status", "/clear", "/exit", "/quit"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("the menu lacks %s:\n%s", want, scr)
 		}
@@ -42,6 +45,8 @@ func TestTUISlashCommands(t *testing.T) {
 		return out == "answer-0"
 	})
 
+	tt.typeLine("/model openai/model-c")
+	tt.waitText("openai does not list openai/model-c")
 	tt.typeLine("/model openai/model-b")
 	tt.waitText("Model: openai/model-b.")
 	tt.typeLine("/new")
@@ -67,7 +72,7 @@ func TestTUISlashCommands(t *testing.T) {
 		t.Errorf("session files %v (%v), want 2", files, entries)
 	}
 
-	tt.typeLine("/exit")
+	tt.typeLine("/quit")
 	tt.waitExit()
 	tt.assertNoProcesses()
 }

@@ -20,5 +20,10 @@ var SlashCommands = []SlashCommand{
 	{Name: "compact", Args: "[focus]", Description: "summarizes the older turns for the model"},
 	{Name: "export", Args: "[path]", Description: "writes the session as an HTML file"},
 	{Name: "mouse", Description: "turns mouse capture on or off"},
+	{Name: "status", Description: "shows the model, session, folder, sandbox, context and jobs"},
+	// clear and quit are the names other agents' users type for new and
+	// exit: the same commands.
+	{Name: "clear", Description: "starts a fresh session (as /new)"},
 	{Name: "exit", Description: "quits"},
+	{Name: "quit", Description: "quits (as /exit)"},
 }

@@ -391,6 +391,20 @@ func (m *Models) Set(ctx context.Context, provider, id string) (Model, error) {
 	return Model{}, ModelNotFound(provider, id)
 }
 
+// Lookup says whether provider/id is one of Available's models (found),
+// and whether provider's server gave a list of models to look in (listed:
+// false when the listing failed, was empty, or the provider cannot list).
+// A name the user types is checked with it: refused when listed and not
+// found.
+func (m *Models) Lookup(ctx context.Context, provider, id string) (found, listed bool) {
+	for _, md := range m.Available(ctx) {
+		if md.Provider == provider && md.ID == id {
+			return true, true
+		}
+	}
+	return false, len(m.list(ctx, provider)) > 0
+}
+
 // Use switches to provider/id without asking whether the server has it
 // (as --model does; a resumed session's model): only the provider must be
 // configured.

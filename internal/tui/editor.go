@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -20,14 +21,63 @@ type editor struct {
 	maxRows int // visible rows at most; more scroll
 	top     int // first visible visual row
 	wantX   int // preferred column for up/down, -1 = none
+	// pastes are the long pastes collapsed to one marker rune each in
+	// lines (see collapse); they stay known after the marker is deleted,
+	// as a recalled prompt may hold it again.
+	pastes    map[rune]pasted
+	nextPaste rune
 }
+
+// pasted is one collapsed paste: its text, and the label its marker shows.
+type pasted struct{ text, label string }
+
+// A long paste shows as one marker in the editor, "[pasted 300 lines]", as
+// Claude Code does: the prompt stays readable and editable around it, one
+// backspace takes the whole paste back out, and the full text is what is
+// sent. A marker is one rune of Unicode's last private use plane, which no
+// font or keyboard produces, so text typed or pasted never holds one.
+const (
+	pasteFirst rune = 0x10F000 // the first marker rune
+	pasteLast  rune = 0x10FFFD // the last private use code point
+	// pasteMaxLines and pasteMaxRunes are the most a paste may be and
+	// still be shown as it is.
+	pasteMaxLines = 10
+	pasteMaxRunes = 1000
+	// tabCells is how wide the editor shows a tab, which it keeps in the
+	// text (a pasted Makefile or TSV reaches the model as it was).
+	tabCells = 4
+)
+
+func isMarker(r rune) bool { return r >= pasteFirst && r <= pasteLast }
 
 func newEditor() *editor {
 	return &editor{lines: [][]rune{nil}, width: 40, maxRows: 10, wantX: -1}
 }
 
-// Value is the text typed so far.
+// Value is the text typed so far, each collapsed paste in full: what is
+// sent.
 func (e *editor) Value() string {
+	if len(e.pastes) == 0 {
+		return e.Raw()
+	}
+	var b strings.Builder
+	for i, l := range e.lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for _, r := range l {
+			if p, ok := e.pastes[r]; ok && isMarker(r) {
+				b.WriteString(p.text)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	return b.String()
+}
+
+// Raw is the text with each collapsed paste as its marker.
+func (e *editor) Raw() string {
 	parts := make([]string, len(e.lines))
 	for i, l := range e.lines {
 		parts[i] = string(l)
@@ -35,10 +85,13 @@ func (e *editor) Value() string {
 	return strings.Join(parts, "\n")
 }
 
-// SetValue replaces the text and puts the cursor at its end.
+// SetValue replaces the text (as Value or Raw gives it) and puts the
+// cursor at its end. The editor's long pastes show as their markers again,
+// whichever way the text comes back (the history, queued messages taken
+// back).
 func (e *editor) SetValue(s string) {
 	e.lines = nil
-	for _, l := range strings.Split(cleanInput(s), "\n") {
+	for _, l := range strings.Split(e.collapse(e.clean(s, true)), "\n") {
 		e.lines = append(e.lines, []rune(l))
 	}
 	e.row = len(e.lines) - 1
@@ -56,20 +109,38 @@ func (e *editor) SetWidth(w int) {
 	e.scrollToCursor()
 }
 
-// MoveToBegin puts the cursor at the start of the text.
-func (e *editor) MoveToBegin() {
-	e.row, e.col, e.wantX = 0, 0, -1
-	e.scrollToCursor()
+// collapse puts the markers of the editor's pastes in s for their texts,
+// the longest first (a paste may hold an earlier one).
+func (e *editor) collapse(s string) string {
+	if len(e.pastes) == 0 {
+		return s
+	}
+	markers := make([]rune, 0, len(e.pastes))
+	for r := range e.pastes {
+		markers = append(markers, r)
+	}
+	slices.SortFunc(markers, func(a, b rune) int { return len(e.pastes[b].text) - len(e.pastes[a].text) })
+	for _, r := range markers {
+		s = strings.ReplaceAll(s, e.pastes[r].text, string(r))
+	}
+	return s
 }
 
-// cleanInput normalizes pasted or recalled text: CRLF and CR become LF and
-// tabs become spaces, so every rune has a known width.
-func cleanInput(s string) string {
+// clean normalizes typed, pasted or recalled text: CRLF and CR become LF,
+// and control characters but the newline and the tab go, so every rune has
+// a known width. Marker runes go too, but those of the editor's own pastes
+// when markers is set (a recalled prompt).
+func (e *editor) clean(s string, markers bool) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
-	s = strings.ReplaceAll(s, "\t", "    ")
 	return strings.Map(func(r rune) rune {
-		if r != '\n' && (unicode.IsControl(r) || r == 0x7f) {
+		if isMarker(r) {
+			if _, ok := e.pastes[r]; markers && ok {
+				return r
+			}
+			return -1
+		}
+		if r != '\n' && r != '\t' && (unicode.IsControl(r) || r == 0x7f) {
 			return -1
 		}
 		return r
@@ -78,7 +149,11 @@ func cleanInput(s string) string {
 
 // InsertString inserts s at the cursor.
 func (e *editor) InsertString(s string) {
-	s = cleanInput(s)
+	e.insert(e.clean(s, false))
+}
+
+// insert inserts clean text at the cursor.
+func (e *editor) insert(s string) {
 	for i, part := range strings.Split(s, "\n") {
 		if i > 0 {
 			e.newline()
@@ -96,11 +171,27 @@ func (e *editor) InsertString(s string) {
 	e.scrollToCursor()
 }
 
-// Paste inserts pasted text at the cursor. The line break a copied line or
-// block ends with is dropped: kept, it would leave an empty line under the
-// text and the cursor on it.
+// Paste inserts pasted text at the cursor, a long one as one marker. The
+// line break a copied line or block ends with is dropped: kept, it would
+// leave an empty line under the text and the cursor on it.
 func (e *editor) Paste(s string) {
-	e.InsertString(strings.TrimRight(cleanInput(s), "\n"))
+	s = strings.TrimRight(e.clean(s, false), "\n")
+	lines, runes := strings.Count(s, "\n")+1, len([]rune(s))
+	if (lines <= pasteMaxLines && runes <= pasteMaxRunes) || e.nextPaste > pasteLast-pasteFirst {
+		e.insert(s)
+		return
+	}
+	label := "[pasted " + plural(lines, "line") + "]"
+	if lines == 1 {
+		label = "[pasted " + plural(runes, "character") + "]"
+	}
+	if e.pastes == nil {
+		e.pastes = map[rune]pasted{}
+	}
+	r := pasteFirst + e.nextPaste
+	e.nextPaste++
+	e.pastes[r] = pasted{text: s, label: label}
+	e.insert(string(r))
 }
 
 func (e *editor) newline() {
@@ -123,6 +214,34 @@ func runeWidth(r rune) int {
 	return max(ansi.StringWidth(string(r)), 0)
 }
 
+// cells is how wide the editor shows r: a tab as tabCells spaces, a
+// paste's marker as its label.
+func (e *editor) cells(r rune) int {
+	switch {
+	case r == '\t':
+		return tabCells
+	case isMarker(r):
+		return ansi.StringWidth(e.pastes[r].label)
+	}
+	return runeWidth(r)
+}
+
+// shown is how the editor draws runes: tabs as spaces, markers as labels.
+func (e *editor) shown(rs []rune) string {
+	var b strings.Builder
+	for _, r := range rs {
+		switch {
+		case r == '\t':
+			b.WriteString(strings.Repeat(" ", tabCells))
+		case isMarker(r):
+			b.WriteString(e.pastes[r].label)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // layout wraps every logical line to the width. A line whose width is an
 // exact multiple of it gets an empty last row, so the cursor after its last
 // rune has a cell to sit on.
@@ -131,7 +250,7 @@ func (e *editor) layout() []segment {
 	for row, l := range e.lines {
 		start, w := 0, 0
 		for i, r := range l {
-			rw := runeWidth(r)
+			rw := e.cells(r)
 			if w+rw > e.width && i > start {
 				segs = append(segs, segment{row, start, i})
 				start, w = i, 0
@@ -155,7 +274,7 @@ func (e *editor) cursorPos(segs []segment) (vrow, x int) {
 		last := i+1 >= len(segs) || segs[i+1].row != e.row
 		if e.col >= s.start && (e.col < s.end || last) {
 			for _, r := range e.lines[e.row][s.start:e.col] {
-				x += runeWidth(r)
+				x += e.cells(r)
 			}
 			return i, x
 		}
@@ -209,7 +328,7 @@ func (e *editor) moveVertical(dy int) {
 	s := segs[nv]
 	col, w := s.start, 0
 	for col < s.end {
-		rw := runeWidth(e.lines[s.row][col])
+		rw := e.cells(e.lines[s.row][col])
 		if w+rw > x {
 			break
 		}
@@ -344,7 +463,8 @@ func (e *editor) View(placeholder string) (string, int, int) {
 	}
 	for i := e.top; i < e.top+h && i < len(segs); i++ {
 		s := segs[i]
-		text := string(e.lines[s.row][s.start:s.end])
+		// A marker wider than the editor has a row of its own, cut.
+		text := ansi.Truncate(e.shown(e.lines[s.row][s.start:s.end]), e.width, "…")
 		rows = append(rows, text+strings.Repeat(" ", max(e.width-ansi.StringWidth(text), 0)))
 	}
 	return strings.Join(rows, "\n"), x, v - e.top

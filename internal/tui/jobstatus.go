@@ -96,11 +96,13 @@ func (m *model) jobsStatus() string {
 	return s
 }
 
-// quitConfirm asks, once, before quitting stops running jobs: y quits; n
-// and esc take the question back; any other key leaves it up. It draws
-// nothing: the status line asks (view).
+// quitConfirm asks, once, before quitting stops running work (a turn of
+// the agent, a `!` command, jobs): y quits; n and esc take the question
+// back; any other key leaves it up. It draws nothing: the status line asks
+// (view).
 type quitConfirm struct {
-	running int
+	running int    // jobs
+	work    string // what else runs ("the agent is working"), "" for nothing
 }
 
 // update implements layer.
@@ -127,8 +129,27 @@ func (q *quitConfirm) covers() bool { return false }
 // question is what the status line asks.
 func (q *quitConfirm) question() string {
 	yn := " " + name(keys.Confirm.Yes) + "/" + name(keys.Confirm.No)
-	if q.running == 1 {
+	switch {
+	case q.work != "" && q.running > 0:
+		return q.work + " and " + jobsWord(q.running) + " running — quit and stop them?" + yn
+	case q.work != "":
+		return q.work + " — quit and stop it?" + yn
+	case q.running == 1:
 		return "1 job running — quit and stop it?" + yn
 	}
 	return strconv.Itoa(q.running) + " jobs running — quit and stop them?" + yn
+}
+
+// runningWork names what runs besides jobs, which quitting would stop: the
+// agent's turn (or a /compact), a `!` command; "" when nothing does.
+func (m *model) runningWork() string {
+	switch {
+	case m.compacting:
+		return "compacting"
+	case m.agentRunning:
+		return "the agent is working"
+	case m.bangRunning:
+		return "a command is running"
+	}
+	return ""
 }

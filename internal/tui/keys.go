@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -181,7 +182,7 @@ func newKeyMap() keyMap {
 			Background:    bind(BackgroundKey, "moves a running command to the background", BackgroundKey),
 			Jobs:          bind(JobsKey+" or /jobs:", "jobs", JobsKey),
 			Quit:          bind("ctrl+c", "interrupts like esc; twice on an idle editor quits", "ctrl+c"),
-			QuitEmpty:     bind("ctrl+d", "quits on an empty editor", "ctrl+d"),
+			QuitEmpty:     bind("ctrl+d", "quits on an empty editor (asks first while a turn, a command or jobs run)", "ctrl+d"),
 			HistoryPrev:   bind("↑", "recalls the previous prompt", "up"),
 			HistoryNext:   bind("↓", "recalls the next prompt", "down"),
 			Mouse:         bind("alt+m", "toggles mouse capture (on: clicks and the wheel; off: the terminal selects text)", "alt+m"),
@@ -339,6 +340,12 @@ func bangEntry() entry {
 	return entry{Key: "!cmd", Desc: "runs in the shell (!!cmd keeps it from the model)"}
 }
 
+func pasteEntry() entry {
+	return entry{Key: "a paste", Desc: "keeps its tabs; over " + strconv.Itoa(pasteMaxLines) + " lines or " +
+		strconv.Itoa(pasteMaxRunes) + " characters it shows as [pasted N lines], which " + name(keys.Editor.Backspace) +
+		" removes whole (the full text is sent)"}
+}
+
 // welcomeText is the transcript's first line: a short hint; /help has
 // the rest.
 func welcomeText() string {
@@ -421,7 +428,7 @@ func helpSections() []helpSection {
 			help(keys.Models.Cancel)}},
 		{"Editor", []entry{help(ek.Backspace), help(ek.Delete), help(ek.Left), help(ek.Right), help(ek.Up), help(ek.Down),
 			help(ek.LineStart), help(ek.LineEnd), help(ek.TextStart), help(ek.TextEnd), help(ek.KillBefore),
-			help(ek.KillAfter), help(ek.DeleteWord), help(ek.WordLeft), help(ek.WordRight), help(ek.Tab)}},
+			help(ek.KillAfter), help(ek.DeleteWord), help(ek.WordLeft), help(ek.WordRight), help(ek.Tab), pasteEntry()}},
 		{"Full output (" + name(km.Pager) + ")", []entry{help(pk.Up), help(pk.Down), help(pk.PageUp), help(pk.PageDown),
 			help(pk.HalfUp), help(pk.HalfDown), help(pk.Top), help(pk.Bottom), help(pk.Left), help(pk.Right),
 			help(pk.Column0), help(pk.Wrap), help(pk.Search), help(pk.Next), help(pk.Prev), help(pk.Close)}},

@@ -42,7 +42,8 @@ func TestHelpListsEveryBinding(t *testing.T) {
 			t.Errorf("/help does not name %s (%q)", n, h.Key)
 		}
 	}
-	for _, want := range []string{"Conversation\n  enter ", "  ctrl+t, /jobs ", "Quit question\n  y ", "Session picker (/resume)\n  ↑ ", "  /resume "} {
+	for _, want := range []string{"Conversation\n  enter ", "  ctrl+t, /jobs ", "Quit question\n  y ", "Session picker (/resume)\n  ↑ ", "  /resume ",
+		"  a paste    keeps its tabs; over 10 lines or 1000 characters it shows as [pasted N lines], which backspace removes whole (the full text is sent)\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/help lacks %q:\n%s", want, text)
 		}

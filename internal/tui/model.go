@@ -217,6 +217,9 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 	case thinkingCycledMsg:
 		m.thinkingCycled(msg) // modelpicker.go
 		return nil
+	case modelCheckedMsg:
+		m.modelChecked(msg) // modelpicker.go
+		return nil
 	case jobKilledMsg, attachChangedMsg, ptyDoneMsg, sessionsLoadedMsg, approvalGoneMsg, approvalTickMsg, permissionsLoadedMsg, modelsLoadedMsg:
 		return m.broadcast(msg) // a layer's own report
 	case sessionOpenedMsg:
@@ -349,23 +352,22 @@ func (m *model) recall(dir int) bool {
 		m.histDraft = m.editor.Value()
 	}
 	m.histPos = next
+	// The cursor ends at the text's end, as in a shell: typing goes on
+	// there, and up on a one-line prompt keeps going back.
 	if next == len(m.history) {
 		m.editor.SetValue(m.histDraft)
 	} else {
 		m.editor.SetValue(m.history[next])
 	}
-	if dir < 0 {
-		// Put the cursor on the first line, so another up keeps going back.
-		m.editor.MoveToBegin()
-	}
 	return true
 }
 
-// requestQuit quits, after asking when jobs are running (quitting stops
-// them: the caller closes the job manager).
+// requestQuit quits, after asking when a turn, a `!` command or jobs
+// run (quitting stops them: quit aborts the turn and the command, the
+// caller closes the job manager).
 func (m *model) requestQuit() tea.Cmd {
-	if running, _ := jobCounts(m.cfg.Jobs); running > 0 {
-		m.push(&quitConfirm{running: running})
+	if running, _ := jobCounts(m.cfg.Jobs); running > 0 || m.runningWork() != "" {
+		m.push(&quitConfirm{running: running, work: m.runningWork()})
 		return nil
 	}
 	return m.quit()

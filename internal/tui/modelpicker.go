@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -233,23 +234,83 @@ func (m *model) thinkingStatus() string {
 }
 
 // cmdModelWith is /model with Config.Models: without a word the picker,
-// with "provider/name" a switch to it (as --model, whether or not the
-// provider lists it).
+// with "provider/name" a switch to it once the provider's model list (asked
+// in a command) holds the name; a provider that lists nothing cannot say,
+// and the switch goes ahead unchecked.
 func (m *model) cmdModelWith(arg string) tea.Cmd {
 	if arg == "" {
 		return m.openModelPicker()
 	}
 	_, _, current := m.modelNow()
 	p, id, err := llm.ParseModel(arg)
-	if err == nil {
-		err = m.cfg.Models.Use(p, id)
-	}
 	if err != nil {
 		m.tr.notice(kindError, "Model unchanged ("+current+"): "+err.Error())
 		return nil
 	}
-	m.modelSwitched(p + "/" + id)
-	return nil
+	ms, ctx := m.cfg.Models, m.ctx
+	m.flash = "asking " + p + " for its models…"
+	return func() tea.Msg {
+		found, listed := ms.Lookup(ctx, p, id)
+		msg := modelCheckedMsg{provider: p, id: id, found: found, listed: listed}
+		if !found && listed {
+			msg.close = closeModels(ms.Available(ctx), p, id)
+		}
+		return msg
+	}
+}
+
+// modelCheckedMsg is a /model name checked against its provider's list;
+// close are listed names like it, for a name that is not listed.
+type modelCheckedMsg struct {
+	provider, id  string
+	found, listed bool
+	close         []string
+}
+
+// closeModels are up to three of provider's models whose ids hold id, or
+// id theirs, with case and punctuation aside ("gpt4o" finds gpt-4o).
+func closeModels(models []session.Model, provider, id string) []string {
+	norm := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return unicode.ToLower(r)
+			}
+			return -1
+		}, s)
+	}
+	want := norm(id)
+	var out []string
+	for _, md := range models {
+		if got := norm(md.ID); md.Provider == provider && want != "" && got != "" &&
+			(strings.Contains(got, want) || strings.Contains(want, got)) && len(out) < 3 {
+			out = append(out, md.Spec())
+		}
+	}
+	return out
+}
+
+// modelChecked switches to a checked /model name, or says why not.
+func (m *model) modelChecked(msg modelCheckedMsg) {
+	m.flash = ""
+	_, _, current := m.modelNow()
+	spec := msg.provider + "/" + msg.id
+	if !msg.found && msg.listed {
+		like := ""
+		if len(msg.close) > 0 {
+			like = " (like it: " + strings.Join(msg.close, ", ") + ")"
+		}
+		m.tr.notice(kindError, "Model unchanged ("+current+"): "+msg.provider+" does not list "+spec+like+
+			" · /model alone shows the models to choose from")
+		return
+	}
+	if err := m.cfg.Models.Use(msg.provider, msg.id); err != nil {
+		m.tr.notice(kindError, "Model unchanged ("+current+"): "+err.Error())
+		return
+	}
+	m.modelSwitched(spec)
+	if !msg.found {
+		m.tr.notice(kindWarning, msg.provider+" gives no list of its models: the name "+msg.id+" was not checked.")
+	}
 }
 
 // retryNotice says that a model call failed and is tried again.

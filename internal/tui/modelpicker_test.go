@@ -210,14 +210,66 @@ func TestRetryShownInTheTranscript(t *testing.T) {
 
 func TestModelCommandWithAName(t *testing.T) {
 	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) { w.Answer("ok") })
-	h := newHarness(t, 120, 24)
+	srv.SetModels(fakemodel.Model{ID: "alpha"}, fakemodel.Model{ID: "beta"})
+	h := newHarness(t, 140, 24)
 	ms := withModels(t, h, srv, "openai/alpha")
-	h.sendLine("/model anthropic/claude-sonnet-4-5")
+	h.run(h.sendLine("/model anthropic/claude-sonnet-4-5"))
 	if s := h.screen(); !strings.Contains(s, "Model unchanged (openai/alpha): model anthropic/claude-sonnet-4-5: no Anthropic API key: set ANTHROPIC_API_KEY") {
 		t.Errorf("unconfigured provider:\n%s", s)
 	}
-	h.sendLine("/model openai/gamma")
-	if ms.Spec() != "openai/gamma" || !strings.Contains(h.screen(), "Model: openai/gamma.") {
-		t.Errorf("model %s:\n%s", ms.Spec(), h.screen())
+	// A name the server does not list is refused, with where to see them.
+	cmd := h.sendLine("/model openai/gamma")
+	if s := statusLine(h); !strings.Contains(s, "asking openai for its models…") {
+		t.Errorf("status while asking: %q", s)
+	}
+	h.run(cmd)
+	if s := h.screen(); ms.Spec() != "openai/alpha" ||
+		!strings.Contains(s, "Model unchanged (openai/alpha): openai does not list openai/gamma · /model alone shows the models to choose from") {
+		t.Errorf("model %s:\n%s", ms.Spec(), s)
+	}
+	h.run(h.sendLine("/model openai/Beta2"))
+	if s := h.screen(); ms.Spec() != "openai/alpha" ||
+		!strings.Contains(s, "openai does not list openai/Beta2 (like it: openai/beta) · /model alone shows the models to choose from") {
+		t.Errorf("model %s:\n%s", ms.Spec(), s)
+	}
+	h.run(h.sendLine("/model openai/beta"))
+	if s := h.screen(); ms.Spec() != "openai/beta" || !strings.Contains(s, "Model: openai/beta.") || strings.Contains(s, "not checked") {
+		t.Errorf("model %s:\n%s", ms.Spec(), s)
+	}
+	// The model given at start is there whatever the list says.
+	h.run(h.sendLine("/model openai/alpha"))
+	if ms.Spec() != "openai/alpha" {
+		t.Errorf("back to the first model: %s\n%s", ms.Spec(), h.screen())
+	}
+	if b := srv.Bodies(); len(b) != 0 {
+		t.Errorf("/model reached the model: %v", b)
+	}
+}
+
+// A server that gives no list cannot refuse a name: the switch goes ahead
+// and says it was not checked.
+func TestModelCommandWithoutAList(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		setup func(*fakemodel.Server)
+	}{
+		{"listing fails", func(s *fakemodel.Server) { s.SetModelsError(404, `{"error":{"message":"no such route"}}`) }},
+		{"empty list", func(s *fakemodel.Server) { s.SetModels() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) { w.Answer("ok") })
+			c.setup(srv)
+			h := newHarness(t, 140, 24)
+			ms := withModels(t, h, srv, "openai/alpha")
+			h.run(h.sendLine("/model openai/gamma"))
+			s := h.screen()
+			if ms.Spec() != "openai/gamma" || !strings.Contains(s, "Model: openai/gamma.") ||
+				!strings.Contains(s, "openai gives no list of its models: the name gamma was not checked.") {
+				t.Errorf("model %s:\n%s", ms.Spec(), s)
+			}
+			if len(srv.ModelRequests()) == 0 {
+				t.Error("the server was not asked for its models")
+			}
+		})
 	}
 }

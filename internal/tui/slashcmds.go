@@ -66,13 +66,19 @@ func (m *model) cmdHelp(string) tea.Cmd {
 // cmdNew is /new: a fresh session on the same job manager; the transcript
 // starts over and the old session is ended. Not while a turn or a !
 // command runs: they belong to the old session.
-func (m *model) cmdNew(string) tea.Cmd {
+func (m *model) cmdNew(string) tea.Cmd { return m.newSession("/new") }
+
+// cmdClear is /clear: /new under the name other agents give it.
+func (m *model) cmdClear(string) tea.Cmd { return m.newSession("/clear") }
+
+// newSession is /new and /clear (typed as command).
+func (m *model) newSession(command string) tea.Cmd {
 	if m.cfg.NewSession == nil {
-		m.tr.notice(kindWarning, "/new is not available here.")
+		m.tr.notice(kindWarning, command+" is not available here.")
 		return nil
 	}
 	if m.agentRunning || m.bangRunning {
-		m.tr.notice(kindWarning, somethingRuns("/new starts a fresh session"))
+		m.tr.notice(kindWarning, somethingRuns(command+" starts a fresh session"))
 		return nil
 	}
 	sess, err := m.cfg.NewSession()
@@ -167,7 +173,8 @@ func (m *model) cmdExport(arg string) tea.Cmd {
 	return nil
 }
 
-// cmdExit is /exit: quits, asking first when jobs run.
+// cmdExit is /exit and /quit: quits, asking first while a turn, a `!`
+// command or jobs run.
 func (m *model) cmdExit(string) tea.Cmd { return m.requestQuit() }
 
 func plural(n int, word string) string {

@@ -34,7 +34,10 @@ func slashRuns() map[string]func(m *model, arg string) tea.Cmd {
 		"/export":      (*model).cmdExport,
 		"/compact":     (*model).cmdCompact,
 		mouseCommand:   (*model).cmdMouse,
+		"/status":      (*model).cmdStatus,
+		"/clear":       (*model).cmdClear,
 		"/exit":        (*model).cmdExit,
+		"/quit":        (*model).cmdExit,
 	}
 }
 

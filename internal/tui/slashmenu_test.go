@@ -100,7 +100,7 @@ func TestSlashMenuOpensFiltersAndRuns(t *testing.T) {
 	h.m.editor.Reset()
 	h.typeText("/")
 	h.press(tea.KeyUp, 0)
-	if got := h.m.menu.selected().name; got != "/exit" {
+	if got := h.m.menu.selected().name; got != "/quit" {
 		t.Fatalf("up from the first command chose %s", got)
 	}
 	h.press(tea.KeyDown, 0)
