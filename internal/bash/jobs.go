@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"agentsh/internal/jobs"
-	"agentsh/internal/pty"
 )
 
 // BackgroundSettle is how long a `background: true` call waits before it
@@ -57,8 +57,9 @@ func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout
 	return &ToolResult{Text: b.String(), Details: details}, nil
 }
 
-// StartJob runs command as a job of m in cwd, with tc's shell, prefix and
-// environment (the session's exports and shell.env; the names of
+// StartJob runs command as a job of m in cwd, with tc's shell and prefix,
+// from the session's rc snapshot and tc.View's state, as the persistent
+// shell runs a command (newPTYStart; the names of
 // tc.Settings.Shell.ScrubEnv left out) and the reserved artifact artID at
 // artPath, released when the job ends without spilling or cannot start.
 // limit 0 = no timeout. The job's Command includes the prefix.
@@ -80,14 +81,19 @@ func StartJob(m *jobs.Manager, command, cwd string, limit time.Duration, artPath
 	if tc.Settings.Shell.Prefix != "" {
 		command = tc.Settings.Shell.Prefix + " " + command
 	}
+	ps, err := newPTYStart(tc, shell, command)
+	if err != nil {
+		release()
+		return nil, err
+	}
 	j, err := m.Start(jobs.Spec{
-		Command: command, Shell: shell, Cwd: cwd,
-		Env:          pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
+		Command: command, Shell: shell, Args: ps.args, Own: []string{ps.dir}, Cwd: cwd, Env: ps.env,
 		ArtifactPath: artPath, ArtifactID: artID, Timeout: limit,
 		ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
 		Sandbox:          tc.Settings.Shell.Sandbox,
 	})
 	if err != nil {
+		os.RemoveAll(ps.dir)
 		release()
 		return nil, err
 	}

@@ -623,8 +623,9 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 	return res, err
 }
 
-// runPTY runs the command in a pseudo-terminal (SPEC §3): `<shell> -lc
-// <command>` with the hardened environment. Its output streams to onUpdate
+// runPTY runs the command in a pseudo-terminal (SPEC §3) from the
+// session's rc snapshot and state, as a job starts (newPTYStart), with the
+// hardened environment. Its output streams to onUpdate
 // like the engine's; the UI's overlay opens only when the program takes
 // the screen (alternate screen) or waits for input. The result carries an
 // explicit timeout flag.
@@ -652,9 +653,12 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 	if tc.Terminal != nil {
 		onTakeover = func(pty.Takeover) { took <- struct{}{} }
 	}
+	ps, err := newPTYStart(tc, shell, command)
+	if err != nil {
+		return BashResult{}, false, err
+	}
 	s := pty.Start(ctx, pty.Options{
-		Shell: shell, Command: command, Cwd: cwd,
-		Env:  pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
+		Shell: shell, Command: command, Args: ps.args, Own: []string{ps.dir}, Cwd: cwd, Env: ps.env,
 		Cols: cols, Rows: rows, Timeout: timeout,
 		ArtifactPath: artPath, ArtifactID: artID, ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
 		OnOutput: onOutput, OnTakeover: onTakeover,
@@ -679,27 +683,6 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 		OutputBytes: r.OutputBytes, ArtifactID: r.ArtifactID,
 		ArtifactDroppedBytes: r.DroppedBytes, ArtifactHeadLines: r.HeadLines,
 	}, r.TimedOut, nil
-}
-
-// ptyBaseEnv is the environment a PTY run starts from: the exported
-// variables of the session state's view once captured (so the user's
-// `!export` reaches it), else agentsh's own; secrets scrubbed either way.
-func ptyBaseEnv(tc ToolContext) []string {
-	base := tc.Settings.Shell.inheritedEnv()
-	if tc.State == nil {
-		return base
-	}
-	env := tc.State.Env(tc.View, base)
-	if env == nil {
-		return base
-	}
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		if !tc.Settings.Shell.scrubbed(k) {
-			out = append(out, k+"="+v)
-		}
-	}
-	return out
 }
 
 // updater turns output chunks into onUpdate snapshots of the tail, at most

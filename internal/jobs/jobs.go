@@ -92,8 +92,12 @@ func (s State) Ended() bool { return s.Kind >= Exited }
 
 // Spec describes a job to start.
 type Spec struct {
-	Command      string   // run as `<Shell> -lc <Command>`
-	Shell        string   // shell binary; "" = /bin/sh
+	Command string // run as `<Shell> -c <Command>` unless Args says how
+	Shell   string // shell binary; "" = /bin/sh
+	// Args and Own are pty.Options': the shell's own arguments that run
+	// Command (nil = `-c Command`) and the folders that are the job's own.
+	Args         []string
+	Own          []string
 	Cwd          string   // working directory; "" = the current one
 	Env          []string // full environment; nil = the hardened inherited one
 	Cols, Rows   int      // terminal size; 0 = 120×40
@@ -373,7 +377,7 @@ func start(id string, spec Spec) *Job {
 	}
 	j := newJob(id, spec.Command, spec.ArtifactID)
 	j.run = pty.Start(context.Background(), pty.Options{
-		Shell: spec.Shell, Command: spec.Command, Cwd: spec.Cwd, Env: spec.Env,
+		Shell: spec.Shell, Command: spec.Command, Args: spec.Args, Own: spec.Own, Cwd: spec.Cwd, Env: spec.Env,
 		Cols: cols, Rows: rows, Timeout: spec.Timeout,
 		ArtifactPath: spec.ArtifactPath, ArtifactID: spec.ArtifactID,
 		ArtifactMaxBytes: spec.ArtifactMaxBytes,

@@ -1,0 +1,164 @@
+package bash
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"agentsh/internal/jobs"
+)
+
+// sessionHome is a HOME whose rc defines an alias and a function and
+// counts its runs, and whose login profile counts its runs and resets PATH
+// as /etc/profile does: neither may run at a job's start.
+func sessionHome(t *testing.T) string {
+	t.Helper()
+	home := withHome(t, `case $- in *i*) ;; *) return;; esac
+echo x >> "$HOME/rc-runs"
+alias rcalias='echo from-rc'
+rcfun() { echo rcfun; }
+`)
+	profile := `echo x >> "$HOME/profile-runs"
+export PATH=/usr/bin:/bin
+. "$HOME/.bashrc"
+`
+	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte(profile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+// runs counts the lines of a marker file (0 when it does not exist).
+func runs(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// envProbe prints what decides how a command runs. The terminal's TERM,
+// the session markers (one per shell or program, by design), OLDPWD (the
+// shell's own cd history, never carried) and the engine's request alias
+// are the only things a job and the persistent shell may differ in.
+const envProbe = `declare -f f mf rcfun; alias | grep -v '^alias __ar='; pwd; echo "PATH=$PATH"; shopt -p globstar; set -o | grep -w pipefail; ` +
+	`env | grep -v -e '^AGENTSH_SHELL_MARK=' -e '^AGENTSH_PTY_MARK=' -e '^TERM=' -e '^OLDPWD=' | sort`
+
+// jobText waits for j's end (hang guard: its output so far) and returns
+// its whole output.
+func jobText(t *testing.T, j *jobs.Job) string {
+	t.Helper()
+	select {
+	case <-j.Done():
+	case <-time.After(hangGuard):
+		t.Fatalf("job %s hung; output so far %q", j.ID(), j.ReadNew().Text)
+	}
+	return j.ReadNew().Text
+}
+
+// TestJobsRunInTheSessionsShell (issue 22): a user's job, a model's
+// `background: true` job and a model's PTY command start from the
+// session's rc snapshot and state, as the persistent shell runs a
+// command: the same functions (one defined by the user with `!`),
+// aliases, directory, PATH, options and environment; the rc ran once (the
+// snapshot), the login profile never (its PATH reset does not happen);
+// the model's own definitions reach the model's programs only.
+func TestJobsRunInTheSessionsShell(t *testing.T) {
+	home := sessionHome(t)
+	work := t.TempDir()
+	sub := filepath.Join(work, "sub dir")
+	bin := filepath.Join(work, "bin")
+	for _, d := range []string{sub, bin} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh := testShell(t)
+	sh.Env = map[string]string{"HOME": home}
+	sh.LazySnapshot = true
+	e := newTestExecutor(t)
+	st := NewSessionState(work)
+	user := func(cmd string) BashResult {
+		return run(t, e, cmd, RunOptions{Shell: sh, SessionKey: "user", State: st, Capture: CaptureAll})
+	}
+	modelShell := sh
+	modelShell.ScrubEnv = DefaultScrubEnv()
+	model := func(cmd string, capture CaptureMode) BashResult {
+		return run(t, e, cmd, RunOptions{Shell: modelShell, Cwd: st.Cwd(), State: st, View: ModelView, Capture: capture})
+	}
+	// The user's `!` commands: a function, an alias, cd, an export, PATH
+	// and options.
+	expect(t, user(`f() { echo "user f $1"; }; alias ua='echo user-alias'; cd `+shellQuote(sub)+
+		` && export JOBVAR='a b' && PATH=`+shellQuote(bin)+`:$PATH && shopt -s globstar && set -o pipefail`), "", "0")
+	// The model's own, on top.
+	expect(t, model(`mf() { echo model; }; alias ma='echo model-alias'; export MODELVAR=1`, CaptureShell), "", "0")
+
+	userShell := user(envProbe)
+	if userShell.Output == "" || !strings.Contains(userShell.Output, "user f") || !strings.Contains(userShell.Output, "PATH="+bin+":") ||
+		!strings.Contains(userShell.Output, "rcfun") || strings.Contains(userShell.Output, "mf ()") {
+		t.Fatalf("the user's shell: %q", userShell.Output)
+	}
+	modelRun := model(envProbe, CaptureNone)
+	if !strings.Contains(modelRun.Output, "mf ()") || !strings.Contains(modelRun.Output, "MODELVAR=1") {
+		t.Fatalf("the model's shell: %q", modelRun.Output)
+	}
+
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	// The user's job (as the TUI and RPC start it: the session's
+	// directory, the user's view).
+	tc := ToolContext{Cwd: st.Cwd(), Settings: ToolSettings{Shell: sh}, State: st}
+	j, err := StartJob(m, envProbe, st.Cwd(), 0, "", "", tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := jobText(t, j); got != userShell.Output {
+		t.Errorf("the user's job differs from the user's shell:\njob:   %q\nshell: %q", got, userShell.Output)
+	}
+
+	// The model's `background: true`.
+	mtc := ToolContext{Cwd: st.Cwd(), Settings: ToolSettings{Shell: modelShell}, State: st, View: ModelView,
+		Artifacts: newTestArtifacts(t.TempDir())}
+	tool := &Tool{Executor: e, Jobs: m}
+	res, err := tool.Execute(context.Background(), ToolParams{Command: envProbe, Background: true}, mtc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := m.List()
+	bg := list[len(list)-1]
+	got := strings.TrimPrefix(res.Text, "Started job "+bg.ID()+": "+envProbe+"\n")
+	if bg.State().Kind == jobs.Running {
+		got = jobText(t, bg)
+	} else {
+		got, _, _ = strings.Cut(got, "\n\nJob "+bg.ID())
+		got += "\n"
+	}
+	if got != modelRun.Output {
+		t.Errorf("the model's background job differs from the model's shell:\njob:   %q\nshell: %q", got, modelRun.Output)
+	}
+
+	// The model's PTY command.
+	ptc := mtc
+	ptc.Settings.VirtualTerminal = "on"
+	r, _, err := runPTY(context.Background(), envProbe, st.Cwd(), time.Minute, "", "", ptc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Output != modelRun.Output {
+		t.Errorf("the model's PTY command differs from the model's shell:\npty:   %q\nshell: %q", r.Output, modelRun.Output)
+	}
+
+	if n := runs(t, filepath.Join(home, "rc-runs")); n != 1 {
+		t.Errorf("the rc ran %d times, want once (the snapshot)", n)
+	}
+	if n := runs(t, filepath.Join(home, "profile-runs")); n != 0 {
+		t.Errorf("the login profile ran %d times, want never", n)
+	}
+}
