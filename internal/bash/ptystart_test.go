@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/guard"
 	"agentsh/internal/jobs"
 )
 
@@ -155,6 +156,12 @@ func TestJobsRunInTheSessionsShell(t *testing.T) {
 		t.Errorf("the model's PTY command differs from the model's shell:\npty:   %q\nshell: %q", r.Output, modelRun.Output)
 	}
 
+	// Each program's own folder (start script, rc copy) went with it.
+	if dir, err := guard.EngineDir(); err == nil {
+		if left, _ := filepath.Glob(filepath.Join(dir, jobDirPrefix+"*")); len(left) != 0 {
+			t.Errorf("folders left after the programs ended: %q", left)
+		}
+	}
 	if n := runs(t, filepath.Join(home, "rc-runs")); n != 1 {
 		t.Errorf("the rc ran %d times, want once (the snapshot)", n)
 	}
