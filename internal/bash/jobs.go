@@ -13,18 +13,26 @@ import (
 	"agentsh/internal/jobs"
 )
 
-// BackgroundSettle is how long a `background: true` call waits before it
-// returns: what the command printed by then (a server's "listening on …", an
-// early error) is in the result, and a command that ends sooner returns
-// its exit status at once.
+// BackgroundSettle is how long at most a `background: true` call waits
+// before it returns: what the command printed by then (a server's
+// "listening on …", an early error) is in the result, and a command that
+// ends sooner returns its exit status at once. A command that prints
+// returns once its output settles (BackgroundQuiet); only a silent one
+// waits the whole BackgroundSettle.
 const BackgroundSettle = time.Second
+
+// BackgroundQuiet is the silence after the latest output that ends a
+// `background: true` call's wait: long enough for the lines a program
+// prints together (a banner, then "listening on …"), short enough that a
+// server that is ready at once returns in well under 0.3 s.
+const BackgroundQuiet = 150 * time.Millisecond
 
 // NoJobsMessage refuses `background: true` where no job manager exists.
 const NoJobsMessage = "Background jobs are not available in this mode."
 
 // startJob runs command as a job of m (SPEC §9): on a terminal, with no
-// timeout unless one was asked for, returning after BackgroundSettle or as
-// soon as it ends.
+// timeout unless one was asked for, returning once its output settles,
+// after BackgroundSettle at most, or as soon as it ends.
 func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout *float64,
 	artPath, artID string, tc ToolContext) (*ToolResult, error) {
 	var limit time.Duration
@@ -36,7 +44,7 @@ func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout
 		return nil, &ToolError{Message: err.Error()}
 	}
 	command = j.Command()
-	st := j.Wait(ctx, BackgroundSettle)
+	st := j.Settle(ctx, BackgroundSettle, BackgroundQuiet)
 	out := j.ReadNew()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Started job %s: %s\n", j.ID(), command)

@@ -1,11 +1,16 @@
 package bash
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 
 	"agentsh/internal/guard"
+	"agentsh/internal/pty"
 )
 
 // ptyStart is how a program on a terminal of its own (a job, `background:
@@ -59,6 +64,9 @@ const ptyRunLine = `\builtin . %s >/dev/null 2>&1 </dev/null
 // shell. The caller passes dir as the program's own folder (pty.Options.Own)
 // and removes it if the program never starts.
 func newPTYStart(tc ToolContext, shell, command string) (ptyStart, error) {
+	if err := checkBash(shell); err != nil {
+		return ptyStart{}, err
+	}
 	cfg := tc.Settings.Shell
 	cfg.Path = shell
 	if cfg.LazySnapshot && cfg.SnapshotPath == "" {
@@ -103,4 +111,35 @@ func newPTYStart(tc ToolContext, shell, command string) (ptyStart, error) {
 		dir:  dir,
 		env:  cfg.env(nil),
 	}, nil
+}
+
+// errNeedsBash is the start error of a shell that is not bash: it exits
+// at once, on bash's options or on the engine's script.
+func errNeedsBash(path string) error {
+	return fmt.Errorf("start shell: %s exited during start-up (agentsh needs bash as shell.path)", path)
+}
+
+// bashChecked caches checkBash per shell path: the first job of a shell
+// pays one fork.
+var bashChecked sync.Map // path → error (nil: bash)
+
+// checkBash refuses a shell that is not bash with the engine's own words
+// (a job's `zsh --noprofile` would fail with zsh's): the start script and
+// the state are bash.
+func checkBash(path string) error {
+	if v, ok := bashChecked.Load(path); ok {
+		err, _ := v.(error)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--noprofile", "--norc", "-c", `builtin echo "${BASH_VERSION-}"`)
+	cmd.Env = pty.MergeEnv(os.Environ()) // no BASH_ENV
+	out, _ := cmd.Output()
+	var err error
+	if strings.TrimSpace(string(out)) == "" {
+		err = fmt.Errorf("start job: %s is not bash (agentsh needs bash as shell.path)", path)
+	}
+	bashChecked.Store(path, err)
+	return err
 }

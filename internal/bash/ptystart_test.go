@@ -169,3 +169,36 @@ func TestJobsRunInTheSessionsShell(t *testing.T) {
 		t.Errorf("the login profile ran %d times, want never", n)
 	}
 }
+
+// TestNotBashSaysSo (issue 22): a shell that is not bash (dash, a zsh or
+// fish, or a program that exits at once) fails the persistent shell's
+// start and a job's with the clear "needs bash" error, every time (the
+// write of the init line used to race the shell's exit: "write
+// agentsh-sock: broken pipe").
+func TestNotBashSaysSo(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "fakesh")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shells := []string{fake}
+	if p, err := filepath.EvalSymlinks("/bin/sh"); err == nil && !strings.Contains(filepath.Base(p), "bash") {
+		shells = append(shells, "/bin/sh")
+	}
+	for _, sh := range shells {
+		want := "start shell: " + sh + " exited during start-up (agentsh needs bash as shell.path)"
+		for i := 0; i < 20; i++ {
+			e := NewExecutor()
+			_, err := e.Run(context.Background(), "true", RunOptions{Shell: ShellConfig{Path: sh}})
+			e.Close()
+			if err == nil || err.Error() != want {
+				t.Fatalf("%s, try %d: %v, want %q", sh, i, err, want)
+			}
+		}
+		m := jobs.NewManager()
+		t.Cleanup(m.Close)
+		_, err := StartJob(m, "true", t.TempDir(), 0, "", "", ToolContext{Settings: ToolSettings{Shell: ShellConfig{Path: sh}}})
+		if want := "start job: " + sh + " is not bash (agentsh needs bash as shell.path)"; err == nil || err.Error() != want {
+			t.Fatalf("job on %s: %v, want %q", sh, err, want)
+		}
+	}
+}

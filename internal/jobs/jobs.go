@@ -343,7 +343,8 @@ type Job struct {
 	artifactID  string
 	adopted     bool // a foreground command that became a job
 
-	lastOut atomic.Int64 // UnixNano of the latest output
+	lastOut atomic.Int64  // UnixNano of the latest output
+	outWake chan struct{} // capacity 1: output came (Settle waits for the first)
 
 	mu      sync.Mutex
 	fresh   *sink.TailBuffer // output since the previous read
@@ -362,6 +363,7 @@ func newJob(id, command, artifactID string) *Job {
 		artifactID: artifactID,
 		fresh:      sink.NewTailBuffer(sink.DefaultMaxBytes),
 		changed:    make(chan struct{}),
+		outWake:    make(chan struct{}, 1),
 	}
 	j.lastOut.Store(time.Now().UnixNano())
 	return j
@@ -427,6 +429,10 @@ func (j *Job) record(c []byte) {
 		j.notifyLocked()
 	}
 	j.mu.Unlock()
+	select {
+	case j.outWake <- struct{}{}:
+	default:
+	}
 }
 
 func (j *Job) notifyLocked() {
@@ -595,6 +601,46 @@ func (j *Job) Wait(ctx context.Context, d time.Duration) State {
 		case <-ctx.Done():
 			return j.State()
 		}
+	}
+}
+
+// Settle waits until the job's output settles: it printed something and
+// then nothing for quiet (a server's ready line), or it ended or waits
+// for input, or most passed (a silent job), or ctx is done. It returns the
+// state then. A job that prints at once returns after about quiet, not
+// most.
+func (j *Job) Settle(ctx context.Context, most, quiet time.Duration) State {
+	end := time.Now().Add(most)
+	for {
+		j.mu.Lock()
+		st, ch, seen := j.stateLocked(), j.changed, j.total > 0
+		j.mu.Unlock()
+		if st.Kind != Running {
+			return st
+		}
+		now := time.Now()
+		wake, out := end, j.outWake
+		if seen {
+			// From the first output on, only the quiet after the latest
+			// one counts: a flood does not wake this loop per chunk.
+			if q := time.Unix(0, j.lastOut.Load()).Add(quiet); q.Before(wake) {
+				wake = q
+			}
+			out = nil
+		}
+		if !wake.After(now) {
+			return st
+		}
+		t := time.NewTimer(wake.Sub(now))
+		select {
+		case <-ch:
+		case <-out:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return j.State()
+		}
+		t.Stop()
 	}
 }
 
