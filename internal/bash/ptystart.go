@@ -72,6 +72,9 @@ func newPTYStart(tc ToolContext, shell, command string) (ptyStart, error) {
 	if cfg.LazySnapshot && cfg.SnapshotPath == "" {
 		cfg.SnapshotPath = GetOrCreateSnapshot(shell, cfg.Env)
 	}
+	if tc.View == ModelView && cfg.SnapshotPath != "" {
+		cfg.SnapshotPath = ModelSnapshot(cfg.SnapshotPath)
+	}
 	engine, err := guard.EngineDir()
 	if err != nil {
 		return ptyStart{}, fmt.Errorf("start job: %w", err)

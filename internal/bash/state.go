@@ -158,6 +158,12 @@ func (st *SessionState) viewLocked(v StateView) *layer {
 		copyLayer(out, st.user)
 	}
 	if v == ModelView {
+		// The user's definitions of common tools stay the user's
+		// (commonTools): the model's shells run the standard ones.
+		for _, name := range commonTools {
+			delete(out.funcs, name)
+			delete(out.aliases, name)
+		}
 		for k := range st.modelUnset.env {
 			delete(out.env, k)
 		}

@@ -457,6 +457,26 @@ type Tool struct {
 // On a truncated output the notice and details.meta.truncation describe
 // exactly the lines returned, with the artifact link to the whole output.
 func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpdate func(string)) (*ToolResult, error) {
+	res, err := t.execute(ctx, p, tc, onUpdate)
+	if tc.View != ModelView {
+		return res, err
+	}
+	// The first result from the model's shells says which of the user's
+	// definitions they leave out, so neither the user nor the model is
+	// surprised that `ls` is the standard one there.
+	if note := HeldBackNote(tc.Settings.Shell.snapshotTaken()); note != "" {
+		var te *ToolError
+		switch {
+		case res != nil:
+			res.Text = note + "\n\n" + res.Text
+		case errors.As(err, &te):
+			te.Message = note + "\n\n" + te.Message
+		}
+	}
+	return res, err
+}
+
+func (t *Tool) execute(ctx context.Context, p ToolParams, tc ToolContext, onUpdate func(string)) (*ToolResult, error) {
 	if strings.TrimSpace(p.Command) == "" {
 		return nil, &ToolError{Message: "Command must not be empty"}
 	}
