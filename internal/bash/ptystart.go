@@ -2,6 +2,7 @@ package bash
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -138,8 +139,13 @@ func checkBash(path string) error {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--noprofile", "--norc", "-c", `builtin echo "${BASH_VERSION-}"`)
 	cmd.Env = pty.MergeEnv(os.Environ()) // no BASH_ENV
-	out, _ := cmd.Output()
-	var err error
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		// Not runnable at all: the start itself says why.
+		return nil
+	}
+	err = nil
 	if strings.TrimSpace(string(out)) == "" {
 		err = fmt.Errorf("start job: %s is not bash (agentsh needs bash as shell.path)", path)
 	}

@@ -21,11 +21,12 @@ import (
 const SnapshotBudget = 2 * time.Second
 
 // commonTools are the names the model's shells never take over from the
-// user's aliases or functions (the rc's or those of `!` commands), so
-// `ls`, `grep` and friends behave the same for every user and the model
-// (an `alias rm='rm -i'` would make the model's rm ask, `ls -F` change
-// what it reads). The user's own shells and jobs keep them; the model's
-// first bash result says which were left out (HeldBackNote).
+// user's rc aliases or functions, so `ls`, `grep` and friends behave the
+// same for every user and the model (an `alias rm='rm -i'` would make the
+// model's rm ask, `ls -F` change what it reads). The user's own shells and
+// jobs keep them; the model's first bash result says which were left out
+// (HeldBackNote). One the user defines with `!` reaches the model as any
+// other definition.
 var commonTools = []string{"ls", "dir", "vdir", "cat", "head", "tail", "less", "more", "grep",
 	"egrep", "fgrep", "rg", "find", "fd", "locate", "sed", "awk", "perl", "cp", "mv", "rm",
 	"mkdir", "rmdir", "touch", "chmod", "chown", "ln", "pwd", "readlink", "stat", "cut",
@@ -76,6 +77,15 @@ for __agentsh_n in "${__agentsh_held[@]}"; do
 	esac
 done
 } >"$__agentsh_out" 2>/dev/null
+# The same definitions as the state's capture records them (f name text,
+# a name value; NUL-separated), for the model's view to tell them from the
+# user's own later definitions of those names.
+for __agentsh_n in "${__agentsh_held[@]}"; do
+	case $__agentsh_n in
+	function\ *) builtin printf 'f\0%%s\0' "${__agentsh_n#function }"; builtin declare -f -- "${__agentsh_n#function }"; builtin printf '\0' ;;
+	alias\ *) builtin printf 'a\0%%s\0%%s\0' "${__agentsh_n#alias }" "${BASH_ALIASES[${__agentsh_n#alias }]}" ;;
+	esac
+done >"$__agentsh_out.held" 2>/dev/null
 builtin unset HISTFILE
 [[ -s $__agentsh_out ]] || builtin exit 1
 builtin exit 0
@@ -99,6 +109,9 @@ type snapshotStamp struct {
 	model     string   // the model's variant of this snapshot ("" = none)
 	base      string   // the full snapshot this variant is made from ("" = this is one)
 	held      []string // what the model's variant leaves out: "alias grep", "function ls"
+	// heldDefs are the held-back definitions as a capture records them:
+	// "f name" → the function's text, "a name" → the alias's value.
+	heldDefs map[string]string
 	noted     bool     // HeldBackNote told it
 }
 
@@ -121,6 +134,39 @@ func splitHeldBack(data []byte) (model []byte, held []string) {
 		}
 	}
 	return data[:i+1], held
+}
+
+// readHeldDefs reads (and removes) the snapshot's record of its held-back
+// definitions: NUL-separated f name text / a name value records.
+func readHeldDefs(path string) map[string]string {
+	_ = os.Chmod(path, 0o600) // made under the rc's umask
+	data, err := readOwnFile(path)
+	os.Remove(path)
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	defs := map[string]string{}
+	fields := strings.Split(string(data), "\x00")
+	for i := 0; i+2 < len(fields); i += 3 {
+		if k := fields[i]; k == "f" || k == "a" {
+			defs[k+" "+fields[i+1]] = fields[i+2]
+		}
+	}
+	return defs
+}
+
+// rcHeldBack reports whether value is what a snapshot's rc defined as
+// kind ("f" function, "a" alias) name among its held-back definitions: a
+// definition of the user's rc, not one the user made since.
+func rcHeldBack(kind, name, value string) bool {
+	snapshots.Lock()
+	defer snapshots.Unlock()
+	for _, st := range snapshots.made {
+		if v, ok := st.heldDefs[kind+" "+name]; ok && v == value {
+			return true
+		}
+	}
+	return false
 }
 
 // modelSnapshotPath names the model's variant of the snapshot at path.
@@ -221,12 +267,14 @@ func (c ShellConfig) snapshotTaken() string {
 // renamed over it) and records its stamp; it returns the content.
 func takeSnapshotLocked(shellPath string, env map[string]string, path string) ([]byte, error) {
 	tmp := path + ".new-" + randomHex(4)
-	if err := createSnapshot(shellPath, env, tmp); err != nil {
+	err := createSnapshot(shellPath, env, tmp)
+	heldDefs := readHeldDefs(tmp + ".held")
+	if err != nil {
 		os.Remove(tmp)
 		return nil, err
 	}
 	// The rc's umask made the file: it is agentsh's, read by the user only.
-	err := os.Chmod(tmp, 0o600)
+	err = os.Chmod(tmp, 0o600)
 	var data []byte
 	if err == nil {
 		data, err = readOwnFile(tmp)
@@ -246,7 +294,7 @@ func takeSnapshotLocked(shellPath string, env map[string]string, path string) ([
 	}
 	noted := slices.Equal(snapshots.made[path].held, held) && snapshots.made[path].noted
 	snapshots.made[path] = snapshotStamp{sum: sha256.Sum256(data), shellPath: shellPath, env: env,
-		model: mpath, held: held, noted: noted}
+		model: mpath, held: held, heldDefs: heldDefs, noted: noted}
 	snapshots.made[mpath] = snapshotStamp{sum: sha256.Sum256(model), shellPath: shellPath, env: env, base: path}
 	return data, nil
 }

@@ -169,6 +169,11 @@ rm() { echo "user rm $*"; }
 		t.Errorf("the model's job: %q", got)
 	}
 
+	// One the user defines with `!` reaches the model as any other.
+	expect(t, run(t, e, "alias grep='echo user-grep'", RunOptions{Shell: sh, SessionKey: "user", State: st, Capture: CaptureAll}), "", "0")
+	if res, err := tool.Execute(context.Background(), ToolParams{Command: "grep x"}, tc, nil); err != nil || res.Text != "user-grep x\n" {
+		t.Fatalf("the user's own grep alias in the model's shell: %+v %v", res, err)
+	}
 	// The model's variant is checked as the snapshot is: changed behind
 	// agentsh's back, it is taken again, never sourced.
 	variant := ModelSnapshot(model.snapshotTaken())
@@ -178,8 +183,8 @@ rm() { echo "user rm $*"; }
 	}
 	_, _ = f.WriteString("alias grep='echo tampered'\n")
 	f.Close()
-	r2 := run(t, newTestExecutor(t), probe, RunOptions{Shell: model, View: ModelView})
-	if r2.Output != "file\nfile\nalias\n" {
+	r2 := run(t, newTestExecutor(t), "type -t rm ll grep", RunOptions{Shell: model, View: ModelView})
+	if r2.Output != "file\nalias\nfile\n" {
 		t.Fatalf("a tampered model's snapshot was sourced: %q", r2.Output)
 	}
 }

@@ -675,7 +675,8 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 	}
 	ps, err := newPTYStart(tc, shell, command)
 	if err != nil {
-		return BashResult{}, false, err
+		// A start failure, in SPEC §3's shape: "PTY error: …", no status.
+		return BashResult{Output: "PTY error: " + err.Error() + "\n"}, false, nil
 	}
 	s := pty.Start(ctx, pty.Options{
 		Shell: shell, Command: command, Args: ps.args, Own: []string{ps.dir}, Cwd: cwd, Env: ps.env,
