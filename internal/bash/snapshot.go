@@ -112,7 +112,7 @@ type snapshotStamp struct {
 	// heldDefs are the held-back definitions as a capture records them:
 	// "f name" → the function's text, "a name" → the alias's value.
 	heldDefs map[string]string
-	noted     bool     // HeldBackNote told it
+	noted    bool // HeldBackNote told it
 }
 
 // heldBackMarker starts the snapshot's last section: the user's aliases
