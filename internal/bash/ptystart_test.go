@@ -2,6 +2,7 @@ package bash
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"agentsh/internal/guard"
 	"agentsh/internal/jobs"
+	"agentsh/internal/sandbox"
 )
 
 // sessionHome is a HOME whose rc defines an alias and a function and
@@ -200,5 +202,39 @@ func TestNotBashSaysSo(t *testing.T) {
 		if want := "start job: " + sh + " is not bash (agentsh needs bash as shell.path)"; err == nil || err.Error() != want {
 			t.Fatalf("job on %s: %v, want %q", sh, err, want)
 		}
+	}
+}
+
+// TestSandboxedJobHasTheModelsState: a confined model's job and PTY
+// command read their start script in their own folder (in the sandbox's
+// view), get the user's function and the model's export, and stay
+// confined: a write outside is refused.
+func TestSandboxedJobHasTheModelsState(t *testing.T) {
+	needSandbox(t, false)
+	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
+	e := newTestExecutor(t)
+	st := NewSessionState(s.work)
+	expect(t, run(t, e, `ufn() { echo user-fn; }`, RunOptions{SessionKey: "user", State: st, Capture: CaptureAll}), "", "0")
+	in := s.opts(t)
+	in.State, in.View, in.Capture, in.Cwd = st, ModelView, CaptureShell, s.work
+	expect(t, run(t, e, `export SBX_MODEL=model-var`, in), "", "0")
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	tc := ToolContext{Cwd: s.work, Settings: ToolSettings{Shell: in.Shell}, State: st, View: ModelView}
+	probe := fmt.Sprintf(`ufn; echo "$SBX_MODEL"; { echo x > %q; } 2>/dev/null; echo "rc=$?"`, filepath.Join(s.home, "job"))
+	j, err := StartJob(m, probe, s.work, 0, "", "", tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := jobText(t, j); got != "user-fn\nmodel-var\nrc=1\n" {
+		t.Errorf("the confined job: %q", got)
+	}
+	tc.Settings.VirtualTerminal = "on"
+	r, _, err := runPTY(context.Background(), probe, s.work, time.Minute, "", "", tc, nil)
+	if err != nil || r.Output != "user-fn\nmodel-var\nrc=1\n" {
+		t.Errorf("the confined PTY command: %q %v", r.Output, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.home, "job")); err == nil {
+		t.Error("a confined job wrote outside the sandbox")
 	}
 }
