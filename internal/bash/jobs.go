@@ -32,9 +32,12 @@ const NoJobsMessage = "Background jobs are not available in this mode."
 
 // startJob runs command as a job of m (SPEC §9): on a terminal, with no
 // timeout unless one was asked for, returning once its output settles,
-// after BackgroundSettle at most, or as soon as it ends.
+// after settle (0 = BackgroundSettle) at most, or as soon as it ends.
 func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout *float64,
-	artPath, artID string, tc ToolContext) (*ToolResult, error) {
+	artPath, artID string, tc ToolContext, settle time.Duration) (*ToolResult, error) {
+	if settle <= 0 {
+		settle = BackgroundSettle
+	}
 	var limit time.Duration
 	if timeout != nil {
 		limit, _ = ClampTimeout(timeout)
@@ -44,7 +47,7 @@ func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout
 		return nil, &ToolError{Message: err.Error()}
 	}
 	command = j.Command()
-	st := j.Settle(ctx, BackgroundSettle, BackgroundQuiet)
+	st := j.Settle(ctx, settle, BackgroundQuiet)
 	out := j.ReadNew()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Started job %s: %s\n", j.ID(), command)

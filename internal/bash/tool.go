@@ -423,6 +423,10 @@ type Tool struct {
 	// Jobs is where `background: true` starts jobs; nil = such calls are
 	// refused.
 	Jobs *jobs.Manager
+	// settle bounds a `background: true` call's wait; 0 = BackgroundSettle.
+	// Tests raise it, so a loaded machine's slow start is not read as
+	// silence.
+	settle time.Duration
 }
 
 // Execute runs one bash tool call through normalization, interception,
@@ -531,7 +535,7 @@ func (t *Tool) execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	}
 
 	if p.Background {
-		return startJob(ctx, t.Jobs, command, cwd, p.Timeout, artPath, artID, tc)
+		return startJob(ctx, t.Jobs, command, cwd, p.Timeout, artPath, artID, tc, t.settle)
 	}
 
 	var res BashResult

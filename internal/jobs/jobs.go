@@ -611,6 +611,7 @@ func (j *Job) Wait(ctx context.Context, d time.Duration) State {
 // most.
 func (j *Job) Settle(ctx context.Context, most, quiet time.Duration) State {
 	end := time.Now().Add(most)
+	ending := false // the program has exited: only its end is awaited
 	for {
 		j.mu.Lock()
 		st, ch, seen := j.stateLocked(), j.changed, j.total > 0
@@ -620,7 +621,7 @@ func (j *Job) Settle(ctx context.Context, most, quiet time.Duration) State {
 		}
 		now := time.Now()
 		wake, out := end, j.outWake
-		if seen {
+		if seen && !ending {
 			// From the first output on, only the quiet after the latest
 			// one counts: a flood does not wake this loop per chunk.
 			if q := time.Unix(0, j.lastOut.Load()).Add(quiet); q.Before(wake) {
@@ -629,6 +630,13 @@ func (j *Job) Settle(ctx context.Context, most, quiet time.Duration) State {
 			out = nil
 		}
 		if !wake.After(now) {
+			// A program that printed and exited ("echo built; exit 3")
+			// is reported with its exit status, however slowly a loaded
+			// machine tears its terminal down.
+			if pid := j.run.Pid(); wake.Before(end) && pid > 0 && !proc.Alive(pid) {
+				ending = true
+				continue
+			}
 			return st
 		}
 		t := time.NewTimer(wake.Sub(now))
