@@ -255,6 +255,9 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 	if opts.Shell.LazySnapshot && opts.Shell.SnapshotPath == "" {
 		opts.Shell.SnapshotPath = GetOrCreateSnapshot(opts.Shell.Path, opts.Shell.Env)
 	}
+	if opts.View == ModelView && opts.Shell.SnapshotPath != "" {
+		opts.Shell.SnapshotPath = ModelSnapshot(opts.Shell.SnapshotPath)
+	}
 	if opts.Shell.Prefix != "" {
 		command = opts.Shell.Prefix + " " + command
 	}

@@ -5,28 +5,39 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"agentsh/internal/jobs"
-	"agentsh/internal/pty"
 )
 
-// BackgroundSettle is how long a `background: true` call waits before it
-// returns: what the command printed by then (a server's "listening on …", an
-// early error) is in the result, and a command that ends sooner returns
-// its exit status at once.
+// BackgroundSettle is how long at most a `background: true` call waits
+// before it returns: what the command printed by then (a server's
+// "listening on …", an early error) is in the result, and a command that
+// ends sooner returns its exit status at once. A command that prints
+// returns once its output settles (BackgroundQuiet); only a silent one
+// waits the whole BackgroundSettle.
 const BackgroundSettle = time.Second
+
+// BackgroundQuiet is the silence after the latest output that ends a
+// `background: true` call's wait: long enough for the lines a program
+// prints together (a banner, then "listening on …"), short enough that a
+// server that is ready at once returns in well under 0.3 s.
+const BackgroundQuiet = 150 * time.Millisecond
 
 // NoJobsMessage refuses `background: true` where no job manager exists.
 const NoJobsMessage = "Background jobs are not available in this mode."
 
 // startJob runs command as a job of m (SPEC §9): on a terminal, with no
-// timeout unless one was asked for, returning after BackgroundSettle or as
-// soon as it ends.
+// timeout unless one was asked for, returning once its output settles,
+// after settle (0 = BackgroundSettle) at most, or as soon as it ends.
 func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout *float64,
-	artPath, artID string, tc ToolContext) (*ToolResult, error) {
+	artPath, artID string, tc ToolContext, settle time.Duration) (*ToolResult, error) {
+	if settle <= 0 {
+		settle = BackgroundSettle
+	}
 	var limit time.Duration
 	if timeout != nil {
 		limit, _ = ClampTimeout(timeout)
@@ -36,7 +47,7 @@ func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout
 		return nil, &ToolError{Message: err.Error()}
 	}
 	command = j.Command()
-	st := j.Wait(ctx, BackgroundSettle)
+	st := j.Settle(ctx, settle, BackgroundQuiet)
 	out := j.ReadNew()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Started job %s: %s\n", j.ID(), command)
@@ -57,8 +68,9 @@ func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout
 	return &ToolResult{Text: b.String(), Details: details}, nil
 }
 
-// StartJob runs command as a job of m in cwd, with tc's shell, prefix and
-// environment (the session's exports and shell.env; the names of
+// StartJob runs command as a job of m in cwd, with tc's shell and prefix,
+// from the session's rc snapshot and tc.View's state, as the persistent
+// shell runs a command (newPTYStart; the names of
 // tc.Settings.Shell.ScrubEnv left out) and the reserved artifact artID at
 // artPath, released when the job ends without spilling or cannot start.
 // limit 0 = no timeout. The job's Command includes the prefix.
@@ -80,14 +92,19 @@ func StartJob(m *jobs.Manager, command, cwd string, limit time.Duration, artPath
 	if tc.Settings.Shell.Prefix != "" {
 		command = tc.Settings.Shell.Prefix + " " + command
 	}
+	ps, err := newPTYStart(tc, shell, command)
+	if err != nil {
+		release()
+		return nil, err
+	}
 	j, err := m.Start(jobs.Spec{
-		Command: command, Shell: shell, Cwd: cwd,
-		Env:          pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
+		Command: command, Shell: shell, Args: ps.args, Own: []string{ps.dir}, Cwd: cwd, Env: ps.env,
 		ArtifactPath: artPath, ArtifactID: artID, Timeout: limit,
 		ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
 		Sandbox:          tc.Settings.Shell.Sandbox,
 	})
 	if err != nil {
+		os.RemoveAll(ps.dir)
 		release()
 		return nil, err
 	}

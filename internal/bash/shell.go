@@ -476,8 +476,16 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 		return nil, fmt.Errorf("start shell: %s changed before the shell read it", initPath)
 	}
 	if _, err := io.WriteString(ctlW, `\builtin . `+shellQuote(initPath)+"\n"); err != nil {
+		// Its input closed: the shell is gone already (dash, zsh and fish
+		// refuse bash's options at once), which says more than the pipe.
+		select {
+		case <-s.done:
+			err = errNeedsBash(cfg.Path)
+		case <-time.After(startTimeout):
+			err = fmt.Errorf("start shell: %w", err)
+		}
 		s.close()
-		return nil, fmt.Errorf("start shell: %w", err)
+		return nil, err
 	}
 	timer := time.NewTimer(startTimeout)
 	defer timer.Stop()
@@ -487,7 +495,7 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 			return s, nil
 		}
 		s.close()
-		return nil, fmt.Errorf("start shell: %s exited during start-up (agentsh needs bash as shell.path)", cfg.Path)
+		return nil, errNeedsBash(cfg.Path)
 	case <-timer.C:
 		s.close()
 		return nil, fmt.Errorf("start shell: %s did not become ready within %v", cfg.Path, startTimeout)

@@ -158,6 +158,17 @@ func (st *SessionState) viewLocked(v StateView) *layer {
 		copyLayer(out, st.user)
 	}
 	if v == ModelView {
+		// The user's rc definitions of common tools stay the user's
+		// (commonTools, rcHeldBack): the model's shells run the standard
+		// ones. What the user defines with `!` reaches the model.
+		for _, name := range commonTools {
+			if v, ok := out.funcs[name]; ok && rcHeldBack("f", name, v) {
+				delete(out.funcs, name)
+			}
+			if v, ok := out.aliases[name]; ok && rcHeldBack("a", name, v) {
+				delete(out.aliases, name)
+			}
+		}
 		for k := range st.modelUnset.env {
 			delete(out.env, k)
 		}

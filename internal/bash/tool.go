@@ -423,6 +423,10 @@ type Tool struct {
 	// Jobs is where `background: true` starts jobs; nil = such calls are
 	// refused.
 	Jobs *jobs.Manager
+	// settle bounds a `background: true` call's wait; 0 = BackgroundSettle.
+	// Tests raise it, so a loaded machine's slow start is not read as
+	// silence.
+	settle time.Duration
 }
 
 // Execute runs one bash tool call through normalization, interception,
@@ -457,6 +461,26 @@ type Tool struct {
 // On a truncated output the notice and details.meta.truncation describe
 // exactly the lines returned, with the artifact link to the whole output.
 func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpdate func(string)) (*ToolResult, error) {
+	res, err := t.execute(ctx, p, tc, onUpdate)
+	if tc.View != ModelView {
+		return res, err
+	}
+	// The first result from the model's shells says which of the user's
+	// definitions they leave out, so neither the user nor the model is
+	// surprised that `ls` is the standard one there.
+	if note := HeldBackNote(tc.Settings.Shell.snapshotTaken()); note != "" {
+		var te *ToolError
+		switch {
+		case res != nil:
+			res.Text = note + "\n\n" + res.Text
+		case errors.As(err, &te):
+			te.Message = note + "\n\n" + te.Message
+		}
+	}
+	return res, err
+}
+
+func (t *Tool) execute(ctx context.Context, p ToolParams, tc ToolContext, onUpdate func(string)) (*ToolResult, error) {
 	if strings.TrimSpace(p.Command) == "" {
 		return nil, &ToolError{Message: "Command must not be empty"}
 	}
@@ -511,7 +535,7 @@ func (t *Tool) Execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	}
 
 	if p.Background {
-		return startJob(ctx, t.Jobs, command, cwd, p.Timeout, artPath, artID, tc)
+		return startJob(ctx, t.Jobs, command, cwd, p.Timeout, artPath, artID, tc, t.settle)
 	}
 
 	var res BashResult
@@ -623,8 +647,9 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 	return res, err
 }
 
-// runPTY runs the command in a pseudo-terminal (SPEC §3): `<shell> -lc
-// <command>` with the hardened environment. Its output streams to onUpdate
+// runPTY runs the command in a pseudo-terminal (SPEC §3) from the
+// session's rc snapshot and state, as a job starts (newPTYStart), with the
+// hardened environment. Its output streams to onUpdate
 // like the engine's; the UI's overlay opens only when the program takes
 // the screen (alternate screen) or waits for input. The result carries an
 // explicit timeout flag.
@@ -652,9 +677,13 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 	if tc.Terminal != nil {
 		onTakeover = func(pty.Takeover) { took <- struct{}{} }
 	}
+	ps, err := newPTYStart(tc, shell, command)
+	if err != nil {
+		// A start failure, in SPEC §3's shape: "PTY error: …", no status.
+		return BashResult{Output: "PTY error: " + err.Error() + "\n"}, false, nil
+	}
 	s := pty.Start(ctx, pty.Options{
-		Shell: shell, Command: command, Cwd: cwd,
-		Env:  pty.BuildEnv(ptyBaseEnv(tc), tc.Settings.Shell.Env),
+		Shell: shell, Command: command, Args: ps.args, Own: []string{ps.dir}, Cwd: cwd, Env: ps.env,
 		Cols: cols, Rows: rows, Timeout: timeout,
 		ArtifactPath: artPath, ArtifactID: artID, ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
 		OnOutput: onOutput, OnTakeover: onTakeover,
@@ -679,27 +708,6 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 		OutputBytes: r.OutputBytes, ArtifactID: r.ArtifactID,
 		ArtifactDroppedBytes: r.DroppedBytes, ArtifactHeadLines: r.HeadLines,
 	}, r.TimedOut, nil
-}
-
-// ptyBaseEnv is the environment a PTY run starts from: the exported
-// variables of the session state's view once captured (so the user's
-// `!export` reaches it), else agentsh's own; secrets scrubbed either way.
-func ptyBaseEnv(tc ToolContext) []string {
-	base := tc.Settings.Shell.inheritedEnv()
-	if tc.State == nil {
-		return base
-	}
-	env := tc.State.Env(tc.View, base)
-	if env == nil {
-		return base
-	}
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		if !tc.Settings.Shell.scrubbed(k) {
-			out = append(out, k+"="+v)
-		}
-	}
-	return out
 }
 
 // updater turns output chunks into onUpdate snapshots of the tail, at most

@@ -92,8 +92,12 @@ func (s State) Ended() bool { return s.Kind >= Exited }
 
 // Spec describes a job to start.
 type Spec struct {
-	Command      string   // run as `<Shell> -lc <Command>`
-	Shell        string   // shell binary; "" = /bin/sh
+	Command string // run as `<Shell> -c <Command>` unless Args says how
+	Shell   string // shell binary; "" = /bin/sh
+	// Args and Own are pty.Options': the shell's own arguments that run
+	// Command (nil = `-c Command`) and the folders that are the job's own.
+	Args         []string
+	Own          []string
 	Cwd          string   // working directory; "" = the current one
 	Env          []string // full environment; nil = the hardened inherited one
 	Cols, Rows   int      // terminal size; 0 = 120×40
@@ -339,7 +343,8 @@ type Job struct {
 	artifactID  string
 	adopted     bool // a foreground command that became a job
 
-	lastOut atomic.Int64 // UnixNano of the latest output
+	lastOut atomic.Int64  // UnixNano of the latest output
+	outWake chan struct{} // capacity 1: output came (Settle waits for the first)
 
 	mu      sync.Mutex
 	fresh   *sink.TailBuffer // output since the previous read
@@ -358,6 +363,7 @@ func newJob(id, command, artifactID string) *Job {
 		artifactID: artifactID,
 		fresh:      sink.NewTailBuffer(sink.DefaultMaxBytes),
 		changed:    make(chan struct{}),
+		outWake:    make(chan struct{}, 1),
 	}
 	j.lastOut.Store(time.Now().UnixNano())
 	return j
@@ -373,7 +379,7 @@ func start(id string, spec Spec) *Job {
 	}
 	j := newJob(id, spec.Command, spec.ArtifactID)
 	j.run = pty.Start(context.Background(), pty.Options{
-		Shell: spec.Shell, Command: spec.Command, Cwd: spec.Cwd, Env: spec.Env,
+		Shell: spec.Shell, Command: spec.Command, Args: spec.Args, Own: spec.Own, Cwd: spec.Cwd, Env: spec.Env,
 		Cols: cols, Rows: rows, Timeout: spec.Timeout,
 		ArtifactPath: spec.ArtifactPath, ArtifactID: spec.ArtifactID,
 		ArtifactMaxBytes: spec.ArtifactMaxBytes,
@@ -423,6 +429,10 @@ func (j *Job) record(c []byte) {
 		j.notifyLocked()
 	}
 	j.mu.Unlock()
+	select {
+	case j.outWake <- struct{}{}:
+	default:
+	}
 }
 
 func (j *Job) notifyLocked() {
@@ -591,6 +601,54 @@ func (j *Job) Wait(ctx context.Context, d time.Duration) State {
 		case <-ctx.Done():
 			return j.State()
 		}
+	}
+}
+
+// Settle waits until the job's output settles: it printed something and
+// then nothing for quiet (a server's ready line), or it ended or waits
+// for input, or most passed (a silent job), or ctx is done. It returns the
+// state then. A job that prints at once returns after about quiet, not
+// most.
+func (j *Job) Settle(ctx context.Context, most, quiet time.Duration) State {
+	end := time.Now().Add(most)
+	ending := false // the program has exited: only its end is awaited
+	for {
+		j.mu.Lock()
+		st, ch, seen := j.stateLocked(), j.changed, j.total > 0
+		j.mu.Unlock()
+		if st.Kind != Running {
+			return st
+		}
+		now := time.Now()
+		wake, out := end, j.outWake
+		if seen && !ending {
+			// From the first output on, only the quiet after the latest
+			// one counts: a flood does not wake this loop per chunk.
+			if q := time.Unix(0, j.lastOut.Load()).Add(quiet); q.Before(wake) {
+				wake = q
+			}
+			out = nil
+		}
+		if !wake.After(now) {
+			// A program that printed and exited ("echo built; exit 3")
+			// is reported with its exit status, however slowly a loaded
+			// machine tears its terminal down.
+			if pid := j.run.Pid(); wake.Before(end) && pid > 0 && !proc.Alive(pid) {
+				ending = true
+				continue
+			}
+			return st
+		}
+		t := time.NewTimer(wake.Sub(now))
+		select {
+		case <-ch:
+		case <-out:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return j.State()
+		}
+		t.Stop()
 	}
 }
 

@@ -542,3 +542,51 @@ func TestOnChange(t *testing.T) {
 	default:
 	}
 }
+
+// TestSettleReturnsWhenOutputSettles (issue 22): a program that prints its
+// ready line at once and runs on is returned by Settle once its output is
+// quiet, long before the bound (here far above the hang guard: a Settle
+// that waited for the bound would trip the guard); the job runs on.
+func TestSettleReturnsWhenOutputSettles(t *testing.T) {
+	m := newManager(t)
+	j := mustStart(t, m, spec(t, "echo ready; exec sleep 1000"))
+	got := make(chan State, 1)
+	go func() { got <- j.Settle(context.Background(), time.Hour, 150*time.Millisecond) }()
+	select {
+	case st := <-got:
+		if st.Kind != Running {
+			t.Fatalf("state %s, want running", st)
+		}
+	case <-time.After(hangGuard):
+		t.Fatalf("Settle did not return after the output settled (hang guard); state %s, output %q", j.State(), j.ReadNew().Text)
+	}
+	if out := j.ReadNew().Text; out != "ready\n" {
+		t.Fatalf("output %q", out)
+	}
+	if st := j.State(); st.Kind != Running {
+		t.Fatalf("the job did not run on: %s", st)
+	}
+}
+
+// TestSettleWaitsThroughSilence: a program silent at first is waited for
+// (up to the bound) until it prints, and one that ends is returned with
+// its exit status, also when its end is slow to come.
+func TestSettleWaitsThroughSilence(t *testing.T) {
+	m := newManager(t)
+	j := mustStart(t, m, spec(t, "sleep 0.3; echo late; exec sleep 1000"))
+	st := j.Settle(context.Background(), hangGuard, 150*time.Millisecond)
+	if out := j.ReadNew().Text; st.Kind != Running || out != "late\n" {
+		t.Fatalf("state %s, output %q: Settle returned before the first output", st, out)
+	}
+	j = mustStart(t, m, spec(t, "echo bye; exit 3"))
+	if st := j.Settle(context.Background(), hangGuard, hangGuard); st.Kind != Exited || st.Code != 3 {
+		t.Fatalf("state %s, want exited 3", st)
+	}
+	// With the real quiet: on a loaded machine the session's end may
+	// come later than the quiet after "built"; the program has exited, so
+	// Settle waits for the end and reports the status.
+	j = mustStart(t, m, spec(t, "echo built; exit 3"))
+	if st := j.Settle(context.Background(), hangGuard, 150*time.Millisecond); st.Kind != Exited || st.Code != 3 {
+		t.Fatalf("state %s, want exited 3; output %q", st, j.ReadNew().Text)
+	}
+}

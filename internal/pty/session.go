@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -83,8 +84,16 @@ var ErrNotRunning = errors.New("PTY session is not running")
 
 // Options configures a PTY session.
 type Options struct {
-	Shell        string        // shell binary; the command runs as `<Shell> -lc <Command>`
-	Command      string        // the command line
+	Shell   string // shell binary; the command runs as `<Shell> -c <Command>` unless Args says how
+	Command string // the command line
+	// Args, when set, are the shell's arguments after argv[0], which then
+	// run Command their own way (internal/bash: from the session's rc
+	// snapshot and state); nil = `-c Command`. Never a login shell: a
+	// profile run at every start resets PATH and repeats its work.
+	Args []string
+	// Own are folders of the program's own (its start script): kept in a
+	// sandbox's view and removed with the session.
+	Own          []string
 	Cwd          string        // working directory; "" = the current one
 	Env          []string      // full environment; nil = BuildEnv(os.Environ())
 	Cols, Rows   int           // initial size, clamped to 20–400 × 5–200
@@ -190,6 +199,9 @@ func Start(ctx context.Context, opts Options) *Session {
 	s.input = newWriteQueue()
 	s.screen = NewScreen(opts.Cols, opts.Rows, s.input)
 	if err := s.spawn(); err != nil {
+		for _, d := range opts.Own {
+			os.RemoveAll(d)
+		}
 		_, _ = fmt.Fprintf(s.out, "PTY error: %v\n", err)
 		s.screen.Close()
 		s.input.close()
@@ -240,7 +252,8 @@ func (s *Session) spawn() error {
 		master.Close()
 		return fmt.Errorf("set up pty: %w", err)
 	}
-	sb, err := GuardSandbox(s.opts.Sandbox, tty.Name()) // its own terminal stays in its view
+	// Its own terminal and folders stay in its view.
+	sb, err := GuardSandbox(s.opts.Sandbox, append([]string{tty.Name()}, s.opts.Own...)...)
 	if err != nil {
 		master.Close()
 		return fmt.Errorf("start %s: %w", shell, err)
@@ -251,9 +264,14 @@ func (s *Session) spawn() error {
 	// A session of its own with the PTY as controlling terminal, below a
 	// guardian that ends every process of the session when it is disposed
 	// of, or when agentsh dies.
+	// argv[0] is the name: messages read "bash: …" as in a terminal.
+	args := append([]string{filepath.Base(shell)}, s.opts.Args...)
+	if s.opts.Args == nil {
+		args = append(args, "-c", s.opts.Command)
+	}
 	g, err := guard.Start(guard.Cmd{
 		Path:    shell,
-		Args:    []string{shell, "-lc", s.opts.Command},
+		Args:    args,
 		Env:     env,
 		Dir:     s.opts.Cwd,
 		Files:   []*os.File{tty, tty, tty},
@@ -262,6 +280,7 @@ func (s *Session) spawn() error {
 		Marker:  s.marker,
 		Grace:   s.opts.KillGrace,
 		Sandbox: sb,
+		Cleanup: s.opts.Own,
 	})
 	if err != nil {
 		master.Close()
