@@ -277,6 +277,17 @@ func FuzzNormalizeCommand(f *testing.F) {
 		if !found {
 			t.Fatalf("runs %q for %q", run, got.Command)
 		}
+		// With a mark, the marked command is the unmarked one with the mark
+		// printed first in the final pipeline's subshell, or the same.
+		const mark = `{ \builtin printf '\033]6974;%s\007' N0nce;} 2>/dev/null; `
+		got2, marked, isMarked := normalizeMarked(raw, "N0nce")
+		if got2 != got || isMarked && strings.Replace(marked, "( "+mark, "( ", 1) != run ||
+			!isMarked && marked != run {
+			t.Fatalf("marked %q (%v) for %q, unmarked %q", marked, isMarked, raw, run)
+		}
+		if _, err := parseBashSource(marked); err != nil {
+			t.Fatalf("marked %q does not parse: %v", marked, err)
+		}
 		// Idempotence on the stripped command is not required (it may hold
 		// another stage), but normalizing it again must not panic either.
 		_ = NormalizeCommand(got.Command)
