@@ -132,8 +132,9 @@ func TestLoadedSessionMemory(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-	if len(s.Messages) != 200 || held > fi.Size()*13/10 {
+	if len(s.Messages) != 200 || held > fi.Size()*3/2 {
 		t.Errorf("%d messages of a %d-byte file hold %d bytes", len(s.Messages), fi.Size(), held)
 	}
+	t.Logf("%d messages of a %d-byte file hold %d bytes", len(s.Messages), fi.Size(), held)
 	runtime.KeepAlive(s)
 }
