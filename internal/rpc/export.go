@@ -20,7 +20,7 @@ type ExportData struct {
 // export during a turn has the turn up to its last finished message. The
 // export runs beside the command loop (a long session takes a while to
 // render and write); the commands after it wait for it, but for get_state
-// and the aborts (Serve).
+// and the aborts sent before any other (Serve).
 func (s *server) exportHTML(c *command) <-chan struct{} {
 	s.mu.Lock()
 	sess := s.sess

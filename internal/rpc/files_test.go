@@ -144,9 +144,10 @@ func TestFileCommandsRefuseSpecialFiles(t *testing.T) {
 // While switch_session reads its file, the loop answers get_state (the
 // session before the switch), abort and abort_bash at once; the commands
 // sent after the switch wait for it and then run in order, on the new
-// session, also when the input ends meanwhile. The load is held by the
-// test until get_state was answered, so the order does not depend on how
-// long a load takes.
+// session, also when the input ends meanwhile, and a get_state sent after
+// a waiting command keeps its place after it. The load is held by the test
+// until those answers came, so the order does not depend on how long a
+// load takes.
 func TestSwitchSessionLoadsBesideTheLoop(t *testing.T) {
 	r := startFileRig(t)
 	held, release := make(chan struct{}, 1), make(chan struct{})
@@ -162,7 +163,6 @@ func TestSwitchSessionLoadsBesideTheLoop(t *testing.T) {
 	old := r.ok("s0", `{"id":"s0","type":"get_state"}`).(map[string]any)["sessionId"]
 
 	r.send(`{"id":"sw","type":"switch_session","sessionPath":"` + r.saved + `"}`)
-	r.send(`{"id":"m","type":"get_messages"}`)
 	select {
 	case <-held:
 	case <-time.After(hangGuardRPC):
@@ -181,8 +181,10 @@ func TestSwitchSessionLoadsBesideTheLoop(t *testing.T) {
 			t.Errorf("%s during the switch: %v", id, l)
 		}
 	}
+	r.sendGuarded(`{"id":"m","type":"get_messages"}`)
+	r.sendGuarded(`{"id":"s2","type":"get_state"}`)
 	for _, l := range r.skipped {
-		if l["id"] == "sw" || l["id"] == "m" {
+		if l["type"] == "response" && l["id"] != "s0" {
 			t.Fatalf("%v answered while the load was held", l)
 		}
 	}
@@ -191,7 +193,8 @@ func TestSwitchSessionLoadsBesideTheLoop(t *testing.T) {
 	free()
 	var order []string
 	var msgs []any
-	for len(order) < 2 {
+	var st map[string]any
+	for len(order) < 3 {
 		l := r.next()
 		if l["type"] != "response" {
 			continue
@@ -200,15 +203,21 @@ func TestSwitchSessionLoadsBesideTheLoop(t *testing.T) {
 		if l["success"] != true {
 			t.Errorf("%v", l)
 		}
-		if l["id"] == "m" {
+		switch l["id"] {
+		case "m":
 			msgs, _ = l["data"].(map[string]any)["messages"].([]any)
+		case "s2":
+			st, _ = l["data"].(map[string]any)
 		}
 	}
-	if strings.Join(order, ",") != "sw,m" {
-		t.Errorf("responses in order %v, want sw,m", order)
+	if strings.Join(order, ",") != "sw,m,s2" {
+		t.Errorf("responses in order %v, want sw,m,s2", order)
 	}
 	if len(msgs) != 1 || !strings.Contains(mustJSON(t, msgs[0]), "saved hello") {
 		t.Errorf("get_messages after the switch: %v", msgs)
+	}
+	if st["sessionId"] == old || st["messageCount"] != float64(1) {
+		t.Errorf("get_state after the switch: %v", st)
 	}
 	select {
 	case err := <-r.done:

@@ -271,8 +271,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 
 	// File work (switch_session's load, export_html's write) runs beside
 	// the loop: while it goes on, get_state, abort and abort_bash are
-	// answered at once and every other command waits in backlog, then runs
-	// in its order, as if the file work had been done on the loop.
+	// answered at once (unless a command sent before them waits: they keep
+	// their place after it), and every other command waits in backlog, then
+	// runs in its order, as if the file work had been done on the loop.
 	var (
 		result   error
 		fileDone <-chan struct{} // the running file work's end; nil = none
@@ -300,7 +301,7 @@ loop:
 			case c == nil:
 			case fileDone == nil:
 				fileDone = s.dispatch(c)
-			case answersDuringFileWork(*c.Type):
+			case answersDuringFileWork(*c.Type) && len(backlog) == 0:
 				s.dispatch(c)
 			default:
 				backlog = append(backlog, c)

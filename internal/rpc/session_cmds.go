@@ -282,7 +282,8 @@ func (s *server) setSessionName(c *command) {
 // next prompt carries it) and its file appended to from then on. The file
 // is read beside the command loop (a long session takes a while): the
 // commands after it wait for it, but for get_state (which describes the
-// session before the switch until it answers) and the aborts (Serve).
+// session before the switch until it answers) and the aborts sent before
+// any other (Serve).
 func (s *server) switchSession(c *command) <-chan struct{} {
 	if s.cfg.OpenSession == nil {
 		s.fail(c, errors.New("switch_session is not available in this mode"))
