@@ -45,8 +45,14 @@ type RunOptions struct {
 	// (sink.Options.OnStyledChunk); nil costs the plain path nothing.
 	OnStyledChunk func([]byte)
 	// StopAfterLines > 0 stops reading after that many lines, as the
-	// `| head -n N` stripped by NormalizeCommand would have.
+	// `| head -n N` stripped by NormalizeCommand would have: once the
+	// final pipeline runs (headStop).
 	StopAfterLines int
+	// StopMarkNonce, with StopAfterLines, is the nonce of the mark the
+	// command prints where its final pipeline starts (normalizeMarked):
+	// the output before it is never closed. "" = the whole command is
+	// that pipeline.
+	StopMarkNonce string
 	// State is the session's shell state (cwd, exports, functions, aliases,
 	// options): applied to the shell before the run when it is behind.
 	State *SessionState
@@ -114,6 +120,10 @@ type BashResult struct {
 	// kept (sink.Summary.Styled), when RunOptions.OnStyledChunk asked for
 	// it and there were any; for the UI, never for the model.
 	Styled string `json:"-"`
+	// Stopped: StopAfterLines closed the output and output past the limit
+	// was left unread (read and dropped, or its writer died of the
+	// SIGPIPE): the totals count only what was read.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // Executor runs commands on cached persistent shells.
@@ -305,6 +315,7 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 			}}
 	}
 	var res runOutcome
+	var stop *headStop
 	for attempt := 0; ; attempt++ {
 		s, err := e.acquire(opts.Shell, opts.SessionKey, opts.Cwd, opts.Fresh)
 		if err != nil {
@@ -317,7 +328,12 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 			res = runOutcome{timedOut: true}
 			break
 		}
-		res = s.run(ctx, runSpec{cwd: opts.Cwd, command: command, timeout: left, stopLines: opts.StopAfterLines,
+		var mark []byte
+		if opts.StopMarkNonce != "" {
+			mark = finalMark(opts.StopMarkNonce)
+		}
+		stop = newHeadStop(opts.StopAfterLines, mark)
+		res = s.run(ctx, runSpec{cwd: opts.Cwd, command: command, timeout: left, stop: stop,
 			state: opts.State, view: opts.View, capture: opts.Capture, scrub: opts.Shell.scrub(), cfgEnv: opts.Shell.Env, detach: det,
 			terminal: opts.Terminal}, out)
 		if r := res.detached; r != nil {
@@ -352,11 +368,13 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 		out.Dump("")
 		return BashResult{}, fmt.Errorf("run command: %w", res.err)
 	}
+	stopped := res.cut && stop.dropped.Load()
 	if res.cut && res.exitCode != nil && *res.exitCode == 128+int(syscall.SIGPIPE) {
 		// The producer died of the SIGPIPE that ended the pipeline; the
 		// pipeline itself would have exited with head's status.
 		zero := 0
 		res.exitCode = &zero
+		stopped = true
 	}
 	notice := ""
 	switch {
@@ -366,6 +384,7 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 		notice = LingerNotice
 	}
 	r := summaryResult(out.Dump(notice), res.exitCode, false)
+	r.Stopped = stopped
 	if head != nil {
 		r.Head = string(head.buf)
 	}

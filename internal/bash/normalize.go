@@ -77,41 +77,59 @@ func NormalizeCommand(raw string) NormalizedCommand {
 // after N lines ends that subshell, not the session shell (Tool.Execute).
 // Without a limit the two are the same.
 func normalize(raw string) (NormalizedCommand, string) {
+	n, run, _ := normalizeMarked(raw, "")
+	return n, run
+}
+
+// finalMark is the mark normalizeMarked's command prints where its final
+// pipeline starts: an OSC sequence no program prints, with the run's nonce.
+func finalMark(nonce string) []byte { return []byte("\x1b]6974;" + nonce + "\x07") }
+
+// normalizeMarked is normalize that, given a nonce (letters and digits) and
+// a limit extracted from a command with statements before its final pipeline
+// (`a; b | head -n 2`), makes the final pipeline's subshell print
+// finalMark(nonce) first: `a; ( {…printf mark;} 2>/dev/null; b )`. The
+// engine's headStop reads it to know where the final pipeline starts, the
+// only part it may cut early (SPEC §1.1). marked reports that the mark is in run; without statements
+// before the final pipeline there is none, and the whole output may be cut.
+// The mark is printed with stderr on /dev/null so that `set -x` does not
+// trace it into the output.
+func normalizeMarked(raw, nonce string) (out NormalizedCommand, run string, marked bool) {
 	trimmed := trimShellSpace(raw)
-	out := NormalizedCommand{Command: trimmed}
+	out = NormalizedCommand{Command: trimmed}
 	if !strings.Contains(trimmed, "head") && !strings.Contains(trimmed, "tail") {
-		return out, trimmed // fast path: nothing to extract, skip the parse
+		return out, trimmed, false // fast path: nothing to extract, skip the parse
 	}
 	f, err := parseBashSource(raw)
 	if err != nil || len(f.Stmts) == 0 {
-		return out, trimmed
+		return out, trimmed, false
 	}
 	pipe := trailingPipeline(f.Stmts[len(f.Stmts)-1])
 	if pipe == nil {
-		return out, trimmed
+		return out, trimmed, false
 	}
 	isHead, n, ok := headTailStage(pipe.Y)
 	if !ok {
-		return out, trimmed
+		return out, trimmed, false
 	}
 	// The stage must be the very last thing in the text.
 	yEnd := int(pipe.Y.End().Offset())
 	if yEnd > len(raw) || trimShellSpace(raw[yEnd:]) != "" {
-		return out, trimmed
+		return out, trimmed, false
 	}
 	// Cut at the end of the upstream statement (not at the `|`, so that a
 	// backslash-newline before the pipe does not leave a dangling `\`).
 	xPos, xEnd := int(pipe.X.Pos().Offset()), int(pipe.X.End().Offset())
 	if xEnd <= 0 || xEnd > int(pipe.OpPos.Offset()) || xPos >= xEnd {
-		return out, trimmed // e.g. a heredoc body after the stage: not a plain suffix
+		return out, trimmed, false // e.g. a heredoc body after the stage: not a plain suffix
 	}
 	cmd := trimShellSpace(raw[:xEnd])
 	if cmd == "" {
-		return out, trimmed
+		return out, trimmed, false
 	}
 	// Defensive: the cut must still be a valid command on its own.
 	if _, err := parseBashSource(cmd); err != nil {
-		return out, trimmed
+		return out, trimmed, false
 	}
 	out.Command = cmd
 	if isHead {
@@ -119,12 +137,18 @@ func normalize(raw string) (NormalizedCommand, string) {
 	} else {
 		out.TailLines = n
 	}
+	if nonce != "" && trimShellSpace(raw[:xPos]) != "" {
+		run = trimShellSpace(raw[:xPos] + "( { \\builtin printf '\\033]6974;%s\\007' " + nonce + ";} 2>/dev/null; " + raw[xPos:xEnd] + " )")
+		if _, err := parseBashSource(run); err == nil {
+			return out, run, true
+		}
+	}
 	// The spaces keep `( (cd x && make) )` from reading as `((` arithmetic.
-	run := trimShellSpace(raw[:xPos] + "( " + raw[xPos:xEnd] + " )")
+	run = trimShellSpace(raw[:xPos] + "( " + raw[xPos:xEnd] + " )")
 	if _, err := parseBashSource(run); err != nil {
 		run = cmd
 	}
-	return out, run
+	return out, run, false
 }
 
 // trailingPipeline returns the pipeline that ends st, through the right

@@ -122,6 +122,33 @@ func TestNormalizeRunsUpstreamInSubshell(t *testing.T) {
 	}
 }
 
+// With a nonce, the final pipeline's subshell prints the mark first when
+// statements come before it; a command that is only that pipeline has none
+// (the whole output may be cut).
+func TestNormalizeMarksTheFinalPipeline(t *testing.T) {
+	const m = `( { \builtin printf '\033]6974;%s\007' N0nce;} 2>/dev/null; `
+	for in, want := range map[string]string{
+		"cd x; ls | head -5":                    "cd x; " + m + "ls )",
+		"make && ./app 2>&1 | head -n 3":        "make && " + m + "./app 2>&1 )",
+		"a || b | head -n 2":                    "a || " + m + "b )",
+		"for i in 1 2; do :; done; c | head -1": "for i in 1 2; do :; done; " + m + "c )",
+		"x=1\n{ a; b; } | head -3":              "x=1\n" + m + "{ a; b; } )",
+		"  seq 1 5 | head -2\n":                 "",
+		"{ a; b; } | head -3":                   "",
+		"(a; b) | head -3":                      "",
+		"ls | head -5; echo done":               "",
+		"echo hi":                               "",
+	} {
+		_, run, marked := normalizeMarked(in, "N0nce")
+		if marked != (want != "") || marked && run != want {
+			t.Errorf("normalizeMarked(%q) runs %q (marked %v), want %q", in, run, marked, want)
+		}
+		if _, plain := normalize(in); !marked && run != plain {
+			t.Errorf("normalizeMarked(%q) unmarked runs %q, normalize %q", in, run, plain)
+		}
+	}
+}
+
 func TestNormalizeCommandHeredocIndentationPreserved(t *testing.T) {
 	body := "python3 - <<'PY'\n" +
 		"import sys\n" +
@@ -249,6 +276,17 @@ func FuzzNormalizeCommand(f *testing.F) {
 		}
 		if !found {
 			t.Fatalf("runs %q for %q", run, got.Command)
+		}
+		// With a mark, the marked command is the unmarked one with the mark
+		// printed first in the final pipeline's subshell, or the same.
+		const mark = `{ \builtin printf '\033]6974;%s\007' N0nce;} 2>/dev/null; `
+		got2, marked, isMarked := normalizeMarked(raw, "N0nce")
+		if got2 != got || isMarked && strings.Replace(marked, "( "+mark, "( ", 1) != run ||
+			!isMarked && marked != run {
+			t.Fatalf("marked %q (%v) for %q, unmarked %q", marked, isMarked, raw, run)
+		}
+		if _, err := parseBashSource(marked); err != nil {
+			t.Fatalf("marked %q does not parse: %v", marked, err)
 		}
 		// Idempotence on the stripped command is not required (it may hold
 		// another stage), but normalizing it again must not panic either.

@@ -679,7 +679,7 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 type runSpec struct {
 	cwd, command string
 	timeout      time.Duration
-	stopLines    int
+	stop         *headStop     // nil = the output is read to its end
 	state        *SessionState // nil = the shell keeps its own state
 	view         StateView     // which layers of state the shell gets (and captures into)
 	capture      CaptureMode
@@ -871,11 +871,12 @@ func setPipeSize(f *os.File, size int) {
 // run executes one command. Output goes to w from a single goroutine; run
 // returns only after that goroutine has stopped writing to w.
 //
-// stopLines > 0 closes the output after that many newlines have arrived, so
-// the writers get SIGPIPE exactly as they would from the `| head -n N` that
-// NormalizeCommand removed (an endless producer must not run to the timeout).
+// spec.stop closes the output once the final pipeline printed up to the
+// limit, so its writers get SIGPIPE as they would from the `| head -n N`
+// that NormalizeCommand removed (an endless producer must not run to the
+// timeout).
 func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOutcome {
-	cwd, command, timeout, stopLines := spec.cwd, spec.command, spec.timeout, spec.stopLines
+	cwd, command, timeout := spec.cwd, spec.command, spec.timeout
 	if len(s.ownEnv) > 0 {
 		env := maps.Clone(spec.cfgEnv)
 		if env == nil {
@@ -1093,7 +1094,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	r := &liveRun{s: s, spec: spec, rd: rd, fifo: fifo, w: w, endNonce: endNonce, applied: applied, didApply: didApply, appliedBase: appliedBase, before: before,
 		timer: timer, timeoutC: timeoutC, started: runStart, view: view}
 	r.isEnd = func(l string) bool { _, ok := endLine(l, endNonce); return ok }
-	r.startReader(stopLines)
+	r.startReader(spec.stop)
 	out, why := r.loop(ctx, spec.detach)
 	if why != 0 {
 		handedOver = true
@@ -1168,7 +1169,7 @@ type liveRun struct {
 // startReader starts the only goroutine that writes the FIFO's output to
 // w (on a shell with a terminal, w is shared with the terminal's reader
 // through a syncWriter).
-func (r *liveRun) startReader(stopLines int) {
+func (r *liveRun) startReader(stop *headStop) {
 	s, rd, w := r.s, r.rd, r.w
 	r.readerEnd = make(chan bool, 1)
 	go func() {
@@ -1176,7 +1177,6 @@ func (r *liveRun) startReader(stopLines int) {
 		bp := bufPool.Get().(*[]byte)
 		buf := *bp
 		eof := true
-		lines := 0
 		tty := s.ptm != nil
 		for {
 			n, err := rd.Read(buf)
@@ -1187,22 +1187,17 @@ func (r *liveRun) startReader(stopLines int) {
 						s.awaitEcho(due)
 					}
 				}
-				chunk := buf[:n]
-				if stopLines > 0 {
-					nl := bytes.Count(chunk, []byte{'\n'})
-					if lines+nl >= stopLines {
-						// Keep exactly what `| head -n N` would have let through.
-						end := 0
-						for ; lines < stopLines; lines++ {
-							end += bytes.IndexByte(chunk[end:], '\n') + 1
-						}
-						_, _ = w.Write(chunk[:end])
-						r.cut.Store(true)
-						break
-					}
-					lines += nl
+				chunk, cut := buf[:n], false
+				if stop != nil {
+					chunk, cut = stop.feed(chunk)
 				}
-				_, _ = w.Write(chunk)
+				if len(chunk) > 0 {
+					_, _ = w.Write(chunk)
+				}
+				if cut {
+					r.cut.Store(true)
+					break
+				}
 				if r.draining.Load() {
 					d := time.Now().Add(drainSilence)
 					if end := time.Unix(0, r.drainEnd.Load()); end.Before(d) {
@@ -1212,6 +1207,9 @@ func (r *liveRun) startReader(stopLines int) {
 				}
 			}
 			if err != nil {
+				if held := stop.flush(); len(held) > 0 {
+					_, _ = w.Write(held)
+				}
 				eof = !errors.Is(err, os.ErrDeadlineExceeded)
 				if !eof && time.Now().UnixNano() >= r.drainEnd.Load() {
 					r.late.Store(true)

@@ -202,6 +202,13 @@ type TruncationMeta struct {
 	// ArtifactError says why the full output was not saved (e.g. "no
 	// space left on device") when there is no ArtifactID.
 	ArtifactError string `json:"artifactError,omitempty"`
+	// Stopped (ours): the output was closed when the final pipeline
+	// reached an extracted `| head -n N` limit (SPEC §1.1), so the command
+	// printed more than the totals count, which are what was read.
+	Stopped bool `json:"stopped,omitempty"`
+	// quiet: the stop is the only cut, and the text is exactly what head
+	// would have printed; Finalize adds no notice to it.
+	quiet bool
 }
 
 // ShownRange is the 1-based inclusive line range kept in the result.
@@ -286,7 +293,7 @@ func Finalize(res *ToolResult, err error) FinalResult {
 	case res != nil:
 		out = FinalResult{Content: res.Text, Details: res.Details}
 	}
-	if out.Details.Meta != nil && out.Details.Meta.Truncation != nil {
+	if out.Details.Meta != nil && out.Details.Meta.Truncation != nil && !out.Details.Meta.Truncation.quiet {
 		out.Content += "\n\n[" + TruncationNotice(out.Details.Meta.Truncation) + "]"
 	}
 	return out
@@ -296,8 +303,18 @@ func Finalize(res *ToolResult, err error) FinalResult {
 // "Showing lines 9901-10000 of 10000 (50.0KB limit). Full: artifact://3", or
 // "… (50.0KB limit). Full output not saved: no space left on device" when
 // the artifact could not be written.
+//
+// A stop at a head limit with nothing saved says so instead of a total:
+// "Showing lines 1-2; output closed after line 2".
 func TruncationNotice(t *TruncationMeta) string {
 	var b strings.Builder
+	if t.Stopped && t.ArtifactID == "" && t.ShownRange.Start >= 1 && t.ShownRange.End >= t.ShownRange.Start {
+		fmt.Fprintf(&b, "Showing lines %d-%d; output closed after line %d", t.ShownRange.Start, t.ShownRange.End, t.ShownRange.End)
+		if t.ArtifactError != "" {
+			b.WriteString(". Full output not saved: " + t.ArtifactError)
+		}
+		return b.String()
+	}
 	if t.ShownRange.Start >= 1 && t.ShownRange.End >= t.ShownRange.Start {
 		fmt.Fprintf(&b, "Showing lines %d-%d of %d", t.ShownRange.Start, t.ShownRange.End, t.TotalLines)
 	} else {
@@ -382,6 +399,26 @@ func ResultMeta(r BashResult) *OutputMeta {
 	}}
 }
 
+// stoppedMeta is the truncation metadata of a run whose output was closed
+// at the head limit (BashResult.Stopped) and whose text is text: meta,
+// marked stopped, when the output was truncated anyway; otherwise a head
+// range of the lines shown, which Finalize does not announce to the model
+// (the text is exactly head's), for the UI and the RPC client.
+func stoppedMeta(meta *OutputMeta, text string, r BashResult) *OutputMeta {
+	if meta != nil && meta.Truncation != nil {
+		meta.Truncation.Stopped = true
+		return meta
+	}
+	n := countLines(text)
+	return &OutputMeta{Truncation: &TruncationMeta{
+		Direction: "head", TruncatedBy: "lines",
+		TotalLines: r.TotalLines, TotalBytes: r.TotalBytes,
+		OutputLines: n, OutputBytes: len(text),
+		ShownRange: ShownRange{Start: 1, End: n},
+		Stopped:    true, quiet: true,
+	}}
+}
+
 // ResolveCwd resolves p against base (expanding ~) and checks it is a
 // directory, with the exact SPEC §1.3 messages.
 func ResolveCwd(base, p string) (string, error) {
@@ -445,17 +482,19 @@ type Tool struct {
 // extracted ones are only a fallback.
 //
 // The removed stage's upstream runs in a subshell, as it did as a pipeline
-// stage (normalize), and on the non-PTY engine an extracted head stops the
-// command once its output reaches the head count: the output is closed, as
-// head would close it, so an endless producer (`yes | head -n 5`) ends at
-// once. This gives exactly the first lines the limit keeps; the differences
-// from running to the end are that whatever still writes then dies of
-// SIGPIPE, so earlier statements of a list that print past the limit are
-// stopped too (as in `{ make; ls; } | head -5`; a builtin among them ends
-// the session shell itself, which the engine replaces), and that a SIGPIPE death
+// stage (normalize), and on the non-PTY engine an extracted head stops that
+// final pipeline once the output reaches the head count: the output is
+// closed, as head would close it, so an endless producer (`yes | head -n 5`)
+// ends at once. Statements before it (`make && ./app | head -5`: make) are
+// never cut: they run to their end as in bash, and the limit cuts their
+// output afterwards (headStop). This gives exactly the first lines the limit
+// keeps; the differences from running to the end are that whatever of the
+// final pipeline still writes then dies of SIGPIPE (as in `{ make; ls; } |
+// head -5`, where the group is that pipeline), and that a SIGPIPE death
 // (status 141) of the command is reported as 0, because a pipeline into head
 // would have succeeded. A program that ignores SIGPIPE and fails on the
-// closed output keeps its own status. The PTY cannot close its output early:
+// closed output keeps its own status. A stop that left output unread is in
+// details.meta.truncation (stopped). The PTY cannot close its output early:
 // there the command runs to its end and the limit cuts the text.
 //
 // On a truncated output the notice and details.meta.truncation describe
@@ -496,9 +535,15 @@ func (t *Tool) execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		tail = *p.Tail
 	}
 	usePTY := ShouldUsePTY(tc.Settings.VirtualTerminal, tc.HasUI, os.Getenv)
-	stopAfter := 0
-	if norm.HeadLines > 0 && head > 0 && !usePTY {
+	stopAfter, markNonce := 0, ""
+	if norm.HeadLines > 0 && head > 0 && !usePTY && !p.Background {
 		stopAfter = head
+		// Statements before the final pipeline must run to their end:
+		// it starts with a mark, and only after it is the output closed.
+		nonce, _ := newNonces()
+		if _, marked, ok := normalizeMarked(p.Command, nonce); ok {
+			command, markNonce = marked, nonce
+		}
 	}
 	if tc.Settings.InterceptorEnabled {
 		rules := tc.Settings.InterceptorRules
@@ -543,7 +588,7 @@ func (t *Tool) execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	if usePTY {
 		res, timedOut, err = runPTY(ctx, command, cwd, timeout, artPath, artID, tc, onUpdate)
 	} else {
-		res, err = t.runEngine(ctx, command, cwd, timeout, artPath, artID, stopAfter, head, tc, onUpdate, p)
+		res, err = t.runEngine(ctx, command, cwd, timeout, artPath, artID, stopSpec{stopAfter, markNonce}, head, tc, onUpdate, p)
 	}
 	if err == nil && res.Job != nil {
 		return jobResult(res, head, tail, artPath, artID, tc, details), nil
@@ -580,6 +625,9 @@ func (t *Tool) execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 		artPath = ""
 	}
 	text, meta, applied := shapeOutput(res, head, tail, artPath)
+	if res.Stopped {
+		meta, applied = stoppedMeta(meta, text, res), true
+	}
 	if old := details.Meta; old != nil && old.Truncation != nil && meta != nil && meta.Truncation != nil {
 		meta.Truncation.ArtifactError = old.Truncation.ArtifactError // why there is no artifact
 	}
@@ -596,16 +644,23 @@ func (t *Tool) execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	return &ToolResult{Text: text, Details: details}, nil
 }
 
+// stopSpec is when runEngine closes the output early (RunOptions.StopAfterLines
+// and StopMarkNonce).
+type stopSpec struct {
+	lines int
+	nonce string
+}
+
 // runEngine runs the command on the non-interactive engine (SPEC §2).
 func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.Duration, artPath, artID string,
-	stopAfter, head int, tc ToolContext, onUpdate func(string), p ToolParams) (BashResult, error) {
+	stop stopSpec, head int, tc ToolContext, onUpdate func(string), p ToolParams) (BashResult, error) {
 	var up *updater
 	if onUpdate != nil {
 		up = newUpdater(onUpdate, tc.HasUI)
 	}
 	opts := RunOptions{
 		Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: cwd, Timeout: timeout,
-		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stopAfter,
+		ArtifactPath: artPath, ArtifactID: artID, StopAfterLines: stop.lines, StopMarkNonce: stop.nonce,
 		ArtifactMaxBytes: tc.Settings.ArtifactMaxBytes,
 		// The tail buffer loses the first lines of a long output; the
 		// executor keeps them aside for the head argument.

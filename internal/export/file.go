@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -103,6 +104,11 @@ func WriteSession(a *session.AgentSession, outputPath string) (string, error) {
 // opened.
 func writeRegular(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	if errors.Is(err, syscall.ENXIO) {
+		// A FIFO nobody reads (or a device without its driver) refuses a
+		// non-blocking open: not a regular file either way.
+		return fmt.Errorf("%s is not a regular file", path)
+	}
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,11 @@ type ExportData struct {
 // outputPath (relative to the session's directory) or, without one, to
 // agentsh-session-<session file name>.html there, as the reference names
 // it. The transcript holds what the session has recorded so far, so an
-// export during a turn has the turn up to its last finished message.
-func (s *server) exportHTML(c *command) {
+// export during a turn has the turn up to its last finished message. The
+// export runs beside the command loop (a long session takes a while to
+// render and write); the commands after it wait for it, but for get_state
+// and the aborts sent before any other (Serve).
+func (s *server) exportHTML(c *command) <-chan struct{} {
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()
@@ -26,10 +29,12 @@ func (s *server) exportHTML(c *command) {
 	if c.OutputPath != nil {
 		out = *c.OutputPath
 	}
-	path, err := export.WriteSession(sess, out)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.ok(c, ExportData{Path: path})
+	return s.fileWork(func() {
+		path, err := export.WriteSession(sess, out)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.ok(c, ExportData{Path: path})
+	})
 }

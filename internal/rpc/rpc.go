@@ -269,17 +269,51 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 		}
 	}()
 
-	var result error
+	// File work (switch_session's load, export_html's write) runs beside
+	// the loop: while it goes on, get_state, abort and abort_bash are
+	// answered at once (unless a command sent before them waits: they keep
+	// their place after it), and every other command waits in backlog, then
+	// runs in its order, as if the file work had been done on the loop.
+	var (
+		result   error
+		fileDone <-chan struct{} // the running file work's end; nil = none
+		backlog  []*command
+		ended    bool // in is at its end: finish the backlog, then return
+	)
 loop:
 	for {
+		for fileDone == nil && len(backlog) > 0 {
+			c := backlog[0]
+			backlog = backlog[1:]
+			fileDone = s.dispatch(c)
+		}
+		if ended && fileDone == nil {
+			break
+		}
+		lineC := lines
+		if ended {
+			lineC = nil
+		}
 		select {
-		case line := <-lines:
-			s.handleLine(line)
+		case line := <-lineC:
+			c := s.parseLine(line)
+			switch {
+			case c == nil:
+			case fileDone == nil:
+				fileDone = s.dispatch(c)
+			case answersDuringFileWork(*c.Type) && len(backlog) == 0:
+				s.dispatch(c)
+			default:
+				backlog = append(backlog, c)
+			}
+		case <-fileDone:
+			fileDone = nil
 		case err := <-readErr:
 			if !errors.Is(err, io.EOF) {
 				result = err
+				break loop
 			}
-			break loop
+			ended = true
 		case <-s.outGone:
 			// Nobody reads the answers any more: shut down as on EOF.
 			break loop
@@ -340,10 +374,19 @@ func (s *server) failCode(c *command, err error, code string) {
 	s.writeLine(Response{ID: c.ID, Type: "response", Command: *c.Type, Error: err.Error(), Code: code})
 }
 
-func (s *server) handleLine(line []byte) {
+// answersDuringFileWork reports whether a command of type typ is handled
+// at once while file work runs (Serve): it reads the state or stops work,
+// and nothing it does depends on the file work's outcome.
+func answersDuringFileWork(typ string) bool {
+	return typ == CmdGetState || typ == CmdAbort || typ == CmdAbortBash
+}
+
+// parseLine parses one input line into a command; an empty line is nil,
+// and so is a line that does not parse, whose error is answered.
+func (s *server) parseLine(line []byte) *command {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return
+		return nil
 	}
 	var c command
 	err := json.Unmarshal(line, &c)
@@ -352,11 +395,18 @@ func (s *server) handleLine(line []byte) {
 	}
 	if err != nil {
 		s.writeLine(Response{Type: "response", Command: "parse", Error: "Failed to parse command: " + err.Error()})
-		return
+		return nil
 	}
 	if string(c.ID) == "null" {
 		c.ID = nil
 	}
+	return &c
+}
+
+// dispatch handles one command. For file work that goes on beside the
+// loop it returns a channel closed at its end (nil for anything else).
+func (s *server) dispatch(cmd *command) (fileDone <-chan struct{}) {
+	c := *cmd
 	switch *c.Type {
 	case CmdPrompt:
 		s.startPrompt(&c)
@@ -390,7 +440,7 @@ func (s *server) handleLine(line []byte) {
 	case CmdSetSandbox:
 		s.setSandbox(&c)
 	case CmdExportHTML:
-		s.exportHTML(&c)
+		return s.exportHTML(&c)
 	// Prompting and the session (i15-rpc).
 	case CmdNegotiateProtocol:
 		s.negotiate(&c)
@@ -410,7 +460,7 @@ func (s *server) handleLine(line []byte) {
 	case CmdSetSessionName:
 		s.setSessionName(&c)
 	case CmdSwitchSession:
-		s.switchSession(&c)
+		return s.switchSession(&c)
 	case CmdGetAvailableCommands:
 		s.ok(&c, map[string]any{"commands": availableCommands()})
 	case CmdCompact:
@@ -425,6 +475,20 @@ func (s *server) handleLine(line []byte) {
 		// The id lets the client fail the call at once instead of waiting.
 		s.fail(&c, errors.New("Unknown command: "+*c.Type))
 	}
+	return nil
+}
+
+// fileWork runs work beside the command loop (dispatch) and returns the
+// channel closed when it is over; Serve waits for it before returning.
+func (s *server) fileWork(work func()) <-chan struct{} {
+	done := make(chan struct{})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(done)
+		work()
+	}()
+	return done
 }
 
 // Values of prompt's streamingBehavior.

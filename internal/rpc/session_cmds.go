@@ -279,24 +279,31 @@ func (s *server) setSessionName(c *command) {
 
 // switchSession is switch_session {sessionPath}: like new_session, but the
 // session is the saved one at sessionPath, its conversation loaded (the
-// next prompt carries it) and its file appended to from then on.
-func (s *server) switchSession(c *command) {
+// next prompt carries it) and its file appended to from then on. The file
+// is read beside the command loop (a long session takes a while): the
+// commands after it wait for it, but for get_state (which describes the
+// session before the switch until it answers) and the aborts sent before
+// any other (Serve).
+func (s *server) switchSession(c *command) <-chan struct{} {
 	if s.cfg.OpenSession == nil {
 		s.fail(c, errors.New("switch_session is not available in this mode"))
-		return
+		return nil
 	}
 	if c.SessionPath == nil || strings.TrimSpace(*c.SessionPath) == "" {
 		s.fail(c, errors.New(`switch_session needs a "sessionPath"`))
-		return
+		return nil
 	}
-	s.stopWork()
-	sess, err := s.cfg.OpenSession(*c.SessionPath)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.adopt(sess)
-	s.ok(c, map[string]bool{"cancelled": false})
+	path := *c.SessionPath
+	return s.fileWork(func() {
+		s.stopWork()
+		sess, err := s.cfg.OpenSession(path)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.adopt(sess)
+		s.ok(c, map[string]bool{"cancelled": false})
+	})
 }
 
 // AvailableCommand is one entry of get_available_commands, the reference's

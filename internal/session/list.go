@@ -1,13 +1,11 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 )
@@ -143,24 +141,25 @@ func hasMessage(path string) bool {
 // eachLine calls fn with every non-blank line of a session file (1-based
 // numbers) until fn returns false. The first line must be a session header.
 func eachLine(path string, fn func(n int, line []byte) bool) error {
-	f, err := os.Open(path)
+	f, err := openRegularFile(path)
 	if err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
+	lr := newLineReader(f, MaxEntryBytes)
 	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("session: %w", err)
-		}
-		if len(line) == 0 && err != nil {
-			if n == 1 {
-				return fmt.Errorf("session: %s: empty file", path)
-			}
+		line, err := lr.next()
+		var long *errLongLine
+		switch {
+		case errors.Is(err, io.EOF) && n == 1:
+			return fmt.Errorf("session: %s: empty file", path)
+		case errors.Is(err, io.EOF):
 			return nil
+		case errors.As(err, &long) && n > 1:
+			continue // as a corrupt line: not counted
+		case err != nil:
+			return fmt.Errorf("session: %s:%d: %w", path, n, err)
 		}
-		line = bytes.TrimRight(line, "\r\n")
 		if n == 1 {
 			var h Header
 			if json.Unmarshal(line, &h) != nil || h.Type != entrySession {
@@ -171,9 +170,6 @@ func eachLine(path string, fn func(n int, line []byte) bool) error {
 			}
 		}
 		if len(bytes.TrimSpace(line)) > 0 && !fn(n, line) {
-			return nil
-		}
-		if err != nil {
 			return nil
 		}
 	}

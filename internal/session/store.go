@@ -134,25 +134,38 @@ func (e LoadError) Error() string {
 // LoadErrors with their line numbers and are skipped; the error return is for
 // a file that cannot be read or whose first line is not a session header.
 // Blank lines are ignored.
+//
+// The file is read one line at a time, never whole, so a large session
+// costs about the memory its messages take; a line longer than
+// MaxEntryBytes is skipped (a LoadError) without being held.
 func Load(path string) (*Session, []LoadError, error) {
 	// A FIFO or a device named as a session (switch_session, -r PATH)
 	// would hold the caller, or fill memory from /dev/zero.
-	data, err := readRegularFile(path, 0, "a session file")
+	f, err := openRegularFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: %w", err)
 	}
+	defer f.Close()
 	s := &Session{Path: path}
 	var errs []LoadError
+	lr := newLineReader(f, MaxEntryBytes)
 	lineNo := 0
-	for len(data) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
+	for {
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
 		lineNo++
-		line = bytes.TrimSuffix(line, []byte{'\r'})
+		var long *errLongLine
+		switch {
+		case errors.As(err, &long) && lineNo > 1:
+			errs = append(errs, LoadError{Path: path, Line: lineNo, Err: err})
+			continue
+		case errors.As(err, &long):
+			return nil, nil, fmt.Errorf("session: %s:1: not a session header: %w", path, err)
+		case err != nil:
+			return nil, nil, fmt.Errorf("session: read %s: %w", path, err)
+		}
 		if lineNo == 1 {
 			if err := json.Unmarshal(line, &s.Header); err != nil || s.Header.Type != entrySession {
 				if err == nil {

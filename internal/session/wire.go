@@ -275,7 +275,10 @@ func UnmarshalMessage(data []byte) (Message, error) {
 			return nil, wrap(err)
 		}
 		m.ToolResultMessage.Content = joinText(blocks)
-		return &m.ToolResultMessage, nil
+		// A copy: a pointer into m would keep the raw content alive with
+		// the message, twice its memory for the whole session.
+		r := m.ToolResultMessage
+		return &r, nil
 	case RoleBashExecution:
 		var m BashExecutionMessage
 		if err := json.Unmarshal(data, &m); err != nil {
