@@ -12,7 +12,7 @@ import (
 // The overlay's footers for a `!` command: a plain program's, and a
 // full-screen one's.
 const (
-	plainFooter = "esc force-kill · ctrl+b background · input forwarded to PTY"
+	plainFooter = "esc force-kill · ctrl+z background · input forwarded to PTY"
 	fullFooter  = `ctrl+\ force-kill · esc and every other key go to the program`
 )
 

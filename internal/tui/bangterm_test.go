@@ -186,10 +186,31 @@ func TestBangKeepsUserPager(t *testing.T) {
 	}
 }
 
+// TestBangCtrlBReachesTheProgram (issue 22): while a program has the
+// terminal, ctrl+b is its key (less pages back with it, readline moves
+// left), not agentsh's: the byte 0x02 arrives, and the command ends on its
+// own, not as a job.
+func TestBangCtrlBReachesTheProgram(t *testing.T) {
+	h := newHarness(t, 80, 30)
+	sess := withTerminalShell(h)
+	h.bang(`read -rsn1 -p "key? " k; printf 'got %q\n' "$k"`)
+	h.waitFor("the prompt's overlay", func() bool {
+		return layerOn[*overlay](h) != nil && strings.Contains(h.screen(), "│key?")
+	})
+	h.press('b', tea.ModCtrl)
+	h.waitFor("the command's end", func() bool { return h.bangIdle() && layerOn[*overlay](h) == nil })
+	b := lastBang(t, sess)
+	if b.ExitCode == nil || *b.ExitCode != 0 || !strings.Contains(b.Output, `got $'\002'`) {
+		t.Errorf("the program did not get ctrl+b: exit %v, output %q", b.ExitCode, b.Output)
+	}
+	if _, ok := sess.Jobs().Get("1"); ok {
+		t.Error("ctrl+b made the command a job")
+	}
+}
+
 // TestBangPromptToBackground: a `!` command waiting at a prompt opens the
-// overlay (issue 13), whose ctrl+b moves it to the background: the overlay
+// overlay (issue 13), whose ctrl+z moves it to the background: the overlay
 // closes, the block says → job 1 and the job still waits for its answer.
-// In vim ctrl+b stays vim's (it pages back).
 func TestBangPromptToBackground(t *testing.T) {
 	h := newHarness(t, 80, 30)
 	sess := withTerminalShell(h)
@@ -197,10 +218,10 @@ func TestBangPromptToBackground(t *testing.T) {
 	h.waitFor("the prompt's overlay", func() bool {
 		return layerOn[*overlay](h) != nil && strings.Contains(h.screen(), "│Proceed? [y/N]")
 	})
-	if s := h.screen(); !strings.Contains(s, overlayFooterText(false, true)) || !strings.Contains(s, "ctrl+b background") {
-		t.Errorf("the footer does not offer ctrl+b:\n%s", s)
+	if s := h.screen(); !strings.Contains(s, overlayFooterText(false, true)) || !strings.Contains(s, "ctrl+z background") {
+		t.Errorf("the footer does not offer ctrl+z:\n%s", s)
 	}
-	h.press('b', tea.ModCtrl)
+	h.press('z', tea.ModCtrl)
 	h.waitFor("the job", func() bool { return h.bangIdle() && layerOn[*overlay](h) == nil })
 	if s := h.screen(); !strings.Contains(s, "→ job 1") {
 		t.Errorf("no job badge:\n%s", s)
