@@ -36,6 +36,9 @@ type transcript struct {
 	toolAborted bool
 	// compacting: an automatic compaction runs (between two model calls).
 	compacting bool
+	// retry is the notice of the model call being tried again: the next
+	// try's replaces its text, and a try that succeeds removes it.
+	retry *textItem
 
 	selected item // the output block ctrl+o and ctrl+g act on; nil: the latest
 	scroll   int  // lines scrolled up from the bottom; 0 follows new output
@@ -137,7 +140,7 @@ func (t *transcript) runningTools() int { return len(t.tools) }
 // endTurn closes the agent's turn: its calls stop running and the bang
 // commands that ran meanwhile join the transcript after it.
 func (t *transcript) endTurn() {
-	t.assistant, t.thinking = nil, nil
+	t.assistant, t.thinking, t.retry = nil, nil, nil
 	for id, it := range t.tools {
 		switch {
 		case it.placeholder:
@@ -195,7 +198,18 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 			t.assistant = nil
 		}
 	case session.EventAutoRetryStart:
-		t.notice(kindWarning, retryNotice(e))
+		if t.retry != nil {
+			t.remove(t.retry)
+		}
+		t.retry = &textItem{kind: kindWarning, text: retryNotice(e)}
+		t.add(t.retry)
+	case session.EventAutoRetryEnd:
+		// A failure keeps the notice: it tells what was tried before the
+		// error that ends the turn.
+		if e.Success && t.retry != nil {
+			t.remove(t.retry)
+		}
+		t.retry = nil
 	case session.EventToolExecutionStart:
 		it := t.tools[e.ToolCallID] // shown while its arguments streamed
 		if it == nil {
