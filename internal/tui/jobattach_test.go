@@ -159,7 +159,7 @@ func TestAttachRefusedAndStale(t *testing.T) {
 	if a == nil || a.job != j {
 		t.Fatalf("a did not attach to job 2")
 	}
-	h.press('b', tea.ModCtrl)
+	h.press('z', tea.ModCtrl)
 	if cmd := h.update(attachChangedMsg{a: a}); cmd != nil {
 		t.Error("a detached view's report started another watch")
 	}
