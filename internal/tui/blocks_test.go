@@ -1,10 +1,13 @@
 package tui
 
 import (
+	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
@@ -63,5 +66,64 @@ func TestRetryNoticeGoesOnSuccess(t *testing.T) {
 	if n := strings.Count(s, "trying again"); n != 1 || !strings.Contains(s, "(2 of 2; esc gives up)") ||
 		!strings.Contains(s, "Error: ") {
 		t.Errorf("after giving up (%d notices):\n%s", n, s)
+	}
+}
+
+// usageServer answers every prompt with a text and the usage of a
+// 12,000-token prompt.
+func usageServer(t *testing.T) *fakemodel.Server {
+	return fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		w.Text("ok")
+		w.FinishUsage("stop", 11_950, 50)
+	})
+}
+
+// "% context left" shows for a model of the table of known windows on an
+// 80-column line with a sandbox and a long folder, where it was cut off
+// the end (issue 22): the folder gives way first, then the token count,
+// then the end of a long model name.
+func TestContextLeftOnANarrowLine(t *testing.T) {
+	srv := usageServer(t)
+	h := newHarness(t, 100, 24)
+	withServer(h, srv, "openai/gpt-4o")
+	h.m.cfg.Sandbox = func() (string, bool) { return "sandbox: workspace-write", false }
+	h.sendLine("hello")
+	h.waitFor("the answer", h.agentIdle)
+	if s := statusLine(h); !strings.Contains(s, "sandbox: workspace-write · openai/gpt-4o · 12.0k tokens · 91% context left") {
+		t.Errorf("100 columns: %q", s)
+	}
+	h.update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if s := statusLine(h); !strings.HasSuffix(strings.TrimRight(s, " "), " · sandbox: workspace-write · openai/gpt-4o · 91% context left") ||
+		!strings.HasPrefix(s, "…") {
+		t.Errorf("80 columns: %q", s)
+	}
+
+	h2 := newHarness(t, 80, 24)
+	withServer(h2, usageServer(t), "openai/claude-sonnet-4-5-20250929")
+	h2.m.cfg.Sandbox = h.m.cfg.Sandbox
+	h2.sendLine("hello")
+	h2.waitFor("the answer", h2.agentIdle)
+	if s := statusLine(h2); !strings.Contains(s, "sandbox: workspace-write · openai/claude-sonn… · 94% context left") {
+		t.Errorf("a long model name: %q", s)
+	}
+}
+
+// A model the table does not know shows "% context left" once its
+// provider's list gave its window.
+func TestContextLeftFromTheProviderList(t *testing.T) {
+	srv := usageServer(t)
+	srv.SetModels(fakemodel.Model{ID: "fake-model", ContextWindow: 100_000})
+	h := newHarness(t, 120, 24)
+	ms := withModels(t, h, srv, "openai/fake-model")
+	h.sendLine("hello")
+	h.waitFor("the answer", h.agentIdle)
+	if s := statusLine(h); !strings.Contains(s, "openai/fake-model · 12.0k tokens") || strings.Contains(s, "context left") {
+		t.Errorf("before the list: %q", s)
+	}
+	ms.Available(context.Background()) // what /model asks
+	h.sendLine("again")
+	h.waitFor("the answer", h.agentIdle)
+	if s := statusLine(h); !strings.Contains(s, "openai/fake-model · 12.0k tokens · 88% context left") {
+		t.Errorf("after the list: %q", s)
 	}
 }
