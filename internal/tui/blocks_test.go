@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -125,5 +127,57 @@ func TestContextLeftFromTheProviderList(t *testing.T) {
 	h.waitFor("the answer", h.agentIdle)
 	if s := statusLine(h); !strings.Contains(s, "openai/fake-model · 12.0k tokens · 88% context left") {
 		t.Errorf("after the list: %q", s)
+	}
+}
+
+// A settings file saved broken does not stop the `!` commands (the `!vim`
+// that would fix it among them): they run with the last settings that
+// loaded, after a warning naming the file and the error; once the file is
+// fixed the warning is not given again (issue 22).
+func TestBangRunsOnBrokenSettings(t *testing.T) {
+	h := newHarness(t, 120, 30)
+	sess := h.m.session()
+	global := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "agentsh", "settings.json")
+	project := session.ProjectSettingsPath(sess.Cwd())
+	for _, f := range []string{global, project} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(global, `{"shell": {"env": {"GREETING": "hello from the settings"}}}`)
+	write(project, `{}`)
+	live, err := session.WatchSettingsFrom(global, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.FollowSettings(live)
+
+	write(project, "{\n  \"shell\": {\"env\": \n")
+	h.bang(`echo "$GREETING"`)
+	h.waitFor("the command's end", h.bangIdle)
+	b := lastBang(t, sess)
+	if b.ExitCode == nil || *b.ExitCode != 0 || b.Output != "hello from the settings\n" {
+		t.Errorf("the ! command on broken settings: %+v %q", b.ExitCode, b.Output)
+	}
+	s := strings.Join(strings.Fields(h.screen()), " ")
+	want := "settings: " + project + ":3:1: "
+	if !strings.Contains(s, want) || !strings.Contains(s, "`!` commands run with the last settings that loaded until the file is fixed") {
+		t.Errorf("no warning naming %s:\n%s", want, h.screen())
+	}
+
+	write(project, `{}`)
+	h.bang("echo fixed")
+	h.waitFor("the command's end", h.bangIdle)
+	if b := lastBang(t, sess); b.Output != "fixed\n" {
+		t.Errorf("after the fix: %q", b.Output)
+	}
+	if n := strings.Count(strings.Join(strings.Fields(h.screen()), " "), "commands run with the last settings"); n != 1 {
+		t.Errorf("%d warnings after the fix, want the first one only:\n%s", n, h.screen())
 	}
 }

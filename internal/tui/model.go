@@ -30,7 +30,10 @@ type (
 	bangDoneMsg  struct {
 		gen int
 		res bash.BashResult
-		err error
+		// settingsErr: the settings files did not load; the command ran
+		// with the last ones that did (session.BashRun).
+		settingsErr string
+		err         error
 	}
 )
 
@@ -509,10 +512,10 @@ func (m *model) startBang(command string, excluded bool) tea.Cmd {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		res, err := sess.ExecuteBash(ctx, command, func(b []byte) { p.chunk(gen, b) },
+		run, err := sess.ExecuteBashRun(ctx, command, func(b []byte) { p.chunk(gen, b) },
 			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg, Styled: !m.cfg.NoColor, Terminal: term.view})
 		term.end()
-		send(bangDoneMsg{gen: gen, res: res, err: err})
+		send(bangDoneMsg{gen: gen, res: run.BashResult, settingsErr: run.SettingsError, err: err})
 	}()
 	return m.startTick()
 }
@@ -534,6 +537,9 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 		return
 	}
 	m.tr.finishBang(it, msg.res)
+	if msg.settingsErr != "" {
+		m.tr.notice(kindWarning, settingsWarning(msg.settingsErr))
+	}
 	if msg.err != nil {
 		// The command ran but recording it failed.
 		m.tr.notice(kindError, "Bash command failed: "+msg.err.Error())

@@ -149,3 +149,10 @@ func (m *model) statusRight() string {
 	}
 	return right
 }
+
+// settingsWarning follows a `!` command that ran while the settings files
+// do not load: what is wrong where (err names the file, line and column),
+// and what that means until it is fixed.
+func settingsWarning(err string) string {
+	return err + "\n`!` commands run with the last settings that loaded until the file is fixed; the model's commands are refused."
+}
