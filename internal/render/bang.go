@@ -29,9 +29,13 @@ const (
 // `cat` of a minified file would otherwise cost a wrap of thousands of rows.
 const MaxLineChars = 4000
 
-// BangPreviewLines is how many logical, then visual, lines a collapsed
-// bang block shows.
-const BangPreviewLines = 20
+// BangPreviewLines is how many lines a collapsed bang block shows, each in
+// at most BangLineRows rows: a long wrapped line must not push the lines
+// before it out of the preview (issue 22).
+const (
+	BangPreviewLines = 20
+	BangLineRows     = 3
+)
 
 // The live buffer keeps only a tail: the final output replaces it anyway,
 // and `!yes` must not grow memory without bound while it runs.
@@ -412,7 +416,7 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 		h = hiddenOf(b.trunc)
 	}
 	lines, styled := b.shownLines(th)
-	top, vis, bottom := layout(lines, w, BangPreviewLines, BangPreviewLines, b.Expanded, h)
+	top, vis, bottom := layout(lines, w, BangPreviewLines, 0, BangLineRows, b.Expanded, h)
 	if styled {
 		vis = selfContained(vis)
 	}

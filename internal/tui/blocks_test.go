@@ -181,3 +181,16 @@ func TestBangRunsOnBrokenSettings(t *testing.T) {
 		t.Errorf("%d warnings after the fix, want the first one only:\n%s", n, h.screen())
 	}
 }
+
+// A `!` command's long line does not eat the preview: the lines before it
+// stay on screen, the long one shows three rows ending in "…" (issue 22).
+func TestBangPreviewKeepsLinesAroundALongOne(t *testing.T) {
+	h := newHarness(t, 80, 40)
+	h.bang(`seq -f 'line %g' 1 5; printf 'x%.0s' $(seq 2000); echo; echo end`)
+	h.waitFor("the command's end", h.bangIdle)
+	s := h.screen()
+	row := strings.Repeat("x", 80)
+	if !strings.Contains(s, "line 1\nline 2\nline 3\nline 4\nline 5\n"+row+"\n"+row+"\n"+row[:79]+"…\nend\n") {
+		t.Errorf("the preview:\n%s", s)
+	}
+}
