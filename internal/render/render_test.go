@@ -914,3 +914,35 @@ func TestElapsedOnRunningBlocks(t *testing.T) {
 		t.Fatalf("tool view did not move:\n%s", v)
 	}
 }
+
+// TestBangFullScreenIsOneLine: a finished full-screen program's block is
+// one line, its command and how it ended; its last screen shows expanded
+// (issue 22).
+func TestBangFullScreenIsOneLine(t *testing.T) {
+	th := NewTheme(true)
+	screen := "hello\n" + strings.Repeat("~\n", 20) + "\"notes.txt\" 1L, 6B written\n"
+	b := NewBang("vim notes.txt", false)
+	b.FullScreen = true
+	b.Finish(screen, intp(0), false, nil)
+	border := strings.Repeat("─", 60)
+	if v, want := b.View(60, th, ""), border+"\n$ vim notes.txt · exited 0 (ctrl+o to expand)\n"+border; v != want {
+		t.Errorf("collapsed:\n%s\nwant:\n%s", v, want)
+	}
+	b.Expanded = true
+	if v := b.View(60, th, ""); !strings.Contains(v, "\n$ vim notes.txt\nhello\n~\n") || !strings.Contains(v, "written\n"+border) {
+		t.Errorf("expanded:\n%s", v)
+	}
+
+	b = NewBang("less big.log", false)
+	b.FullScreen = true
+	b.Finish(screen, intp(2), false, nil)
+	if v := b.View(20, th, ""); v != strings.Repeat("─", 20)+"\n$ less big.log ·\nexited 2\n(ctrl+o to expand)\n"+strings.Repeat("─", 20) {
+		t.Errorf("narrow, exit 2:\n%s", v)
+	}
+	b = NewBang("top", false)
+	b.FullScreen = true
+	b.Finish("[Command cancelled]\n"+screen, nil, true, nil)
+	if v := b.View(60, th, ""); !strings.Contains(v, "\n$ top · Command cancelled (ctrl+o to expand)\n") {
+		t.Errorf("cancelled:\n%s", v)
+	}
+}

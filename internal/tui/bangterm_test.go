@@ -95,6 +95,16 @@ func TestBangVim(t *testing.T) {
 		!strings.Contains(b.Output, "written") || strings.Contains(b.Output, "\x1b") {
 		t.Errorf("result is not vim's last screen: %+v %q", b, b.Output)
 	}
+	// On screen the block is one line; ctrl+o shows the last screen
+	// (issue 22).
+	if s := strings.Join(strings.Fields(h.screen()), " "); !strings.Contains(s, "$ vim -u NONE -N "+f+" · exited 0 (ctrl+o to expand)") ||
+		strings.Contains(s, "~ ~") {
+		t.Errorf("vim's block:\n%s", h.screen())
+	}
+	h.press('o', tea.ModCtrl)
+	if s := h.screen(); !strings.Contains(s, "\n~\n~\n") || !strings.Contains(s, "written") {
+		t.Errorf("ctrl+o does not show vim's last screen:\n%s", s)
+	}
 }
 
 // TestBangREPLAndPersistence: `!python3` waits for input: the overlay opens,

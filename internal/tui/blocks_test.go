@@ -194,3 +194,29 @@ func TestBangPreviewKeepsLinesAroundALongOne(t *testing.T) {
 		t.Errorf("the preview:\n%s", s)
 	}
 }
+
+// A program that used the alternate screen leaves a one-line block, its
+// command and how it ended; its last screen is one ctrl+o away (issue 22).
+// A plain command's block is as before.
+func TestBangFullScreenBlockIsOneLine(t *testing.T) {
+	h := newHarness(t, 100, 40)
+	sess := withTerminalShell(h)
+	h.bang(`printf '\033[?1049hthe last screen\n~\n~\n~\n'; printf '\033[?1049l'`)
+	h.waitFor("the command's end", func() bool { return h.bangIdle() && layerOn[*overlay](h) == nil })
+	if b := lastBang(t, sess); b.Output != "the last screen\n~\n~\n~\n" {
+		t.Errorf("the recorded result is not the last screen: %q", b.Output)
+	}
+	s := h.screen()
+	if !strings.Contains(s, `· exited 0 (ctrl+o to expand)`) || strings.Contains(s, "\nthe last screen\n") || strings.Contains(s, "\n~\n") {
+		t.Errorf("the collapsed block:\n%s", s)
+	}
+	h.press('o', tea.ModCtrl)
+	if s := h.screen(); !strings.Contains(s, "\nthe last screen\n~\n~\n~\n") {
+		t.Errorf("expanded:\n%s", s)
+	}
+	h.bang("echo plain")
+	h.waitFor("the command's end", h.bangIdle)
+	if s := h.screen(); !strings.Contains(s, "$ echo plain\nplain\n") {
+		t.Errorf("a plain command's block:\n%s", s)
+	}
+}

@@ -33,6 +33,7 @@ type (
 		// settingsErr: the settings files did not load; the command ran
 		// with the last ones that did (session.BashRun).
 		settingsErr string
+		fullScreen  bool // the program used the alternate screen
 		err         error
 	}
 )
@@ -515,7 +516,7 @@ func (m *model) startBang(command string, excluded bool) tea.Cmd {
 		run, err := sess.ExecuteBashRun(ctx, command, func(b []byte) { p.chunk(gen, b) },
 			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg, Styled: !m.cfg.NoColor, Terminal: term.view})
 		term.end()
-		send(bangDoneMsg{gen: gen, res: run.BashResult, settingsErr: run.SettingsError, err: err})
+		send(bangDoneMsg{gen: gen, res: run.BashResult, settingsErr: run.SettingsError, fullScreen: term.usedFullScreen(), err: err})
 	}()
 	return m.startTick()
 }
@@ -536,7 +537,7 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 		m.tr.notice(kindError, "Bash command failed: "+msg.err.Error())
 		return
 	}
-	m.tr.finishBang(it, msg.res)
+	m.tr.finishBang(it, msg.res, msg.fullScreen)
 	if msg.settingsErr != "" {
 		m.tr.notice(kindWarning, settingsWarning(msg.settingsErr))
 	}

@@ -106,8 +106,10 @@ func (t *transcript) bangOutput(it *bangItem, data string) {
 	t.dirty = true
 }
 
-// finishBang shows a bang command's result: its end, or the job it became.
-func (t *transcript) finishBang(it *bangItem, res bash.BashResult) {
+// finishBang shows a bang command's result: its end, or the job it became;
+// fullScreen: the program used the alternate screen, and the result is its
+// last screen, which the collapsed block leaves out.
+func (t *transcript) finishBang(it *bangItem, res bash.BashResult, fullScreen bool) {
 	var trunc *bash.TruncationMeta
 	if meta := bash.ResultMeta(res); meta != nil {
 		trunc = meta.Truncation
@@ -116,7 +118,7 @@ func (t *transcript) finishBang(it *bangItem, res bash.BashResult) {
 		// It waits for input or the user moved it: not an end, a job.
 		it.bang.FinishAsJob(res.Output, j.ID(), trunc)
 	} else {
-		it.bang.Styled = res.Styled
+		it.bang.Styled, it.bang.FullScreen = res.Styled, fullScreen
 		it.bang.Finish(res.Output, res.ExitCode, res.Cancelled, trunc)
 	}
 	t.dirty = true
