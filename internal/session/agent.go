@@ -75,7 +75,9 @@ type AgentSession struct {
 	live      atomic.Pointer[LiveSettings] // nil: shell and the callers' settings as given
 	models    atomic.Pointer[Models]       // the model and thinking level of each call (SetModels); nil: Prompt's
 	retry     atomic.Pointer[Retry]        // auto-retry of failed model calls (SetRetry); nil: none
-	now       func() time.Time
+	// reqTimeout is SetRequestTimeout's (0: DefaultRequestTimeout).
+	reqTimeout atomic.Int64
+	now        func() time.Time
 
 	mu          sync.Mutex
 	messages    []Message

@@ -1,0 +1,69 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"agentsh/internal/fakemodel"
+)
+
+// A model call whose server never answers fails after the request timeout
+// (not never: issue 22) and is tried again; the try that answers ends the
+// turn. One that keeps streaming is not cut however long it takes.
+func TestRequestTimeoutEndsAHungCall(t *testing.T) {
+	a, _, reg := newLoopAgent(t)
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		if n == 0 {
+			<-w.Context().Done() // a hung server: nothing, until the client goes
+			return
+		}
+		// Slower than the timeout in all, but never silent for as long.
+		for range 40 {
+			w.Text("x")
+			time.Sleep(50 * time.Millisecond)
+		}
+		w.Answer(" done")
+	})
+	a.SetRequestTimeout(1500 * time.Millisecond)
+	a.SetRetry(NewRetry(1, time.Millisecond, time.Millisecond))
+	var log eventLog
+	if err := promptWithGuard(t, context.Background(), a, "hello", openAIProvider(srv), reg, log.emit); err != nil {
+		t.Fatalf("Prompt: %v", err)
+	}
+	var retry *Event
+	for _, e := range log.all() {
+		if e.Type == EventAutoRetryStart {
+			retry = &e
+		}
+	}
+	if retry == nil || retry.ErrorMessage != "openai: no answer for 1.5s (the request timeout)" {
+		t.Fatalf("retry event %+v", retry)
+	}
+	if got := lastAssistantText(a); got != strings.Repeat("x", 40)+" done" {
+		t.Errorf("answer %q", got)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+}
+
+func lastAssistantText(a *AgentSession) string {
+	msgs := a.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m, ok := msgs[i].(*AssistantMessage); ok {
+			return m.Text
+		}
+	}
+	return ""
+}
+
+func TestFormatTimeout(t *testing.T) {
+	for d, want := range map[time.Duration]string{10 * time.Minute: "10m", 90 * time.Second: "1m30s", time.Hour: "1h",
+		400 * time.Millisecond: "400ms", 3 * time.Second: "3s", 3*time.Hour + 5*time.Minute: "3h5m"} {
+		if got := FormatTimeout(d); got != want {
+			t.Errorf("FormatTimeout(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
