@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -219,4 +220,39 @@ func TestBangFullScreenBlockIsOneLine(t *testing.T) {
 	if s := h.screen(); !strings.Contains(s, "$ echo plain\nplain\n") {
 		t.Errorf("a plain command's block:\n%s", s)
 	}
+}
+
+// A model call that gets no answer shows how long it has waited and the
+// request timeout that will end it, ticking with the clock; streaming
+// text shows no count (issue 22: `working…` for ever).
+func TestWorkingShowsTheWaitAndTheTimeout(t *testing.T) {
+	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
+		<-w.Context().Done() // a hung server
+	})
+	h := newHarness(t, 120, 24)
+	withServer(h, srv, "openai/model-a")
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h.m.tr.clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) {
+		mu.Lock()
+		now = now.Add(d)
+		mu.Unlock()
+		h.update(tickMsg{})
+	}
+	h.sendLine("hello")
+	h.waitFor("the request", func() bool { return h.m.waiting.on && len(srv.Requests()) == 1 })
+	if s := statusLine(h); !strings.HasSuffix(s, " working… (esc to abort)") {
+		t.Errorf("at the start: %q", s)
+	}
+	advance(42 * time.Second)
+	if s := statusLine(h); !strings.HasSuffix(s, " working… 42s (timeout 10m; esc to abort)") {
+		t.Errorf("after 42s: %q", s)
+	}
+	advance(65 * time.Second)
+	if s := statusLine(h); !strings.HasSuffix(s, " working… 1m47s (timeout 10m; esc to abort)") {
+		t.Errorf("after 1m47s: %q", s)
+	}
+	h.press(tea.KeyEscape, 0)
+	h.waitFor("the abort", h.agentIdle)
 }

@@ -79,7 +79,8 @@ type model struct {
 	bangRunning bool
 	bangTerm    *bangTerminal // the running `!` command's terminal
 
-	usage     usage // the latest model call's tokens (usage.go)
+	usage     usage        // the latest model call's tokens (usage.go)
+	waiting   requestClock // the model call under way (status.go)
 	mouse     bool  // mouse capture on (mouse.go)
 	quitArmed bool
 	quitGen   int // numbers the arms, for their expiry ticks
@@ -602,6 +603,7 @@ func (m *model) applyPump() {
 		case session.Event:
 			m.tr.apply(v, m.session().Cwd)
 			m.usage.observe(v, m.contextWindow)
+			m.waiting.observe(v, m.tr.clock())
 		}
 	}
 }

@@ -3,11 +3,13 @@ package tui
 import (
 	"os"
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/render"
+	"agentsh/internal/session"
 )
 
 // The status line's room rules: the message on the right keeps its words
@@ -131,7 +133,8 @@ func (m *model) statusRight() string {
 	case m.agentRunning && m.tr.runningTools() > 0:
 		right = m.st.statusRunning.Render(spinner + " running tool… (" + name(keys.Main.Cancel) + " to abort)")
 	case m.agentRunning:
-		right = m.st.statusRunning.Render(spinner + " working… (" + name(keys.Main.Cancel) + " to abort)")
+		right = m.st.statusRunning.Render(spinner + " working…" + m.waiting.text(m.tr.now, m.session().RequestTimeout(),
+			name(keys.Main.Cancel)+" to abort"))
 	case m.bangRunning && m.bang != nil:
 		right = m.st.statusRunning.Render(spinner + " $ " + oneLine(m.bang.bang.Command) + " (" + name(keys.Main.Cancel) + " to cancel)")
 	case m.tr.selected != nil:
@@ -148,6 +151,43 @@ func (m *model) statusRight() string {
 		right += js
 	}
 	return right
+}
+
+// requestClock follows the model call under way: when the last sign of
+// life of its answer came (its start, or its latest piece), which is what
+// the request timeout counts from.
+type requestClock struct {
+	since time.Time
+	on    bool // a call is under way
+}
+
+// observe takes an event of the agent at now.
+func (c *requestClock) observe(e session.Event, now time.Time) {
+	switch e.Type {
+	case session.EventMessageStart, session.EventMessageUpdate:
+		if _, ok := e.Message.(*session.AssistantMessage); ok {
+			c.since, c.on = now, true
+		}
+	case session.EventMessageEnd:
+		if _, ok := e.Message.(*session.AssistantMessage); ok || e.Message == nil {
+			c.on = false
+		}
+	}
+}
+
+// text follows `working…`: ` (esc to abort)` (hint) while the answer
+// streams, and once the call has been silent a second or more at now how
+// long, with the timeout (0: none) that would end it:
+// ` 42s (timeout 10m; esc to abort)`.
+func (c *requestClock) text(now time.Time, timeout time.Duration, hint string) string {
+	if !c.on || now.Sub(c.since) < time.Second {
+		return " (" + hint + ")"
+	}
+	s := " " + render.FormatElapsed(now.Sub(c.since)) + " ("
+	if timeout > 0 {
+		s += "timeout " + session.FormatTimeout(timeout) + "; "
+	}
+	return s + hint + ")"
 }
 
 // settingsWarning follows a `!` command that ran while the settings files
