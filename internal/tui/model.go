@@ -81,7 +81,7 @@ type model struct {
 
 	usage     usage        // the latest model call's tokens (usage.go)
 	waiting   requestClock // the model call under way (status.go)
-	mouse     bool  // mouse capture on (mouse.go)
+	mouse     bool         // mouse capture on (mouse.go)
 	quitArmed bool
 	quitGen   int // numbers the arms, for their expiry ticks
 	quitting  bool
