@@ -79,15 +79,17 @@ type model struct {
 	bangRunning bool
 	bangTerm    *bangTerminal // the running `!` command's terminal
 
-	usage     usage        // the latest model call's tokens (usage.go)
-	waiting   requestClock // the model call under way (status.go)
-	mouse     bool         // mouse capture on (mouse.go)
+	usage     usage // the latest model call's tokens (usage.go)
+	mouse     bool  // mouse capture on (mouse.go)
 	quitArmed bool
 	quitGen   int // numbers the arms, for their expiry ticks
 	quitting  bool
 	jobsWatch jobsWatch
 	spin      int
 	ticking   bool
+
+	// waiting is the model call under way, for the status line (status.go).
+	waiting requestClock
 }
 
 // session is the session on screen.
