@@ -70,8 +70,14 @@ func TestTUIBangInteractive(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(s.work, "new.txt")); string(b) != "hello\n" {
 			t.Errorf("new.txt holds %q, want hello", b)
 		}
-		// The block shows vim's last screen: its message line, no escape
-		// sequences or leftovers of the redraws.
+		// The block is one line (issue 22); ctrl+o shows vim's last
+		// screen: its message line, no escape sequences or leftovers of
+		// the redraws.
+		if !strings.Contains(scr, "$ vim -N -u NONE new.txt · exited 0 (ctrl+o to expand)") || strings.Contains(scr, "written") {
+			t.Errorf("vim's block is not one line:\n%s", scr)
+		}
+		tt.keys("C-o")
+		scr = tt.waitText("written")
 		if !strings.Contains(scr, `"new.txt" [New] 1L, 6B written`) && !strings.Contains(scr, `"new.txt" [New] 1 line, 6 bytes written`) {
 			t.Errorf("vim's last screen is not the block's result:\n%s", scr)
 		}
@@ -125,10 +131,10 @@ func TestTUIBangInteractive(t *testing.T) {
 		tt.waitText(fullFooter)
 		tt.waitText("second-commit")
 		tt.keys("q")
-		scr := tt.bangDone("git log")
-		if !strings.Contains(scr, "second-commit") {
-			t.Errorf("git log's output is not in the block:\n%s", scr)
-		}
+		tt.bangDone("git log")
+		tt.waitText("$ git log · exited 0 (ctrl+o to expand)")
+		tt.keys("C-o")
+		tt.waitText("second-commit")
 		tt.bang("pwd")
 		tt.waitText("\n" + repo + "\n")
 		tt.bangDone("pwd")
