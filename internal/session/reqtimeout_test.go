@@ -67,3 +67,26 @@ func TestFormatTimeout(t *testing.T) {
 		}
 	}
 }
+
+// ContextWindow, what the TUI's "% context left" counts against: the
+// settings' compaction.contextWindow beats the provider's list, which beats
+// the table of well-known models.
+func TestContextWindowForTheUser(t *testing.T) {
+	a, _ := newAgent(t)
+	for _, c := range []struct {
+		model  string
+		listed int
+		want   int
+	}{{"gpt-4o", 0, 128_000}, {"gpt-4o", 64_000, 64_000}, {"my-local", 0, 0}, {"my-local", 32_000, 32_000}} {
+		if got := a.ContextWindow(c.model, c.listed); got != c.want {
+			t.Errorf("no settings: ContextWindow(%q, %d) = %d, want %d", c.model, c.listed, got, c.want)
+		}
+	}
+	followCompactionSettings(t, a, `{"contextWindow": {"my-local": 8000}}`)
+	if got := a.ContextWindow("my-local", 32_000); got != 8000 {
+		t.Errorf("with the setting: %d, want 8000", got)
+	}
+	if got := a.ContextWindow("gpt-4o", 64_000); got != 64_000 {
+		t.Errorf("a model the setting leaves out: %d, want the listed 64000", got)
+	}
+}
