@@ -50,13 +50,17 @@ func FormatTimeout(d time.Duration) string {
 }
 
 // SetRequestTimeout sets how long a model call may go without a byte of
-// its answer (0: DefaultRequestTimeout; negative: no limit).
+// its answer (0: the Retry's, else DefaultRequestTimeout; negative: no
+// limit).
 func (a *AgentSession) SetRequestTimeout(d time.Duration) { a.reqTimeout.Store(int64(d)) }
 
 // RequestTimeout is the request timeout now (0: none).
 func (a *AgentSession) RequestTimeout() time.Duration {
 	switch d := time.Duration(a.reqTimeout.Load()); {
 	case d == 0:
+		if r := a.retry.Load(); r != nil && r.RequestTimeout > 0 {
+			return r.RequestTimeout
+		}
 		return DefaultRequestTimeout
 	case d < 0:
 		return 0

@@ -90,3 +90,32 @@ func TestContextWindowForTheUser(t *testing.T) {
 		t.Errorf("a model the setting leaves out: %d, want the listed 64000", got)
 	}
 }
+
+// The request timeout: retry.requestTimeoutMs, else 10 minutes; a
+// session's own SetRequestTimeout beats both.
+func TestRequestTimeoutSetting(t *testing.T) {
+	a, _ := newAgent(t)
+	if got := a.RequestTimeout(); got != 10*time.Minute {
+		t.Errorf("default %v", got)
+	}
+	ms, err := ModelSettingsOf(settingsFrom(t, `{"retry": {"requestTimeoutMs": 90000}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.SetRetry(ms.NewRetryOf())
+	if got := a.RequestTimeout(); got != 90*time.Second {
+		t.Errorf("from the settings %v", got)
+	}
+	a.SetRequestTimeout(5 * time.Second)
+	if got := a.RequestTimeout(); got != 5*time.Second {
+		t.Errorf("set %v", got)
+	}
+	a.SetRequestTimeout(-1)
+	if got := a.RequestTimeout(); got != 0 {
+		t.Errorf("off %v", got)
+	}
+	if _, err := ModelSettingsOf(settingsFrom(t, `{"retry": {"requestTimeoutMs": "10m"}}`)); err == nil ||
+		err.Error() != "settings: retry.requestTimeoutMs: expected a number from 0, got 10m" {
+		t.Errorf("a string: %v", err)
+	}
+}
