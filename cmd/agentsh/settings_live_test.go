@@ -53,8 +53,9 @@ func TestSettingsEditAppliesToNextToolCall(t *testing.T) {
 }
 
 // The same through RPC bash commands (the user's bang path): the new env
-// from the next command on, a broken file refuses commands with the located
-// error, and fixing it lets them run again.
+// from the next command on; a broken file does not stop the user's
+// commands (issue 22): they run with the last settings that loaded, and
+// the response carries the located error; fixing it applies the new env.
 func TestSettingsEditAppliesToNextRPCBash(t *testing.T) {
 	s := newSandbox(t)
 	global := filepath.Join(s.config, "agentsh", "settings.json")
@@ -80,7 +81,9 @@ func TestSettingsEditAppliesToNextRPCBash(t *testing.T) {
 		}
 		return l
 	}
-	bashOutput := func(command string) (string, string) {
+	// bashRun is the output, the error and the settings' error of a bash
+	// command.
+	bashRun := func(command string) (string, string, string) {
 		t.Helper()
 		b, _ := json.Marshal(map[string]string{"type": "bash", "command": command})
 		if _, err := io.WriteString(in, string(b)+"\n"); err != nil {
@@ -91,10 +94,18 @@ func TestSettingsEditAppliesToNextRPCBash(t *testing.T) {
 			if l.Type != "response" || l.Command != "bash" {
 				continue
 			}
-			var res struct{ Output string }
+			var res struct{ Output, SettingsError string }
 			_ = json.Unmarshal(l.Data, &res)
-			return res.Output, l.Error
+			return res.Output, l.Error, res.SettingsError
 		}
+	}
+	bashOutput := func(command string) (string, string) {
+		t.Helper()
+		out, e, se := bashRun(command)
+		if se != "" {
+			t.Errorf("%s: settingsError %q", command, se)
+		}
+		return out, e
 	}
 	if l := next(); l.Type != "ready" {
 		t.Fatalf("first line %+v", l)
@@ -107,8 +118,9 @@ func TestSettingsEditAppliesToNextRPCBash(t *testing.T) {
 		t.Fatalf("after the edit: %q %q", got, e)
 	}
 	writeFile(t, global, `{"shell": {"env": {"AGSH_LIVE": 3}}}`)
-	if got, e := bashOutput("echo v=$AGSH_LIVE"); got != "" || e != "settings: "+global+":1:33: shell.env.AGSH_LIVE: expected string, got number" {
-		t.Fatalf("broken: %q %q", got, e)
+	if got, e, se := bashRun("echo v=$AGSH_LIVE"); got != "v=two\n" || e != "" ||
+		se != "settings: "+global+":1:33: shell.env.AGSH_LIVE: expected string, got number" {
+		t.Fatalf("broken: %q %q %q", got, e, se)
 	}
 	writeFile(t, global, `{"shell": {"env": {"AGSH_LIVE": "four"}}}`)
 	if got, e := bashOutput("echo v=$AGSH_LIVE"); got != "v=four\n" || e != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,7 @@ import (
 // The overlay's footers for a `!` command: a plain program's, and a
 // full-screen one's.
 const (
-	plainFooter = "esc force-kill · ctrl+b background · input forwarded to PTY"
+	plainFooter = "esc force-kill · ctrl+z background · input forwarded to PTY"
 	fullFooter  = `ctrl+\ force-kill · esc and every other key go to the program`
 )
 
@@ -70,8 +71,14 @@ func TestTUIBangInteractive(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(s.work, "new.txt")); string(b) != "hello\n" {
 			t.Errorf("new.txt holds %q, want hello", b)
 		}
-		// The block shows vim's last screen: its message line, no escape
-		// sequences or leftovers of the redraws.
+		// The block is one line (issue 22); ctrl+o shows vim's last
+		// screen: its message line, no escape sequences or leftovers of
+		// the redraws.
+		if !strings.Contains(scr, "$ vim -N -u NONE new.txt · exited 0 (ctrl+o to expand)") || strings.Contains(scr, "written") {
+			t.Errorf("vim's block is not one line:\n%s", scr)
+		}
+		tt.keys("C-o")
+		scr = tt.waitText("written")
 		if !strings.Contains(scr, `"new.txt" [New] 1L, 6B written`) && !strings.Contains(scr, `"new.txt" [New] 1 line, 6 bytes written`) {
 			t.Errorf("vim's last screen is not the block's result:\n%s", scr)
 		}
@@ -125,10 +132,10 @@ func TestTUIBangInteractive(t *testing.T) {
 		tt.waitText(fullFooter)
 		tt.waitText("second-commit")
 		tt.keys("q")
-		scr := tt.bangDone("git log")
-		if !strings.Contains(scr, "second-commit") {
-			t.Errorf("git log's output is not in the block:\n%s", scr)
-		}
+		tt.bangDone("git log")
+		tt.waitText("$ git log · exited 0 (ctrl+o to expand)")
+		tt.keys("C-o")
+		tt.waitText("second-commit")
 		tt.bang("pwd")
 		tt.waitText("\n" + repo + "\n")
 		tt.bangDone("pwd")
@@ -153,6 +160,49 @@ func TestTUIBangInteractive(t *testing.T) {
 	if !strings.Contains(scr, "\n100000\n") || strings.Contains(scr, "force-kill") {
 		t.Errorf("seq's block:\n%s", scr)
 	}
+	tt.keys("C-d")
+	tt.waitExit()
+	tt.assertNoProcesses()
+}
+
+// TestTUIBangPagerCtrlB: in `!git log`'s pager (less with git's LESS=FRX,
+// not on the alternate screen) ctrl+b pages back, as in a terminal: it is
+// the program's, not agentsh's background key (issue 22).
+func TestTUIBangPagerCtrlB(t *testing.T) {
+	if !haveProgram(t, "git") || !haveProgram(t, "less") {
+		return
+	}
+	s := newSandbox(t)
+	repo := filepath.Join(s.work, "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var script strings.Builder
+	script.WriteString("git init -q && ")
+	for i := range 60 {
+		fmt.Fprintf(&script, "git commit -q --allow-empty -m commit-%02d && ", i)
+	}
+	script.WriteString("true")
+	cmd := exec.Command("bash", "-c", script.String())
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t",
+		"GIT_COMMITTER_EMAIL=t@e", "HOME="+s.home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git: %v\n%s", err, out)
+	}
+	tt := startTUI(t, s, "GIT_PAGER=less", "LESS=FRX")
+	tt.bang("cd repo && git log")
+	tt.waitText(plainFooter)
+	tt.waitText("commit-59")
+	tt.keys("Space")
+	tt.waitScreen("the next page", func(s string) bool { return !strings.Contains(s, "commit-59") })
+	tt.keys("C-b")
+	scr := tt.waitText("commit-59")
+	if strings.Contains(scr, "→ job") {
+		t.Errorf("ctrl+b moved the pager to the background:\n%s", scr)
+	}
+	tt.keys("q")
+	tt.bangDone("git log")
 	tt.keys("C-d")
 	tt.waitExit()
 	tt.assertNoProcesses()

@@ -59,7 +59,7 @@ func TestTUIQuitWithJobsAsks(t *testing.T) {
 
 // The model starts a job that waits at a prompt: the status line says so.
 // The user attaches to it from the jobs panel, answers y, detaches with
-// ctrl+b (the job runs on) and kills it with k: nothing of it is left
+// ctrl+z (the job runs on) and kills it with k: nothing of it is left
 // (issue 12).
 func TestTUIAttachToJob(t *testing.T) {
 	tag := proctest.SleepTag()
@@ -82,16 +82,16 @@ func TestTUIAttachToJob(t *testing.T) {
 	tt.waitText("Jobs · 1 running · 1 waiting for input")
 	tt.keys("a")
 	scr := tt.waitText("│Proceed? [y/N]")
-	if !strings.Contains(scr, "ctrl+b detach") {
+	if !strings.Contains(scr, "ctrl+z detach") {
 		t.Errorf("the attached overlay does not say how to detach:\n%s", scr)
 	}
 	tt.keys("y", "Enter")
 	tt.waitText("│got y")
 
-	tt.keys("C-b")
+	tt.keys("C-z")
 	scr = tt.waitText("detached from job 1: it keeps running")
-	if strings.Contains(scr, "ctrl+b detach") || !strings.Contains(scr, "› 1    running") {
-		t.Errorf("after ctrl+b:\n%s", scr)
+	if strings.Contains(scr, "ctrl+z detach") || !strings.Contains(scr, "› 1    running") {
+		t.Errorf("after ctrl+z:\n%s", scr)
 	}
 	if len(proctest.WithArg(tag)) == 0 {
 		t.Fatalf("the job's sleep is gone after detach:\n%s", scr)
@@ -160,17 +160,17 @@ func TestTUICtrlBMovesBangToJob(t *testing.T) {
 	tt.assertNoProcesses()
 }
 
-// A `!` command that waits at a prompt opens the overlay; ctrl+b there
+// A `!` command that waits at a prompt opens the overlay; ctrl+z there
 // makes it job 1 waiting for input; attached from the jobs panel, it takes
 // the user's answer (issues 12, 13).
 func TestTUIBangPromptBecomesJob(t *testing.T) {
 	s := newSandbox(t)
 	tt := startTUI(t, s)
 	tt.typeLine(`!read -p "Proceed? [y/N] " a; echo "got $a"`)
-	// The prompt opens the overlay (issue 13); ctrl+b there makes it a job.
+	// The prompt opens the overlay (issue 13); ctrl+z there makes it a job.
 	tt.waitText("│Proceed? [y/N]")
-	tt.waitText("ctrl+b background")
-	tt.keys("C-b")
+	tt.waitText("ctrl+z background")
+	tt.keys("C-z")
 	tt.waitText("→ job 1")
 	scr := tt.waitText("1 job · 1 waiting for input")
 	for _, want := range []string{"\nProceed? [y/N]", "[The user moved the command to the background: it became job 1.",

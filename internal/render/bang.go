@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/bash"
@@ -29,9 +30,13 @@ const (
 // `cat` of a minified file would otherwise cost a wrap of thousands of rows.
 const MaxLineChars = 4000
 
-// BangPreviewLines is how many logical, then visual, lines a collapsed
-// bang block shows.
-const BangPreviewLines = 20
+// BangPreviewLines is how many lines a collapsed bang block shows, each in
+// at most BangLineRows rows: a long wrapped line must not push the lines
+// before it out of the preview (issue 22).
+const (
+	BangPreviewLines = 20
+	BangLineRows     = 3
+)
 
 // The live buffer keeps only a tail: the final output replaces it anyway,
 // and `!yes` must not grow memory without bound while it runs.
@@ -53,6 +58,11 @@ type Bang struct {
 	// Elapsed is how long the command has run, shown while it runs; the
 	// caller sets it before each frame.
 	Elapsed time.Duration
+	// FullScreen: the program used the alternate screen (vim, less, top),
+	// so its output is its last screen. Once it has ended the collapsed
+	// block is one line, the command and how it ended; the screen shows
+	// expanded (issue 22: 20 rows of `~` after `!vim notes.txt`).
+	FullScreen bool
 
 	state      BangState
 	cancelNote string // the status of a cancelled run: CancelledStatus or the timeout
@@ -82,6 +92,7 @@ type bangKey struct {
 	version            uint64
 	width              int
 	expanded, excluded bool
+	fullScreen         bool
 	noColor            bool
 	command, spinner   string
 	styled             string
@@ -254,6 +265,27 @@ func (b *Bang) appendCR(chunk string) {
 	}
 }
 
+// fullScreenLine appends a finished full-screen program's collapsed block
+// to out: `$ vim notes.txt · exited 0`, and how to see its last screen.
+func (b *Bang) fullScreenLine(out []string, th Theme, frame lipgloss.Style, w int) []string {
+	status, style := "ended", frame
+	switch {
+	case b.state == BangCancelled:
+		status, style = b.cancelNote, th.Warning
+	case b.exitCode != nil:
+		status = fmt.Sprintf("exited %d", *b.exitCode)
+		if b.state == BangError {
+			style = th.Error
+		}
+	}
+	cmd, hint := "$ "+sink.Sanitize(b.Command)+" · ", "("+ExpandAction+")"
+	if ansi.StringWidth(cmd+status+" "+hint) <= w {
+		return append(out, th.paint(frame.Bold(true), cmd)+th.paint(style.Bold(true), status)+" "+th.paint(th.Dim, hint))
+	}
+	out = appendStyled(out, th, frame.Bold(true), "", cmd+status, w)
+	return appendStyled(out, th, th.Dim, "", hint, w)
+}
+
 // FinishAsJob ends the block of a command that went on as job id: output
 // is what it printed so far, with the session's notice saying why.
 func (b *Bang) FinishAsJob(output, id string, trunc *bash.TruncationMeta) {
@@ -376,7 +408,7 @@ func (b *Bang) View(width int, th Theme, spinnerFrame string) string {
 		spinnerFrame = ""
 	}
 	k := bangKey{
-		version: b.version, width: width, expanded: b.Expanded, excluded: b.Excluded,
+		version: b.version, width: width, expanded: b.Expanded, excluded: b.Excluded, fullScreen: b.FullScreen,
 		noColor: th.NoColor, command: b.Command, spinner: spinnerFrame, styled: b.Styled,
 	}
 	if b.state == BangRunning {
@@ -405,6 +437,9 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 		top = th.paint(frame, "── "+excludedLabel+" "+strings.Repeat("─", w-ansi.StringWidth(excludedLabel)-4))
 	}
 	out := []string{top}
+	if b.FullScreen && !b.Expanded && b.state != BangRunning && b.state != BangJob {
+		return strings.Join(append(b.fullScreenLine(out, th, frame, w), border), "\n")
+	}
 	out = appendStyled(out, th, frame.Bold(true), "", "$ "+sink.Sanitize(b.Command), w)
 
 	h := hidden{before: b.dropped}
@@ -412,7 +447,7 @@ func (b *Bang) render(width int, th Theme, spinnerFrame string) string {
 		h = hiddenOf(b.trunc)
 	}
 	lines, styled := b.shownLines(th)
-	top, vis, bottom := layout(lines, w, BangPreviewLines, BangPreviewLines, b.Expanded, h)
+	top, vis, bottom := layout(lines, w, BangPreviewLines, 0, BangLineRows, b.Expanded, h)
 	if styled {
 		vis = selfContained(vis)
 	}

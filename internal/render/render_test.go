@@ -242,8 +242,8 @@ func TestBangHidden(t *testing.T) {
 	if v := b.View(80, th, ""); !strings.Contains(v, "\n1\n") || strings.Contains(v, "earlier lines") {
 		t.Fatalf("expanded:\n%s", v)
 	}
-	// 20 logical lines of 100 chars are 60 visual lines at 40: only 20 show,
-	// from 7 logical lines (the first one partly), so 13 are hidden.
+	// 20 logical lines of 100 chars are 60 visual lines at 40: the preview
+	// keeps the 20 lines, not 20 rows (issue 22).
 	b = NewBang("x", false)
 	var out strings.Builder
 	for i := range 20 {
@@ -252,9 +252,35 @@ func TestBangHidden(t *testing.T) {
 	b.Finish(out.String(), intp(0), false, nil)
 	v = b.View(40, th, "")
 	lines := strings.Split(v, "\n")
-	// border, header, hint (two rows), 20 rows, border
-	if len(lines) != 25 || lines[2] != "… (13 earlier lines, showing 7 of 20)" || lines[3] != "(ctrl+o to expand)" {
+	// border, header, 60 rows, border
+	if len(lines) != 63 || lines[2] != strings.Repeat("a", 40) || lines[61] != strings.Repeat("t", 20) || strings.Contains(v, "…") {
 		t.Fatalf("%d lines:\n%s", len(lines), v)
+	}
+}
+
+// TestBangLongLineKeepsThePreview: one long line among the last 20 shows
+// its first BangLineRows rows ending in "…", and the lines before it stay
+// in the preview (issue 22: it took all 20 rows).
+func TestBangLongLineKeepsThePreview(t *testing.T) {
+	th := NewTheme(true)
+	b := NewBang("x", false)
+	out := seq(1, 29) + strings.Repeat("0123456789", 300) + "\n" + seq(30, 30)
+	b.Finish(out, intp(0), false, nil)
+	v := b.View(80, th, "")
+	want := "\n$ x\n" + EarlierHint(11, 20, 31, ExpandAction) + "\n12\n13\n"
+	if !strings.Contains(v, want) {
+		t.Fatalf("the lines before the long one are not shown, want %q:\n%s", want, v)
+	}
+	row := strings.Repeat("0123456789", 8)
+	if !strings.Contains(v, "\n29\n"+row+"\n"+row+"\n"+row[:79]+"…\n30\n") {
+		t.Fatalf("the long line is not cut to %d rows:\n%s", BangLineRows, v)
+	}
+	if n := strings.Count(v, "\n") + 1; n != 2+1+19+BangLineRows+1 { // borders, header, hint, 19 short lines
+		t.Errorf("%d rows:\n%s", n, v)
+	}
+	b.Expanded = true
+	if v := b.View(80, th, ""); strings.Contains(v, "…") || strings.Count(v, row) != 300*10/80 {
+		t.Errorf("expanded, the long line is not whole:\n%s", v)
 	}
 }
 
@@ -886,5 +912,37 @@ func TestElapsedOnRunningBlocks(t *testing.T) {
 	c.Elapsed = 5 * time.Second
 	if v := c.View(40, NewTheme(true)); !strings.Contains(v, "Running… 5s · esc to cancel") {
 		t.Fatalf("tool view did not move:\n%s", v)
+	}
+}
+
+// TestBangFullScreenIsOneLine: a finished full-screen program's block is
+// one line, its command and how it ended; its last screen shows expanded
+// (issue 22).
+func TestBangFullScreenIsOneLine(t *testing.T) {
+	th := NewTheme(true)
+	screen := "hello\n" + strings.Repeat("~\n", 20) + "\"notes.txt\" 1L, 6B written\n"
+	b := NewBang("vim notes.txt", false)
+	b.FullScreen = true
+	b.Finish(screen, intp(0), false, nil)
+	border := strings.Repeat("─", 60)
+	if v, want := b.View(60, th, ""), border+"\n$ vim notes.txt · exited 0 (ctrl+o to expand)\n"+border; v != want {
+		t.Errorf("collapsed:\n%s\nwant:\n%s", v, want)
+	}
+	b.Expanded = true
+	if v := b.View(60, th, ""); !strings.Contains(v, "\n$ vim notes.txt\nhello\n~\n") || !strings.Contains(v, "written\n"+border) {
+		t.Errorf("expanded:\n%s", v)
+	}
+
+	b = NewBang("less big.log", false)
+	b.FullScreen = true
+	b.Finish(screen, intp(2), false, nil)
+	if v := b.View(20, th, ""); v != strings.Repeat("─", 20)+"\n$ less big.log ·\nexited 2\n(ctrl+o to expand)\n"+strings.Repeat("─", 20) {
+		t.Errorf("narrow, exit 2:\n%s", v)
+	}
+	b = NewBang("top", false)
+	b.FullScreen = true
+	b.Finish("[Command cancelled]\n"+screen, nil, true, nil)
+	if v := b.View(60, th, ""); !strings.Contains(v, "\n$ top · Command cancelled (ctrl+o to expand)\n") {
+		t.Errorf("cancelled:\n%s", v)
 	}
 }

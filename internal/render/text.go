@@ -93,11 +93,29 @@ func previewRows(lines []string, w, n int) (rows []string, first int, cut bool) 
 // does not hold: before it and after it.
 type hidden struct{ before, after int }
 
+// cappedRows wraps each of lines at width w into at most perLine rows; a
+// line that needs more shows its first rows, the last one ending in "…",
+// and cut reports that one did.
+func cappedRows(lines []string, w, perLine int) (rows []string, cut bool) {
+	for _, l := range lines {
+		n := len(rows)
+		rows = wrapLine(rows, l, w)
+		if len(rows)-n > perLine {
+			rows = rows[:n+perLine]
+			last := rows[len(rows)-1]
+			rows[len(rows)-1] = ansi.Truncate(last, max(w-1, 0), "") + "…"
+			cut = true
+		}
+	}
+	return rows, cut
+}
+
 // layout is a block's output at width w: all rows when expanded, else the
-// last maxRows rows of the last maxLines lines (0 = no line limit), with
+// last maxRows rows of the last maxLines lines (0 = no line limit), or,
+// with maxRows 0, the last maxLines lines at most lineRows rows each; with
 // the hints of what is hidden above (top) and below (bottom); "" when
 // nothing is.
-func layout(lines []string, w, maxLines, maxRows int, expanded bool, h hidden) (top string, rows []string, bottom string) {
+func layout(lines []string, w, maxLines, maxRows, lineRows int, expanded bool, h hidden) (top string, rows []string, bottom string) {
 	if expanded {
 		for _, l := range lines {
 			rows = wrapLine(rows, l, w)
@@ -115,7 +133,13 @@ func layout(lines []string, w, maxLines, maxRows int, expanded bool, h hidden) (
 	if maxLines > 0 {
 		start = max(0, len(lines)-maxLines)
 	}
-	rows, first, cut := previewRows(lines[start:], w, maxRows)
+	var first int
+	var cut bool
+	if maxRows > 0 {
+		rows, first, cut = previewRows(lines[start:], w, maxRows)
+	} else {
+		rows, cut = cappedRows(lines[start:], w, lineRows)
+	}
 	first += start
 	k, v := h.before+first, len(lines)-first
 	t := k + v + h.after

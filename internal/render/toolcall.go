@@ -162,7 +162,7 @@ func (c *ToolCall) render(width int, th Theme) string {
 			lines, styled = selfContained(splitLines(st)), true
 		}
 	}
-	top, vis, bottom := layout(lines, bw, 0, PreviewLines, c.Expanded, hiddenOf(c.Truncation))
+	top, vis, bottom := layout(lines, bw, 0, PreviewLines, 0, c.Expanded, hiddenOf(c.Truncation))
 	if styled {
 		vis = selfContained(vis)
 	}

@@ -34,6 +34,10 @@ type BashRun struct {
 	// saved (e.g. "no space left on device"); "" when it was, or when
 	// nothing was cut.
 	ArtifactError string `json:"artifactError,omitempty"`
+	// SettingsError is why the settings files do not load now (a file
+	// saved broken): the command ran with the last settings that did, or
+	// the defaults; "" when they load.
+	SettingsError string `json:"settingsError,omitempty"`
 }
 
 // BashOptions configures one ExecuteBash.
@@ -71,7 +75,9 @@ type AgentSession struct {
 	live      atomic.Pointer[LiveSettings] // nil: shell and the callers' settings as given
 	models    atomic.Pointer[Models]       // the model and thinking level of each call (SetModels); nil: Prompt's
 	retry     atomic.Pointer[Retry]        // auto-retry of failed model calls (SetRetry); nil: none
-	now       func() time.Time
+	// reqTimeout is SetRequestTimeout's (0: DefaultRequestTimeout).
+	reqTimeout atomic.Int64
+	now        func() time.Time
 
 	mu          sync.Mutex
 	messages    []Message
@@ -296,21 +302,24 @@ func (a *AgentSession) ExecuteBash(ctx context.Context, command string, onChunk 
 
 // bangShell is the shell of a bang command and the artifact cap: the
 // settings' as they are now, agentsh's whole environment, and no sandbox
-// unless opts asks (the user's own commands are never confined).
-func (a *AgentSession) bangShell(opts BashOptions) (shell bash.ShellConfig, artMax int, err error) {
+// unless opts asks (the user's own commands are never confined). When the
+// files do not load (settingsErr), the last settings that did serve, or
+// the session's defaults: a broken file must not stop the `!vim` that
+// would fix it.
+func (a *AgentSession) bangShell(opts BashOptions) (shell bash.ShellConfig, artMax int, settingsErr error) {
 	shell = a.shell
 	if l := a.live.Load(); l != nil {
-		ts, err := l.ToolSettings()
-		if err != nil {
-			return shell, 0, err
+		var ts bash.ToolSettings
+		ts, settingsErr = l.ToolSettings()
+		if ts.Shell.Path != "" {
+			shell, artMax = ts.Shell, ts.ArtifactMaxBytes
 		}
-		shell, artMax = ts.Shell, ts.ArtifactMaxBytes
 		shell.ScrubEnv = nil // the user's own commands keep the whole environment
 	}
 	// On a terminal the user watches, pagers and editors are the user's.
 	shell.Attended = opts.Terminal != nil
 	shell.Sandbox = opts.Sandbox
-	return shell, artMax, nil
+	return shell, artMax, settingsErr
 }
 
 // ExecuteBashRun is ExecuteBash with the session's notes on the result.
@@ -318,10 +327,7 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 	if strings.TrimSpace(command) == "" {
 		return BashRun{}, errors.New("Command must not be empty") //lint:ignore ST1005 user-facing text
 	}
-	shell, artMax, err := a.bangShell(opts)
-	if err != nil {
-		return BashRun{}, err
-	}
+	shell, artMax, settingsErr := a.bangShell(opts)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.mu.Lock()
@@ -389,6 +395,9 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 	meta := bash.ResultMeta(res)
 	bash.NoteArtifactFailure(meta, allocErr, artPath)
 	run := BashRun{BashResult: res}
+	if settingsErr != nil {
+		run.SettingsError = settingsErr.Error()
+	}
 	if meta != nil && meta.Truncation != nil {
 		run.ArtifactError = meta.Truncation.ArtifactError
 	}

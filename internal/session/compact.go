@@ -268,6 +268,14 @@ func CompactionSettingsFrom(s *Settings) (CompactionSettings, error) {
 // Window is the context window of model: the settings' override, else
 // what llm knows of it (0 = unknown).
 func (c CompactionSettings) Window(model string) int {
+	if w, ok := c.override(model); ok {
+		return w
+	}
+	return llm.ContextWindow(model)
+}
+
+// override is the settings' context window for model, if they give one.
+func (c CompactionSettings) override(model string) (int, bool) {
 	name := strings.ToLower(model)
 	best, w := -1, 0
 	for prefix, n := range c.ContextWindows {
@@ -280,10 +288,22 @@ func (c CompactionSettings) Window(model string) int {
 		}
 	}
 	if best >= 0 {
+		return w, true
+	}
+	return c.ContextWindow, c.ContextWindow > 0
+}
+
+// ContextWindow is the context window of model as the user is told it
+// (the TUI's "% context left"): the settings' compaction.contextWindow when
+// they give one for it, else listed (the provider's model list says so; 0
+// when it does not), else what llm knows of the model; 0 when unknown.
+func (a *AgentSession) ContextWindow(model string, listed int) int {
+	c := a.compactionSettings()
+	if w, ok := c.override(model); ok {
 		return w
 	}
-	if c.ContextWindow > 0 {
-		return c.ContextWindow
+	if listed > 0 {
+		return listed
 	}
 	return llm.ContextWindow(model)
 }

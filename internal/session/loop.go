@@ -284,7 +284,11 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 		}
 		update(Event{UpdateKind: startKind, ContentIndex: openIdx})
 	}
-	out, stop, err := p.Stream(ctx, req, func(ev llm.Event) {
+	// A call that goes without a byte of its answer for the request
+	// timeout fails as timed out (a hung server), and is tried again.
+	watch := watchRequest(ctx, r.a.RequestTimeout())
+	out, stop, err := p.Stream(watch.ctx, req, func(ev llm.Event) {
+		watch.alive()
 		switch ev.Kind {
 		case llm.TextDelta:
 			begin(blockText, UpdateTextStart)
@@ -332,6 +336,9 @@ func (r *run) stream(ctx context.Context, p llm.Provider, req llm.Request) (*Ass
 			closeOpen()
 		}
 	})
+	if e, timedOut := watch.stop(ctx, p.Name(), err); timedOut {
+		err, stop = e, llm.StopError
+	}
 	msg := &AssistantMessage{Text: out.Text, Timestamp: partial.Timestamp, API: partial.API,
 		Provider: partial.Provider, Model: partial.Model, StopReason: WireStopReason(stop)}
 	for _, t := range out.Thinking {

@@ -575,6 +575,9 @@ type ModelSettings struct {
 	MaxRetries    int      // retry.maxRetries
 	BaseDelay     time.Duration
 	MaxDelay      time.Duration
+	// RequestTimeout is retry.requestTimeoutMs: how long a model call may
+	// go without a byte of its answer; 0 = DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
 
 // ModelSettingsOf reads the model settings, with a located error for a
@@ -632,6 +635,10 @@ func ModelSettingsOf(s *Settings) (ModelSettings, error) {
 		return ms, err
 	}
 	ms.MaxDelay = time.Duration(n * float64(time.Millisecond))
+	if n, err = num("retry.requestTimeoutMs"); err != nil {
+		return ms, err
+	}
+	ms.RequestTimeout = time.Duration(n * float64(time.Millisecond))
 	return ms, nil
 }
 
@@ -639,5 +646,6 @@ func ModelSettingsOf(s *Settings) (ModelSettings, error) {
 func (ms ModelSettings) NewRetryOf() *Retry {
 	r := NewRetry(ms.MaxRetries, ms.BaseDelay, ms.MaxDelay)
 	r.SetEnabled(ms.RetryEnabled)
+	r.RequestTimeout = ms.RequestTimeout
 	return r
 }

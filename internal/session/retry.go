@@ -44,6 +44,10 @@ type Retry struct {
 	MaxRetries int
 	BaseDelay  time.Duration
 	MaxDelay   time.Duration
+	// RequestTimeout is the request timeout of the sessions' model calls
+	// (retry.requestTimeoutMs); 0 = DefaultRequestTimeout. A session's
+	// SetRequestTimeout beats it.
+	RequestTimeout time.Duration
 
 	enabled atomic.Bool
 	mu      sync.Mutex

@@ -57,6 +57,17 @@ func (t *bangTerminal) Kill() {
 // command to the background (moveToBackground).
 func (t *bangTerminal) background() {}
 
+// usedFullScreen reports whether the program went on the alternate screen
+// (vim, less, top): its result is then its last screen.
+func (t *bangTerminal) usedFullScreen() bool {
+	scr := t.view.Screen()
+	if scr == nil {
+		return false
+	}
+	_, ok := scr.FullScreenText()
+	return ok
+}
+
 // Done implements terminal.
 func (t *bangTerminal) Done() <-chan struct{} { return t.done }
 

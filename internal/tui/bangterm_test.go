@@ -95,6 +95,16 @@ func TestBangVim(t *testing.T) {
 		!strings.Contains(b.Output, "written") || strings.Contains(b.Output, "\x1b") {
 		t.Errorf("result is not vim's last screen: %+v %q", b, b.Output)
 	}
+	// On screen the block is one line; ctrl+o shows the last screen
+	// (issue 22).
+	if s := strings.Join(strings.Fields(h.screen()), " "); !strings.Contains(s, "$ vim -u NONE -N "+f+" · exited 0 (ctrl+o to expand)") ||
+		strings.Contains(s, "~ ~") {
+		t.Errorf("vim's block:\n%s", h.screen())
+	}
+	h.press('o', tea.ModCtrl)
+	if s := h.screen(); !strings.Contains(s, "\n~\n~\n") || !strings.Contains(s, "written") {
+		t.Errorf("ctrl+o does not show vim's last screen:\n%s", s)
+	}
 }
 
 // TestBangREPLAndPersistence: `!python3` waits for input: the overlay opens,
@@ -186,10 +196,31 @@ func TestBangKeepsUserPager(t *testing.T) {
 	}
 }
 
+// TestBangCtrlBReachesTheProgram (issue 22): while a program has the
+// terminal, ctrl+b is its key (less pages back with it, readline moves
+// left), not agentsh's: the byte 0x02 arrives, and the command ends on its
+// own, not as a job.
+func TestBangCtrlBReachesTheProgram(t *testing.T) {
+	h := newHarness(t, 80, 30)
+	sess := withTerminalShell(h)
+	h.bang(`read -rsn1 -p "key? " k; printf 'got %q\n' "$k"`)
+	h.waitFor("the prompt's overlay", func() bool {
+		return layerOn[*overlay](h) != nil && strings.Contains(h.screen(), "│key?")
+	})
+	h.press('b', tea.ModCtrl)
+	h.waitFor("the command's end", func() bool { return h.bangIdle() && layerOn[*overlay](h) == nil })
+	b := lastBang(t, sess)
+	if b.ExitCode == nil || *b.ExitCode != 0 || !strings.Contains(b.Output, `got $'\002'`) {
+		t.Errorf("the program did not get ctrl+b: exit %v, output %q", b.ExitCode, b.Output)
+	}
+	if _, ok := sess.Jobs().Get("1"); ok {
+		t.Error("ctrl+b made the command a job")
+	}
+}
+
 // TestBangPromptToBackground: a `!` command waiting at a prompt opens the
-// overlay (issue 13), whose ctrl+b moves it to the background: the overlay
+// overlay (issue 13), whose ctrl+z moves it to the background: the overlay
 // closes, the block says → job 1 and the job still waits for its answer.
-// In vim ctrl+b stays vim's (it pages back).
 func TestBangPromptToBackground(t *testing.T) {
 	h := newHarness(t, 80, 30)
 	sess := withTerminalShell(h)
@@ -197,10 +228,10 @@ func TestBangPromptToBackground(t *testing.T) {
 	h.waitFor("the prompt's overlay", func() bool {
 		return layerOn[*overlay](h) != nil && strings.Contains(h.screen(), "│Proceed? [y/N]")
 	})
-	if s := h.screen(); !strings.Contains(s, overlayFooterText(false, true)) || !strings.Contains(s, "ctrl+b background") {
-		t.Errorf("the footer does not offer ctrl+b:\n%s", s)
+	if s := h.screen(); !strings.Contains(s, overlayFooterText(false, true)) || !strings.Contains(s, "ctrl+z background") {
+		t.Errorf("the footer does not offer ctrl+z:\n%s", s)
 	}
-	h.press('b', tea.ModCtrl)
+	h.press('z', tea.ModCtrl)
 	h.waitFor("the job", func() bool { return h.bangIdle() && layerOn[*overlay](h) == nil })
 	if s := h.screen(); !strings.Contains(s, "→ job 1") {
 		t.Errorf("no job badge:\n%s", s)

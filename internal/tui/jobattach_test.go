@@ -25,7 +25,7 @@ func runWatch(t *testing.T, cmd tea.Cmd) tea.Msg {
 }
 
 // a in the jobs panel shows the job's screen in the overlay, sized to it;
-// keys reach the program, esc included, without killing it; ctrl+b returns
+// keys reach the program, esc included, without killing it; ctrl+z returns
 // to the panel with the job still running at its own size again.
 func TestAttachToJob(t *testing.T) {
 	const w, ht = 90, 20
@@ -77,14 +77,14 @@ func TestAttachToJob(t *testing.T) {
 		t.Error("the watch did not report the program's output")
 	}
 
-	// ctrl+b detaches: the panel again, the job runs on at 120x40.
-	h.press('b', tea.ModCtrl)
+	// ctrl+z detaches: the panel again, the job runs on at 120x40.
+	h.press('z', tea.ModCtrl)
 	if layerOn[*jobAttach](h) != nil || layerOn[*jobsPanel](h) == nil {
-		t.Fatalf("ctrl+b did not return to the panel:\n%s", h.screen())
+		t.Fatalf("ctrl+z did not return to the panel:\n%s", h.screen())
 	}
 	s = h.screen()
 	if !strings.Contains(s, "detached from job 1: it keeps running") || strings.Contains(s, attachFooterText()) {
-		t.Errorf("after ctrl+b:\n%s", s)
+		t.Errorf("after ctrl+z:\n%s", s)
 	}
 	if st := j.State(); st.Ended() {
 		t.Fatalf("the job ended on detach: %s", st)
@@ -159,7 +159,7 @@ func TestAttachRefusedAndStale(t *testing.T) {
 	if a == nil || a.job != j {
 		t.Fatalf("a did not attach to job 2")
 	}
-	h.press('b', tea.ModCtrl)
+	h.press('z', tea.ModCtrl)
 	if cmd := h.update(attachChangedMsg{a: a}); cmd != nil {
 		t.Error("a detached view's report started another watch")
 	}

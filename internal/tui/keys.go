@@ -14,13 +14,20 @@ import (
 const JobsKey = "ctrl+t"
 
 // BackgroundKey moves the running `!` command or the model's running bash
-// call into the background as a job; attached to a job, it detaches.
+// call into the background as a job, in the main view.
 const BackgroundKey = "ctrl+b"
 
+// ProgramBackgroundKey is BackgroundKey while a program has the terminal
+// (the PTY overlay, an attached job): there ctrl+b is the program's (less
+// and vim page back with it, readline moves left), and ctrl+z, which would
+// stop a program no job control resumes, lets it run on as a job instead,
+// as ctrl+z then bg does in a shell.
+const ProgramBackgroundKey = "ctrl+z"
+
 // DetachKey leaves a job's screen and returns to the jobs panel; the job
-// keeps running. The same key moves a running command into the background
-// in the main view, so it always means "let it run".
-const DetachKey = BackgroundKey
+// keeps running. The same key moves a program in the overlay into the
+// background, so it always means "let it run".
+const DetachKey = ProgramBackgroundKey
 
 // OverlayKillKey kills the program in the terminal overlay while it is on
 // the alternate screen, where esc is the program's (vim's, less's): a
@@ -243,7 +250,7 @@ func newKeyMap() keyMap {
 		Attach: attachKeys{Detach: bind(DetachKey, "detach", DetachKey)},
 		Overlay: overlayKeys{Kill: bind("esc", "force-kill", "esc"),
 			KillFull:   bind(OverlayKillKey, "force-kill", OverlayKillKey),
-			Background: bind(BackgroundKey, "background", BackgroundKey)},
+			Background: bind(ProgramBackgroundKey, "background", ProgramBackgroundKey)},
 		Confirm: confirmKeys{
 			Yes: bind("y", "quits", "y", "Y"),
 			No:  bind("n", "stays", "n", "N", "esc"),
@@ -380,9 +387,9 @@ func attachEndedFooter() string {
 
 // overlayFooterText is the PTY overlay's last line (SPEC §5); fullScreen:
 // the program is on the alternate screen and esc is its key (SPEC §3).
-// canBackground: the program can become a job (a `!` command); ctrl+b
-// then moves a plain program to the background (a full-screen one keeps
-// it: it pages back in vim and less).
+// canBackground: the program can become a job (a `!` command);
+// keys.Overlay.Background then moves a plain program to the background
+// (ctrl+b is the program's in any case).
 func overlayFooterText(fullScreen, canBackground bool) string {
 	if fullScreen {
 		return helpLine(help(keys.Overlay.KillFull), entry{Key: "esc and every other key", Desc: "go to the program"})
@@ -438,7 +445,8 @@ func helpSections() []helpSection {
 		{"Attached job", []entry{help(keys.Attach.Detach), {Key: "any other key", Desc: "goes to the program"}}},
 		{"Terminal overlay", []entry{{Key: name(keys.Overlay.Kill), Desc: "kills a plain program"},
 			{Key: name(keys.Overlay.KillFull), Desc: "kills it, also on the alternate screen (vim, less, top), where esc goes to the program"},
-			{Key: "any other key", Desc: "goes to the program"}}},
+			{Key: name(keys.Overlay.Background), Desc: "moves a plain `!` program to the background as a job"},
+			{Key: "any other key", Desc: "goes to the program (" + BackgroundKey + " too: it pages back in less)"}}},
 		{"File completion (@ in the editor)", []entry{help(keys.Mention.Accept), help(keys.Mention.Up),
 			help(keys.Mention.Down), help(keys.Mention.Close)}},
 		{"Quit question", []entry{help(keys.Confirm.Yes), help(keys.Confirm.No)}},

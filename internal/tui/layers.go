@@ -58,7 +58,7 @@ type (
 	// attachJob: show job's live screen over the stack.
 	attachJob struct{ job *jobs.Job }
 	// moveToBackground: the running `!` command or model's bash call
-	// becomes a job (the overlay's ctrl+b on a plain program).
+	// becomes a job (keys.Overlay.Background on a plain program).
 	moveToBackground struct{}
 )
 

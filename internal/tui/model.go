@@ -3,15 +3,12 @@ package tui
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/bash"
 	"agentsh/internal/render"
@@ -33,7 +30,11 @@ type (
 	bangDoneMsg  struct {
 		gen int
 		res bash.BashResult
-		err error
+		// settingsErr: the settings files did not load; the command ran
+		// with the last ones that did (session.BashRun).
+		settingsErr string
+		fullScreen  bool // the program used the alternate screen
+		err         error
 	}
 )
 
@@ -86,6 +87,9 @@ type model struct {
 	jobsWatch jobsWatch
 	spin      int
 	ticking   bool
+
+	// waiting is the model call under way, for the status line (status.go).
+	waiting requestClock
 }
 
 // session is the session on screen.
@@ -515,10 +519,10 @@ func (m *model) startBang(command string, excluded bool) tea.Cmd {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		res, err := sess.ExecuteBash(ctx, command, func(b []byte) { p.chunk(gen, b) },
+		run, err := sess.ExecuteBashRun(ctx, command, func(b []byte) { p.chunk(gen, b) },
 			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg, Styled: !m.cfg.NoColor, Terminal: term.view})
 		term.end()
-		send(bangDoneMsg{gen: gen, res: res, err: err})
+		send(bangDoneMsg{gen: gen, res: run.BashResult, settingsErr: run.SettingsError, fullScreen: term.usedFullScreen(), err: err})
 	}()
 	return m.startTick()
 }
@@ -539,7 +543,10 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 		m.tr.notice(kindError, "Bash command failed: "+msg.err.Error())
 		return
 	}
-	m.tr.finishBang(it, msg.res)
+	m.tr.finishBang(it, msg.res, msg.fullScreen)
+	if msg.settingsErr != "" {
+		m.tr.notice(kindWarning, settingsWarning(msg.settingsErr))
+	}
 	if msg.err != nil {
 		// The command ran but recording it failed.
 		m.tr.notice(kindError, "Bash command failed: "+msg.err.Error())
@@ -600,7 +607,8 @@ func (m *model) applyPump() {
 			}
 		case session.Event:
 			m.tr.apply(v, m.session().Cwd)
-			m.usage.observe(v)
+			m.usage.observe(v, m.contextWindow)
+			m.waiting.observe(v, m.tr.clock())
 		}
 	}
 }
@@ -718,99 +726,6 @@ func (m *model) editorView() (box string, x, y int) {
 		style = m.st.editorBang
 	}
 	return style.Render(text), x, y
-}
-
-func (m *model) statusView() string {
-	cwd := m.session().Cwd()
-	if home, err := os.UserHomeDir(); err == nil && home != "" && (cwd == home || strings.HasPrefix(cwd, home+"/")) {
-		cwd = "~" + strings.TrimPrefix(cwd, home)
-	}
-	provider, modelName, label := m.modelNow()
-	if th := m.thinkingStatus(); th != "" {
-		label += " · " + th
-	}
-	model := m.st.statusModel.Render(label)
-	if provider == nil {
-		model = m.st.warning.Render(noModelStatus(m.cfg))
-	}
-	// The sandbox comes before the model, whose text may be long: a cut
-	// line still shows it.
-	rest := ""
-	if m.cfg.Sandbox != nil {
-		if text, warn := m.cfg.Sandbox(); text != "" {
-			style := m.st.status
-			if warn {
-				style = m.st.warning
-			}
-			rest = style.Render(text) + m.st.status.Render(" · ")
-		}
-	}
-	rest += model
-	if u := m.usage.text(modelName); u != "" {
-		rest += m.st.status.Render(" · " + u)
-	}
-	// A long cwd gives way from its start ("…/app"), down to minCwd
-	// cells, before the words after it.
-	const minCwd = 12
-	if over, w := ansi.StringWidth(cwd)+3+lipgloss.Width(rest)-m.width, ansi.StringWidth(cwd); over > 0 && w > minCwd {
-		cwd = ansi.TruncateLeft(cwd, min(over, w-minCwd)+1, "…")
-	}
-	left := m.st.status.Render(cwd) + m.st.status.Render(" · ") + rest
-
-	var right string
-	spinner := spinnerFrames[m.spin]
-	confirm, overlay := findLayer[*quitConfirm](m.layers), findLayer[*overlay](m.layers)
-	switch {
-	case confirm != nil:
-		right = m.st.warning.Render(confirm.question())
-	case m.quitArmed:
-		right = m.st.warning.Render("press " + name(keys.Main.Quit) + " again to quit")
-	case m.flash != "":
-		right = m.st.warning.Render(m.flash)
-	case overlay != nil:
-		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(overlay.command) + " (" + name(overlay.killKey()) + " kills)")
-	case m.compacting || m.agentRunning && m.tr.compacting:
-		right = m.st.statusRunning.Render(spinner + " compacting the conversation… (" + name(keys.Main.Cancel) + " to abort)")
-	case findLayer[*approval](m.layers) != nil:
-		right = m.st.warning.Render(approvalStatus) // approval.go
-	case m.agentRunning && m.tr.runningTools() > 0:
-		right = m.st.statusRunning.Render(spinner + " running tool… (" + name(keys.Main.Cancel) + " to abort)")
-	case m.agentRunning:
-		right = m.st.statusRunning.Render(spinner + " working… (" + name(keys.Main.Cancel) + " to abort)")
-	case m.bangRunning && m.bang != nil:
-		right = m.st.statusRunning.Render(spinner + " $ " + oneLine(m.bang.bang.Command) + " (" + name(keys.Main.Cancel) + " to cancel)")
-	case m.tr.selected != nil:
-		hint := "selected · " + name(keys.Main.Expand) + " expand"
-		if id, _ := artifactOf(m.tr.selected); id != "" {
-			hint += " · " + name(keys.Main.Pager) + " full output"
-		}
-		right = m.st.status.Render(hint + " · " + name(keys.Main.Cancel) + " deselect")
-	}
-	if js := m.jobsStatus(); js != "" && confirm == nil {
-		if right != "" {
-			right += m.st.status.Render(" · ")
-		}
-		right += js
-	}
-	// The message keeps its words and a clear gap from the cwd: the cwd
-	// gives way first, and goes when too little of it would be left.
-	const minGap, minLeft = 2, 12
-	rw := lipgloss.Width(right)
-	gap := m.width - lipgloss.Width(left) - rw
-	if gap < minGap && right != "" {
-		if room := m.width - rw - minGap; room >= minLeft {
-			left = ansi.Truncate(left, room, "…")
-		} else {
-			left = ""
-			right = render.TruncateWords(right, m.width)
-			rw = lipgloss.Width(right)
-		}
-		gap = m.width - lipgloss.Width(left) - rw
-	}
-	if gap < 0 {
-		return render.TruncateWords(left, m.width)
-	}
-	return left + strings.Repeat(" ", gap) + right
 }
 
 func oneLine(s string) string {

@@ -129,7 +129,8 @@ func (h *terminalHost) killAll() {
 // types into: the model's PTY command (*pty.Session) or the user's `!`
 // command on the session shell's terminal (bangTerminal).
 // backgrounder is a terminal whose command can become a job (a `!`
-// command on the session's terminal): the overlay's ctrl+b moves it.
+// command on the session's terminal): the overlay's
+// keys.Overlay.Background moves it.
 type backgrounder interface{ background() }
 
 type terminal interface {

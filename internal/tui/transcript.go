@@ -36,6 +36,9 @@ type transcript struct {
 	toolAborted bool
 	// compacting: an automatic compaction runs (between two model calls).
 	compacting bool
+	// retry is the notice of the model call being tried again: the next
+	// try's replaces its text, and a try that succeeds removes it.
+	retry *textItem
 
 	selected item // the output block ctrl+o and ctrl+g act on; nil: the latest
 	scroll   int  // lines scrolled up from the bottom; 0 follows new output
@@ -103,8 +106,10 @@ func (t *transcript) bangOutput(it *bangItem, data string) {
 	t.dirty = true
 }
 
-// finishBang shows a bang command's result: its end, or the job it became.
-func (t *transcript) finishBang(it *bangItem, res bash.BashResult) {
+// finishBang shows a bang command's result: its end, or the job it became;
+// fullScreen: the program used the alternate screen, and the result is its
+// last screen, which the collapsed block leaves out.
+func (t *transcript) finishBang(it *bangItem, res bash.BashResult, fullScreen bool) {
 	var trunc *bash.TruncationMeta
 	if meta := bash.ResultMeta(res); meta != nil {
 		trunc = meta.Truncation
@@ -113,7 +118,7 @@ func (t *transcript) finishBang(it *bangItem, res bash.BashResult) {
 		// It waits for input or the user moved it: not an end, a job.
 		it.bang.FinishAsJob(res.Output, j.ID(), trunc)
 	} else {
-		it.bang.Styled = res.Styled
+		it.bang.Styled, it.bang.FullScreen = res.Styled, fullScreen
 		it.bang.Finish(res.Output, res.ExitCode, res.Cancelled, trunc)
 	}
 	t.dirty = true
@@ -152,7 +157,7 @@ func (t *transcript) waitFor(on bool) {
 // endTurn closes the agent's turn: its calls stop running and the bang
 // commands that ran meanwhile join the transcript after it.
 func (t *transcript) endTurn() {
-	t.assistant, t.thinking = nil, nil
+	t.assistant, t.thinking, t.retry = nil, nil, nil
 	for id, it := range t.tools {
 		switch {
 		case it.placeholder:
@@ -210,7 +215,18 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 			t.assistant = nil
 		}
 	case session.EventAutoRetryStart:
-		t.notice(kindWarning, retryNotice(e))
+		if t.retry != nil {
+			t.remove(t.retry)
+		}
+		t.retry = &textItem{kind: kindWarning, text: retryNotice(e)}
+		t.add(t.retry)
+	case session.EventAutoRetryEnd:
+		// A failure keeps the notice: it tells what was tried before the
+		// error that ends the turn.
+		if e.Success && t.retry != nil {
+			t.remove(t.retry)
+		}
+		t.retry = nil
 	case session.EventToolExecutionStart:
 		it := t.tools[e.ToolCallID] // shown while its arguments streamed
 		if it == nil {

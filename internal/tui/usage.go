@@ -3,38 +3,54 @@ package tui
 import (
 	"strconv"
 
-	"agentsh/internal/llm"
 	"agentsh/internal/session"
 )
 
 // usage is what the status line knows of the conversation's size: the
 // tokens of the latest model call (its input is the whole conversation so
-// far, its output the answer), as the provider reported them.
+// far, its output the answer), as the provider reported them, and the
+// model's context window then.
 type usage struct {
 	tokens int64
+	window int // 0: not known
 	known  bool
 }
 
-// observe takes the token counts a model call ends with.
-func (u *usage) observe(e session.Event) {
+// observe takes the token counts a model call ends with; window is the
+// context window of the model on screen (model.contextWindow).
+func (u *usage) observe(e session.Event, window func() int) {
 	if e.Type == session.EventMessageEnd && e.Usage != nil {
-		u.tokens, u.known = e.Usage.TotalTokens(), true
+		u.tokens, u.window, u.known = e.Usage.TotalTokens(), window(), true
 	}
 }
 
-// text is the status line's `12.3k tokens · 88% context left`, the second
-// part only for a model whose context window is known; "" before the
+// parts are the status line's `12.3k tokens` and `88% context left`, the
+// second "" unless the context window is known; both "" before the
 // provider has reported anything.
-func (u *usage) text(model string) string {
+func (u *usage) parts() (tokens, left string) {
 	if !u.known {
-		return ""
+		return "", ""
 	}
-	s := formatTokens(u.tokens) + " tokens"
-	if w := llm.ContextWindow(model); w > 0 {
-		left := 100 - (u.tokens*100+int64(w)/2)/int64(w)
-		s += " · " + strconv.FormatInt(min(max(left, 0), 100), 10) + "% context left"
+	tokens = formatTokens(u.tokens) + " tokens"
+	if w := int64(u.window); w > 0 {
+		pct := 100 - (u.tokens*100+w/2)/w
+		left = strconv.FormatInt(min(max(pct, 0), 100), 10) + "% context left"
 	}
-	return s
+	return tokens, left
+}
+
+// contextWindow is the context window of the model on screen: the
+// settings' compaction.contextWindow, else what its provider's list says,
+// else the table of well-known models (session.ContextWindow).
+func (m *model) contextWindow() int {
+	_, name, _ := m.modelNow()
+	listed := 0
+	if ms := m.cfg.Models; ms != nil {
+		if cur, ok := ms.CurrentModel(); ok {
+			listed = cur.ContextWindow
+		}
+	}
+	return m.session().ContextWindow(name, listed)
 }
 
 // formatTokens is a token count in at most four significant characters:
