@@ -161,6 +161,7 @@ func Default() *Executor { return defaultExecutor }
 // and this process's engine folder; call it once on program exit.
 func CloseAll() {
 	defaultExecutor.Close()
+	snapshotStops.Wait()
 	RemoveSnapshots()
 	guard.RemoveEngineDir()
 }
