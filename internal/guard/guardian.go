@@ -224,6 +224,7 @@ func guardianMain(args []string) int {
 	for i := range files {
 		_ = syscall.Close(firstChildFd + i)
 	}
+	shedStartPages()
 
 	eof := make(chan struct{})
 	go func() {
