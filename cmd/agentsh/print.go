@@ -402,8 +402,12 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	provider, model := models.Provider()
 	defer bash.CloseAll()
 	defer confinedfs.StopAll() // the file tools' helpers
-	// The rc snapshot and the shell are started with the first model
-	// request (tools.Registry.Prestart), not before it.
+	// The rc snapshot is taken beside the session's set-up and the first
+	// request, which never wait for it; the model's shell is started with
+	// that request (tools.Registry.Prestart).
+	var warm sync.WaitGroup
+	warm.Go(func() { warmSnapshot(toolSettings) })
+	defer warm.Wait() // before CloseAll removes the snapshots
 	warnSandbox(o.sb, stderr, false)
 
 	agent, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
