@@ -36,7 +36,7 @@ func binaryRSS(t *testing.T) int {
 	return total
 }
 
-// TestShedStartPages: what a guardian calls once its program runs gives
+// TestShedStartPages: what a guardian calls once it has run a while gives
 // back the binary's pages its start mapped (a guardian's RSS was 12 MB of
 // them), and the process goes on running. The pages this process touches
 // again right away come back at once, whole large folios of a binary the
