@@ -41,7 +41,7 @@ const prSetChildSubreaper = 36 // PR_SET_CHILD_SUBREAPER
 
 // shedAfter is how long a guardian runs before it gives back the pages its
 // start mapped (shedStartPages).
-const shedAfter = 250 * time.Millisecond
+const shedAfter = 100 * time.Millisecond
 
 func init() {
 	if os.Getenv(envVar) != envValue {
