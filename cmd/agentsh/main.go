@@ -14,9 +14,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"agentsh/internal/bash"
+	sbx "agentsh/internal/sandbox"
 	"agentsh/internal/session"
 	"agentsh/internal/tools"
 )
@@ -236,6 +238,13 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	if p := settings.Project; p != nil && !p.Trusted {
 		fmt.Fprintf(stderr, "agentsh: %v\n", &session.UntrustedError{Project: p})
 		return 1
+	}
+	// The sandbox's namespace probe (a process of its own) runs beside the
+	// rc snapshot, not after it.
+	var probe sync.WaitGroup
+	defer probe.Wait()
+	if settings.Sandbox.With(flags).Effective() != sbx.Off {
+		probe.Go(func() { sbx.Detect() })
 	}
 	toolSettings, err := bashToolSettings(settings)
 	if err != nil {

@@ -402,7 +402,12 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	provider, model := models.Provider()
 	defer bash.CloseAll()
 	defer confinedfs.StopAll() // the file tools' helpers
-	warmSnapshot(toolSettings)
+	// The rc snapshot is taken beside the session's set-up and the first
+	// request, which never wait for it; the model's shell is started with
+	// that request (tools.Registry.Prestart).
+	var warm sync.WaitGroup
+	warm.Go(func() { warmSnapshot(toolSettings) })
+	defer warm.Wait() // before CloseAll removes the snapshots
 	warnSandbox(o.sb, stderr, false)
 
 	agent, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
@@ -524,7 +529,11 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer bash.CloseAll()      // stdin EOF: no shell and no process of a run is left
 	defer confinedfs.StopAll() // the file tools' helpers
-	warmSnapshot(toolSettings)
+	// The rc snapshot is taken while the client has not asked anything
+	// yet: the first response never waits for the user's rc files.
+	var warm sync.WaitGroup
+	warm.Go(func() { warmSnapshot(toolSettings) })
+	defer warm.Wait() // before CloseAll removes the snapshots
 	warnSandbox(o.sb, stderr, false)
 
 	executor := bash.Default()

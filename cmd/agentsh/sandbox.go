@@ -39,11 +39,12 @@ func sandboxStatus(sb session.SandboxSettings) (text string, warn bool) {
 // the sandbox: every other start would repeat the same line, which the
 // status line shows instead.
 func warnSandbox(sb session.SandboxSettings, w io.Writer, detail bool) {
-	msg := sbx.Warning(sb.Effective(), sb.Network)
 	if !detail && sbx.Unavailable() == "" {
-		msg = ""
+		// Not asked for: Warning's namespace probe starts a process, which
+		// the start of every mode must not wait for.
+		return
 	}
-	if msg != "" {
+	if msg := sbx.Warning(sb.Effective(), sb.Network); msg != "" {
 		fmt.Fprintf(w, "agentsh: %s\n", msg)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"agentsh/internal/guard"
 	"agentsh/internal/jobs"
 	"agentsh/internal/pty"
+	"agentsh/internal/sandbox"
 	"agentsh/internal/sink"
 )
 
@@ -131,15 +132,34 @@ type Executor struct {
 	// KillGrace overrides DefaultKillGrace when positive.
 	KillGrace time.Duration
 
-	mu     sync.Mutex
-	idle   map[string][]*shellSession
-	all    map[*shellSession]struct{}
-	closed bool
+	mu       sync.Mutex
+	idle     map[string][]*shellSession
+	all      map[*shellSession]struct{}
+	starting map[string]*prestart // shells Prestart is starting, by cache key
+	// preparing counts the Prestarts still taking the rc snapshot, whose
+	// key is not known yet; cond tells when one names it.
+	preparing int
+	cond      *sync.Cond
+	closed    bool
+	// prestarts counts the Prestart goroutines: Close waits for them, so
+	// no shell of one outlives the executor.
+	prestarts sync.WaitGroup
+}
+
+// prestart is a shell Prestart is starting; a run that finds it waits for
+// it instead of starting a second one (claimed), and takes it.
+type prestart struct {
+	done    chan struct{}
+	claimed bool
+	s       *shellSession // set once done; nil: the start failed or the executor closed
 }
 
 // NewExecutor returns an executor with its own session cache.
 func NewExecutor() *Executor {
-	return &Executor{idle: map[string][]*shellSession{}, all: map[*shellSession]struct{}{}}
+	e := &Executor{idle: map[string][]*shellSession{}, all: map[*shellSession]struct{}{},
+		starting: map[string]*prestart{}}
+	e.cond = sync.NewCond(&e.mu)
+	return e
 }
 
 var defaultExecutor = NewExecutor()
@@ -151,6 +171,7 @@ func Default() *Executor { return defaultExecutor }
 // and this process's engine folder; call it once on program exit.
 func CloseAll() {
 	defaultExecutor.Close()
+	snapshotStops.Wait()
 	RemoveSnapshots()
 	guard.RemoveEngineDir()
 }
@@ -164,28 +185,48 @@ func (e *Executor) grace() time.Duration {
 
 // acquire hands out an idle shell for the key or starts a new one (always
 // a new one when fresh): a busy shell is never shared and callers never
-// queue behind each other.
+// queue behind each other. A shell Prestart is starting for the key is
+// waited for and taken instead of starting a second one.
 func (e *Executor) acquire(cfg ShellConfig, sessionKey, cwd string, fresh bool) (*shellSession, error) {
 	key := cfg.cacheKey(sessionKey)
 	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil, errors.New("start shell: executor is closed")
-	}
 	var stale []*shellSession
 	var got *shellSession
-	for list := e.idle[key]; len(list) > 0 && !fresh; {
-		s := list[len(list)-1] // most recently used keeps state like a single shell would
-		list = list[:len(list)-1]
-		e.idle[key] = list
-		if s.alive() {
-			got = s
+	var wait *prestart
+	for {
+		if e.closed {
+			e.mu.Unlock()
+			for _, s := range stale {
+				go s.close()
+			}
+			return nil, errors.New("start shell: executor is closed")
+		}
+		for list := e.idle[key]; len(list) > 0 && !fresh; {
+			s := list[len(list)-1] // most recently used keeps state like a single shell would
+			list = list[:len(list)-1]
+			e.idle[key] = list
+			if s.alive() {
+				got = s
+				break
+			}
+			delete(e.all, s)
+			stale = append(stale, s)
+		}
+		if got != nil || fresh {
 			break
 		}
-		stale = append(stale, s)
-	}
-	for _, s := range stale {
-		delete(e.all, s)
+		if p := e.starting[key]; p != nil && !p.claimed {
+			// The shell Prestart is starting for this key is ours:
+			// the rest of its start beats a whole start of our own.
+			p.claimed, wait = true, p
+			break
+		}
+		if e.preparing == 0 {
+			break
+		}
+		// A Prestart is still taking the rc snapshot this run waited
+		// for too: it names its key in a moment.
+		e.cond.Wait()
 	}
 	e.mu.Unlock()
 	for _, s := range stale {
@@ -193,6 +234,13 @@ func (e *Executor) acquire(cfg ShellConfig, sessionKey, cwd string, fresh bool) 
 	}
 	if got != nil {
 		return got, nil
+	}
+	if wait != nil {
+		<-wait.done
+		if wait.s != nil {
+			return wait.s, nil
+		}
+		// Its start failed (or the executor closed): ours says why.
 	}
 	s, err := startSession(cfg, key, cwd, e.grace())
 	if err != nil {
@@ -224,10 +272,105 @@ func (e *Executor) release(s *shellSession, fresh bool) {
 	s.close()
 }
 
-// Close closes every shell of this executor; later runs fail.
+// Prestart starts, in the background, the shell a Run with opts would
+// start (the same ShellConfig, rc snapshot and session key), and leaves it
+// idle for that Run: a model's first bash call then finds its shell ready
+// instead of waiting for the guardian, the sandbox's view and bash. It
+// starts none when an idle shell or another Prestart already serves the
+// key, or for a Fresh run. A run that comes while the start is under way
+// waits for it rather than starting a second shell. Close waits for a
+// start under way and closes what it started.
+func (e *Executor) Prestart(opts RunOptions) {
+	if opts.Fresh {
+		return
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.prestarts.Add(1)
+	e.preparing++
+	e.mu.Unlock()
+	go func() {
+		defer e.prestarts.Done()
+		if opts.Shell.Sandbox.Enabled() {
+			// The kernel's features are probed once (a process in new
+			// namespaces): beside the rc snapshot, not after it.
+			var probe sync.WaitGroup
+			probe.Go(func() { sandbox.Detect() })
+			defer probe.Wait()
+		}
+		err := opts.prepareShell()
+		key := opts.Shell.cacheKey(opts.SessionKey)
+		e.mu.Lock()
+		e.preparing--
+		e.cond.Broadcast()
+		serve := err == nil && !e.closed && e.starting[key] == nil
+		for _, s := range e.idle[key] {
+			if s.alive() {
+				serve = false
+			}
+		}
+		if !serve {
+			e.mu.Unlock()
+			return
+		}
+		p := &prestart{done: make(chan struct{})}
+		e.starting[key] = p
+		e.mu.Unlock()
+		s, err := startSession(opts.Shell, key, opts.Cwd, e.grace())
+		e.mu.Lock()
+		delete(e.starting, key)
+		late := err == nil && e.closed
+		switch {
+		case err != nil || late:
+		case p.claimed:
+			e.all[s], p.s = struct{}{}, s
+		default:
+			e.all[s] = struct{}{}
+			e.idle[key] = append(e.idle[key], s)
+		}
+		close(p.done)
+		e.mu.Unlock()
+		if late {
+			s.close()
+		}
+	}()
+}
+
+// prepareShell completes opts.Shell as Run does before it picks a shell:
+// the shell's path, the rc snapshot when it is taken lazily, and no
+// terminal as stdin without a job manager.
+func (opts *RunOptions) prepareShell() error {
+	if opts.Shell.Path == "" {
+		p, err := ResolveShell("")
+		if err != nil {
+			return fmt.Errorf("start shell: %w", err)
+		}
+		opts.Shell.Path = p
+	}
+	if opts.Shell.LazySnapshot && opts.Shell.SnapshotPath == "" {
+		opts.Shell.SnapshotPath = GetOrCreateSnapshot(opts.Shell.Path, opts.Shell.Env)
+	}
+	if opts.Jobs == nil {
+		// A terminal nobody can type into would hold a reading command
+		// to its timeout; /dev/null ends it at once.
+		opts.Shell.TerminalStdin = false
+	}
+	return nil
+}
+
+// Close closes every shell of this executor, after the starts Prestart
+// has under way; later runs fail.
 func (e *Executor) Close() {
 	e.mu.Lock()
 	e.closed = true
+	e.cond.Broadcast()
+	e.mu.Unlock()
+	// Each sees closed and closes what it started.
+	e.prestarts.Wait()
+	e.mu.Lock()
 	all := make([]*shellSession, 0, len(e.all))
 	for s := range e.all {
 		all = append(all, s)
@@ -255,26 +398,14 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 	if timeout < time.Second {
 		timeout = time.Second
 	}
-	if opts.Shell.Path == "" {
-		p, err := ResolveShell("")
-		if err != nil {
-			return BashResult{}, fmt.Errorf("start shell: %w", err)
-		}
-		opts.Shell.Path = p
-	}
-	if opts.Shell.LazySnapshot && opts.Shell.SnapshotPath == "" {
-		opts.Shell.SnapshotPath = GetOrCreateSnapshot(opts.Shell.Path, opts.Shell.Env)
+	if err := opts.prepareShell(); err != nil {
+		return BashResult{}, err
 	}
 	if opts.View == ModelView && opts.Shell.SnapshotPath != "" {
 		opts.Shell.SnapshotPath = ModelSnapshot(opts.Shell.SnapshotPath)
 	}
 	if opts.Shell.Prefix != "" {
 		command = opts.Shell.Prefix + " " + command
-	}
-	if opts.Jobs == nil {
-		// A terminal nobody can type into would hold a reading command
-		// to its timeout; /dev/null ends it at once.
-		opts.Shell.TerminalStdin = false
 	}
 	onChunk := opts.OnChunk
 	var head *headCapture

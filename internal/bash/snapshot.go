@@ -390,8 +390,10 @@ func createSnapshot(shellPath string, env map[string]string, path string) error 
 	}
 	select {
 	case <-g.Exited():
-		// Whatever the rc left running in the background goes too.
-		go g.Stop()
+		// Whatever the rc left running in the background goes too;
+		// CloseAll waits for the sweep, so no process of it outlives
+		// agentsh's exit.
+		snapshotStops.Go(g.Stop)
 		if code, _ := g.ExitCode(); code != 0 {
 			return fmt.Errorf("snapshot: rc exited with status %d", code)
 		}
@@ -404,6 +406,9 @@ func createSnapshot(shellPath string, env map[string]string, path string) error 
 		return fmt.Errorf("snapshot: rc did not finish within %v", SnapshotBudget)
 	}
 }
+
+// snapshotStops are the sweeps of the snapshots' guardians under way.
+var snapshotStops sync.WaitGroup
 
 // RemoveSnapshots deletes every snapshot file this process made.
 func RemoveSnapshots() {

@@ -651,6 +651,24 @@ type stopSpec struct {
 	nonce string
 }
 
+// Prestart starts, in the background, the shell a call with tc would run
+// on (Executor.Prestart), so the model's first call finds it ready: the
+// modes call it with each model request, while the model thinks. Nothing
+// is started for a call that would not use the engine's shells (the PTY
+// path), for broken settings, or for a context whose calls run on a fresh
+// shell each.
+func (t *Tool) Prestart(tc ToolContext) {
+	if tc.SettingsError != nil || ShouldUsePTY(tc.Settings.VirtualTerminal, tc.HasUI, os.Getenv) {
+		return
+	}
+	ex := t.Executor
+	if ex == nil {
+		ex = Default()
+	}
+	ex.Prestart(RunOptions{Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: tc.Cwd, Jobs: t.Jobs,
+		Fresh: tc.State != nil && tc.View == UserView})
+}
+
 // runEngine runs the command on the non-interactive engine (SPEC §2).
 func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.Duration, artPath, artID string,
 	stop stopSpec, head int, tc ToolContext, onUpdate func(string), p ToolParams) (BashResult, error) {

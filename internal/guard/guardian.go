@@ -39,6 +39,10 @@ const (
 
 const prSetChildSubreaper = 36 // PR_SET_CHILD_SUBREAPER
 
+// shedAfter is how long a guardian runs before it gives back the pages its
+// start mapped (shedStartPages).
+const shedAfter = 100 * time.Millisecond
+
 func init() {
 	if os.Getenv(envVar) != envValue {
 		return
@@ -259,9 +263,15 @@ func guardianMain(args []string) int {
 		}
 	}
 	reap()
+	// A guardian that outlives its start-up gives back what it mapped
+	// then; a short one (a snapshot's rc, a quick job) does not pay for it.
+	shed := time.NewTimer(shedAfter)
+	defer shed.Stop()
 wait:
 	for {
 		select {
+		case <-shed.C:
+			shedStartPages()
 		case <-chld:
 			reap()
 		case <-term:

@@ -182,6 +182,10 @@ func (r *run) loop(ctx context.Context, p llm.Provider, model string, reg *tools
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// While the model thinks, the bash tool starts the shell its next
+		// call would wait for (the rc snapshot, the guardian, the
+		// sandbox's view): nothing of it delays the request.
+		go reg.Prestart()
 		msg, streamErr := r.streamRetry(ctx, pick)
 		results := r.runTools(ctx, reg, msg, streamErr != nil)
 		r.send(Event{Type: EventTurnEnd, Turn: turn, Message: msg, ToolResults: results})

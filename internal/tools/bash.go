@@ -120,6 +120,16 @@ func (b *bashTool) Execute(ctx context.Context, args json.RawMessage, onUpdate f
 	return fromFinal(bash.Finalize(res, err))
 }
 
+// Prestart starts the shell the next call would run on, in the
+// background (bash.Tool.Prestart).
+func (b *bashTool) Prestart() {
+	var tc bash.ToolContext
+	if b.ctx != nil {
+		tc = b.ctx()
+	}
+	b.tool.Prestart(tc)
+}
+
 func fromFinal(f bash.FinalResult) Result {
 	r := Result{Content: f.Content, IsError: f.IsError, Aborted: f.Aborted}
 	if d, err := json.Marshal(f.Details); err == nil && string(d) != "{}" {

@@ -118,6 +118,32 @@ func (r *Registry) Specs() []llm.ToolSpec {
 	return out
 }
 
+// Prestarter is a tool that can get ready for its next call ahead of it
+// (the bash tool starts its shell), without blocking.
+type Prestarter interface {
+	Prestart()
+}
+
+// Prestart lets every tool that can get ready for a call do so in the
+// background: the agent loop calls it with each model request, so that the
+// work overlaps the model's answer instead of following it.
+func (r *Registry) Prestart() {
+	if r == nil {
+		return
+	}
+	r.mu.RLock()
+	var ps []Prestarter
+	for _, n := range r.order {
+		if p, ok := r.tools[n].(Prestarter); ok {
+			ps = append(ps, p)
+		}
+	}
+	r.mu.RUnlock()
+	for _, p := range ps {
+		p.Prestart()
+	}
+}
+
 // Standard is the registry every mode gives the model: bash first, then the
 // file tools, so `agentsh exec`, print mode, RPC and the TUI all offer (and
 // the interceptor suggests) the same set; then the job tools when the bash
