@@ -353,6 +353,11 @@ func (opts *RunOptions) prepareShell() error {
 	if opts.Shell.LazySnapshot && opts.Shell.SnapshotPath == "" {
 		opts.Shell.SnapshotPath = GetOrCreateSnapshot(opts.Shell.Path, opts.Shell.Env)
 	}
+	if opts.View == ModelView && opts.Shell.SnapshotPath != "" {
+		// The model's shells source the snapshot without the rc's
+		// tool-named definitions; a prestarted shell must be the same.
+		opts.Shell.SnapshotPath = ModelSnapshot(opts.Shell.SnapshotPath)
+	}
 	if opts.Jobs == nil {
 		// A terminal nobody can type into would hold a reading command
 		// to its timeout; /dev/null ends it at once.
@@ -400,9 +405,6 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 	}
 	if err := opts.prepareShell(); err != nil {
 		return BashResult{}, err
-	}
-	if opts.View == ModelView && opts.Shell.SnapshotPath != "" {
-		opts.Shell.SnapshotPath = ModelSnapshot(opts.Shell.SnapshotPath)
 	}
 	if opts.Shell.Prefix != "" {
 		command = opts.Shell.Prefix + " " + command

@@ -160,3 +160,28 @@ func TestPrestartSkipsFreshRuns(t *testing.T) {
 		t.Errorf("%d shells started for a fresh-shell context", all)
 	}
 }
+
+// TestPrestartedModelShellLeavesOutToolNames: the shell the Tool prestarts
+// for the model's view sources the model's snapshot (without the rc's
+// tool-named definitions), like a shell started for the model's run; and
+// that run takes it.
+func TestPrestartedModelShellLeavesOutToolNames(t *testing.T) {
+	home := withHome(t, "case $- in *i*) ;; *) return;; esac\nrm() { echo \"user rm $*\"; }\nuser_fn() { :; }\n")
+	sh := testShell(t)
+	sh.LazySnapshot = true
+	sh.Env = map[string]string{"HOME": home}
+	sh.ScrubEnv = DefaultScrubEnv()
+	e := newTestExecutor(t)
+	work := t.TempDir()
+	tool := &Tool{Executor: e}
+	tc := ToolContext{Cwd: work, Settings: ToolSettings{Shell: sh}, State: NewSessionState(work), View: ModelView}
+	tool.Prestart(tc)
+	pid := waitIdleShell(t, e)
+	res, err := tool.Execute(context.Background(), ToolParams{Command: "type -t rm user_fn; echo pid=$$"}, tc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "file\nfunction\npid="+strconv.Itoa(pid)+"\n") {
+		t.Errorf("the model's first run: %q (want rm as the file, user_fn from the rc, on prestarted shell %d)", res.Text, pid)
+	}
+}

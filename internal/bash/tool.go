@@ -666,7 +666,7 @@ func (t *Tool) Prestart(tc ToolContext) {
 		ex = Default()
 	}
 	ex.Prestart(RunOptions{Shell: tc.Settings.Shell, SessionKey: tc.SessionKey, Cwd: tc.Cwd, Jobs: t.Jobs,
-		Fresh: tc.State != nil && tc.View == UserView})
+		State: tc.State, View: tc.View, Fresh: tc.State != nil && tc.View == UserView})
 }
 
 // runEngine runs the command on the non-interactive engine (SPEC §2).
