@@ -285,6 +285,9 @@ func RefusedCommand(command, line string) (prefix, text string) {
 				continue
 			}
 			p, ok := samePrefix(prefix, seg.prefix())
+			if name, arg, two := strings.Cut(p, " "); two && namesPath(line, arg) {
+				p = name // touch notes: notes is the refused file, no subcommand
+			}
 			if !ok {
 				return "", ""
 			}
@@ -312,6 +315,17 @@ func RefusedCommand(command, line string) (prefix, text string) {
 		}
 	}
 	return prefix, text
+}
+
+// namesPath reports whether line names word as a path: quoted, or
+// between a space or line start and a colon.
+func namesPath(line, word string) bool {
+	for _, q := range []string{"'" + word + "'", "‘" + word + "’", `"` + word + `"`, "`" + word + "'", " " + word + ":"} {
+		if strings.Contains(line, q) {
+			return true
+		}
+	}
+	return strings.HasPrefix(line, word+":")
 }
 
 // prefix is the segment's command name (past its wrappers) and, when the

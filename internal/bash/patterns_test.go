@@ -133,6 +133,7 @@ func TestRefusedCommand(t *testing.T) {
 		{"cd sub && rm ../f", "rm: cannot remove '../f': Read-only file system", "rm", "rm ../f"},
 		{"mkdir -p out && touch /x/f", "touch: cannot touch '/x/f': Read-only file system", "touch", "touch /x/f"},
 		{"git status && git push origin", "git: cannot lock ref: Permission denied", "git", ""},
+		{"touch notes", "touch: cannot touch 'notes': Read-only file system", "touch", "touch notes"},
 		{"ls; /usr/bin/touch /x/f", "/usr/bin/touch: cannot touch '/x/f': Read-only file system", "/usr/bin/touch", "/usr/bin/touch /x/f"},
 		{"timeout 5 rm /x/f", "rm: cannot remove '/x/f': Read-only file system", "rm", "timeout 5 rm /x/f"},
 		{"for f in a b; do rm /x/$f; done", "rm: cannot remove '/x/a': Read-only file system", "rm", "rm /x/$f"},

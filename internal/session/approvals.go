@@ -35,6 +35,12 @@ type ApprovalQuestion struct {
 	Rule    bash.PatternRule // AskRule: the rule that asks
 	Reason  string           // SandboxDenial: what the sandbox refused (sandbox.Denial.Reason)
 	Prefix  string           // SandboxDenial: what Always allows; "" = Always is not offered
+	// Matched is the part of Command the question is about: (AskRule)
+	// the simple command the rule matched, (SandboxDenial) the one whose
+	// error showed the refusal (bash.RefusedCommand); "" when not known.
+	Matched string
+	// Line (SandboxDenial) is the output line that showed the refusal.
+	Line string
 	// ModelDefined (SandboxDenial) are the commands of Command that the
 	// model defined as functions or aliases in its shells: the re-run
 	// runs in a fresh shell with the user's state only, where they are
@@ -149,7 +155,7 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 			case a.Approver == nil:
 				return nil, &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command)}
 			default:
-				if a.Approver.Approve(ctx, ApprovalQuestion{Kind: AskRule, Command: p.Command, Rule: m.Rule}) == Decline {
+				if a.Approver.Approve(ctx, ApprovalQuestion{Kind: AskRule, Command: p.Command, Rule: m.Rule, Matched: m.Command}) == Decline {
 					return nil, &bash.ToolError{Message: fmt.Sprintf(userDeclinedText, m.Rule, m.Command)}
 				}
 			}
@@ -182,7 +188,9 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 		if d, err := bash.ResolveCwd(cwd, p.Cwd); err == nil {
 			dir = d
 		}
-		d, ok := sandbox.DetectDenial(te.Message, dir, policy)
+		// A relative path in the refusal is the command's: from where its
+		// cd steps took it, or where it started.
+		d, ok := sandbox.DetectDenialIn(te.Message, bash.CommandDirs(p.Command, dir), policy)
 		if !ok {
 			return res, err
 		}
@@ -190,8 +198,10 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 			te.Message = withNote(te.Message, fmt.Sprintf(sandboxNoOneNote, d.Reason()))
 			return res, err
 		}
-		prefix := bash.CommandPrefix(p.Command)
-		q := ApprovalQuestion{Kind: SandboxDenial, Command: p.Command, Reason: d.Reason(), Prefix: prefix}
+		// Always saves the command that was refused, not the line's first.
+		prefix, matched := bash.RefusedCommand(p.Command, d.Line)
+		q := ApprovalQuestion{Kind: SandboxDenial, Command: p.Command, Reason: d.Reason(), Prefix: prefix,
+			Matched: matched, Line: d.Line}
 		if tc.State != nil {
 			q.ModelDefined = tc.State.ModelDefined(bash.CommandNames(p.Command))
 		}
