@@ -101,7 +101,7 @@ func (c *segCollector) code(src string, depth int, derived bool) {
 				seg.neutral = neutralCommands[seg.words[0]] && seg.known[0] && len(n.Redirs) == 0
 				seg.inner = innermost(cw)
 				c.add(seg)
-				c.runs(cw, 0, stdinOf(src, n, feeds[n]), depth)
+				c.runs(cw, 0, stdinOf(src, n, feeds[n]), false, depth)
 			}
 		}
 		return true // words may hold $(...) with commands of their own
@@ -249,7 +249,7 @@ var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true
 // runs adds the commands that cw's words lo… run in turn: a wrapper's
 // command, eval's and alias's and trap's code, find -exec's commands, a
 // shell's code.
-func (c *segCollector) runs(cw cmdWords, lo int, in stdin, depth int) {
+func (c *segCollector) runs(cw cmdWords, lo int, in stdin, open bool, depth int) {
 	if lo >= len(cw.words) || !cw.known[lo] || len(c.segs) > maxPatternSegments {
 		return
 	}
@@ -266,7 +266,7 @@ func (c *segCollector) runs(cw cmdWords, lo int, in stdin, depth int) {
 		}
 		if u.start > lo && u.start < len(cw.words) {
 			seg := cw.segment(u.start, len(cw.words))
-			seg.derived, seg.open = true, spec.open
+			seg.derived, seg.open = true, open || spec.open
 			if spec.joined {
 				c.joined(cw, u.start, depth)
 				return
@@ -275,7 +275,7 @@ func (c *segCollector) runs(cw cmdWords, lo int, in stdin, depth int) {
 			if spec.open {
 				in = stdin{} // xargs reads its input itself
 			}
-			c.runs(cw, u.start, in, depth)
+			c.runs(cw, u.start, in, seg.open, depth)
 		}
 		return
 	}
@@ -347,7 +347,7 @@ func (c *segCollector) findExec(cw cmdWords, lo int, depth int) {
 			seg.derived = true
 			c.add(seg)
 			c.runs(cmdWords{src: cw.src, words: cw.words[:end], known: cw.known[:end], offs: cw.offs[:end], ends: cw.ends[:end]},
-				start, stdin{}, depth)
+				start, stdin{}, false, depth)
 		}
 		i = end
 	}
@@ -491,6 +491,8 @@ func (w wrapper) unwrap(cw cmdWords, lo int) unwrapped {
 		case word == "--":
 			u.start = i + 1 + (w.operands - operands)
 			return u
+		case word == "-" && w.assigns:
+			// env -: -i
 		case operands == 0 && strings.HasPrefix(word, "--"):
 			name, _, hasValue := strings.Cut(word, "=")
 			if contains(w.codeLong, name) {
