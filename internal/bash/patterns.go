@@ -357,7 +357,10 @@ var subcommandWord = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:+-]*$`)
 // value there) never matches; and only cd, pushd, popd, echo, pwd, true,
 // false and : with literal arguments (no glob, no expansion) need no
 // rule (printf -v assigns, test -v evaluates a subscript). Such a line
-// is asked about again.
+// is asked about again. Rules match as allow rules do, never as deny
+// and ask rules fail closed: `./touch` (the model's own program) is not
+// `touch`, and what a wrapper, eval, find -exec or bash -c runs needs a
+// rule of its own besides the wrapper's.
 func CheckOutside(command string, rules []PatternRule) PatternMatch {
 	f, err := parseBashSource(command)
 	if err != nil || !outsideSafe(f) {
