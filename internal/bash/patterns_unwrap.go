@@ -302,6 +302,28 @@ func (c *segCollector) runs(cw cmdWords, lo int, in stdin, open bool, depth int)
 		}
 	case "find":
 		c.findExec(cw, lo, depth)
+	case "source", ".":
+		// A script file is opaque, as `bash script` is; code from stdin or
+		// a word that is not a literal (<(echo rm x)) is not known, or is
+		// the here-doc's.
+		if lo+1 < len(cw.words) {
+			switch {
+			case !cw.known[lo+1]:
+				c.add(unknownSegment(cw.words[lo+1]))
+			case stdinPaths[cw.words[lo+1]]:
+				c.stdinCode(in, depth)
+			}
+		}
+	case "hash":
+		// hash -p /bin/rm r: r now runs /bin/rm.
+		for i := lo + 1; i+1 < len(cw.words); i++ {
+			if cw.words[i] == "-p" {
+				seg := cw.segment(i+1, len(cw.words))
+				seg.derived = true
+				c.add(seg)
+				break
+			}
+		}
 	default:
 		if shells[name] {
 			c.shell(cw, lo, in, depth)
@@ -384,11 +406,21 @@ func (c *segCollector) shell(cw cmdWords, lo int, in stdin, depth int) {
 			}
 			continue
 		default:
-			readsStdin = false // a script file: opaque
+			readsStdin = stdinPaths[w] // else a script file: opaque
 		}
 		break
 	}
-	if !readsStdin || !in.present {
+	if readsStdin {
+		c.stdinCode(in, depth)
+	}
+}
+
+// stdinPaths name a command's own stdin.
+var stdinPaths = map[string]bool{"/dev/stdin": true, "/dev/fd/0": true, "/proc/self/fd/0": true, "-": true}
+
+// stdinCode adds the code a shell reads from in.
+func (c *segCollector) stdinCode(in stdin, depth int) {
+	if !in.present {
 		return
 	}
 	if !in.known {
@@ -435,12 +467,15 @@ var wrappers = map[string]wrapper{
 	"time":     {valued: "fo", long: []string{"--format", "--output"}},
 	"xargs": {valued: "adEILnPs", long: []string{"--arg-file", "--delimiter", "--eof", "--max-lines", "--max-args",
 		"--max-procs", "--max-chars", "--process-slot-var"}, open: true},
-	"busybox": {},
-	"watch":   {valued: "nq", long: []string{"--interval", "--equexit"}, joined: true},
-	"su":      {valued: "gGsw", long: []string{"--group", "--supp-group", "--shell", "--whitelist-environment"}, code: "c", codeLong: []string{"--command", "--session-command"}},
-	"runuser": {valued: "ugGsw", long: []string{"--user", "--group", "--supp-group", "--shell", "--whitelist-environment"}, code: "c", codeLong: []string{"--command", "--session-command"}},
-	"unshare": {},
-	"strace":  {valued: "abeEIoOpPsSuUX"},
+	"busybox":  {},
+	"watch":    {valued: "nq", long: []string{"--interval", "--equexit"}, joined: true},
+	"su":       {valued: "gGsw", long: []string{"--group", "--supp-group", "--shell", "--whitelist-environment"}, code: "c", codeLong: []string{"--command", "--session-command"}},
+	"runuser":  {valued: "ugGsw", long: []string{"--user", "--group", "--supp-group", "--shell", "--whitelist-environment"}, code: "c", codeLong: []string{"--command", "--session-command"}},
+	"unshare":  {},
+	"strace":   {valued: "abeEIoOpPsSuUX"},
+	"parallel": {valued: "jaSEIdn", long: []string{"--jobs", "--arg-file", "--sshlogin", "--delimiter", "--max-args"}, open: true},
+	"ssh":      {valued: "BbcDEeFIiJLlmOopQRSWw", operands: 1, joined: true},
+	"script":   {valued: "ETIOBm", code: "c", codeLong: []string{"--command"}},
 }
 
 // innermost is the index of the word naming the command that cw runs,
