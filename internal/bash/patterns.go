@@ -92,6 +92,10 @@ type PatternMatch struct {
 	// simple command); Command is the simple command it matched.
 	Rule    PatternRule
 	Command string
+	// Unknown (deny, ask): Command is not known before it runs (its
+	// command word is not a literal, or it is code from a variable or a
+	// pipe), so it matched the rule without naming it.
+	Unknown bool
 }
 
 // CheckPatterns decides on command by rules: each simple command in it is
@@ -132,7 +136,7 @@ func CheckPatterns(command string, rules []PatternRule) PatternMatch {
 				if r.Action != action || !seg.matches(r, action != PatternAllow) {
 					continue
 				}
-				m := PatternMatch{Action: action, Rule: r, Command: seg.text}
+				m := PatternMatch{Action: action, Rule: r, Command: seg.text, Unknown: !seg.known[0]}
 				if action != PatternAllow {
 					return m
 				}

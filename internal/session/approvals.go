@@ -41,6 +41,10 @@ type ApprovalQuestion struct {
 	Matched string
 	// Line (SandboxDenial) is the output line that showed the refusal.
 	Line string
+	// Unknown (AskRule): Matched is not known before it runs (a command
+	// word that is not a literal, eval "$x", curl … | sh), so it matched
+	// the rule without naming it.
+	Unknown bool
 	// ModelDefined (SandboxDenial) are the commands of Command that the
 	// model defined as functions or aliases in its shells: the re-run
 	// runs in a fresh shell with the user's state only, where they are
@@ -110,6 +114,9 @@ const (
 		"(agentsh --allow-ask runs such commands without asking): %s"
 	// userDeclinedText: the user said no to an ask rule.
 	userDeclinedText = "Refused: the user declined to run this command (bash.patterns rule %s): %s"
+	// unknownNote ends the texts above when the command matched because
+	// what it runs is not known before it runs.
+	unknownNote = " (what this runs is not known before it runs, so it counts as matching every deny and ask rule: name the command literally)"
 	// sandboxNoOneNote, sandboxDeclinedNote and sandboxRerunNote end the
 	// result of a command the sandbox stopped.
 	sandboxNoOneNote    = "[agentsh: the sandbox refused %s; no one can approve running it outside the sandbox here]"
@@ -148,15 +155,16 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 		m := bash.CheckPatterns(p.Command, tc.Settings.Patterns)
 		switch m.Action {
 		case bash.PatternDeny:
-			return nil, &bash.ToolError{Message: fmt.Sprintf(denyText, m.Rule, m.Command)}
+			return nil, &bash.ToolError{Message: fmt.Sprintf(denyText, m.Rule, m.Command) + unknownOf(m)}
 		case bash.PatternAsk:
 			switch {
 			case a.Yolo, a.Approver == nil && a.AllowAsk:
 			case a.Approver == nil:
-				return nil, &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command)}
+				return nil, &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command) + unknownOf(m)}
 			default:
-				if a.Approver.Approve(ctx, ApprovalQuestion{Kind: AskRule, Command: p.Command, Rule: m.Rule, Matched: m.Command}) == Decline {
-					return nil, &bash.ToolError{Message: fmt.Sprintf(userDeclinedText, m.Rule, m.Command)}
+				if a.Approver.Approve(ctx, ApprovalQuestion{Kind: AskRule, Command: p.Command, Rule: m.Rule,
+					Matched: m.Command, Unknown: m.Unknown}) == Decline {
+					return nil, &bash.ToolError{Message: fmt.Sprintf(userDeclinedText, m.Rule, m.Command) + unknownOf(m)}
 				}
 			}
 		}
@@ -238,11 +246,20 @@ func RefuseUnattended(command string, rules []bash.PatternRule, allowAsk bool) *
 	m := bash.CheckPatterns(command, rules)
 	switch {
 	case m.Action == bash.PatternDeny:
-		return &bash.ToolError{Message: fmt.Sprintf(denyText, m.Rule, m.Command)}
+		return &bash.ToolError{Message: fmt.Sprintf(denyText, m.Rule, m.Command) + unknownOf(m)}
 	case m.Action == bash.PatternAsk && !allowAsk:
-		return &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command)}
+		return &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command) + unknownOf(m)}
 	}
 	return nil
+}
+
+// unknownOf is the note that says why a command matched a rule it does
+// not name; "" for one that names it.
+func unknownOf(m bash.PatternMatch) string {
+	if m.Unknown {
+		return unknownNote
+	}
+	return ""
 }
 
 // noted ends a bash call's result, a failure's or a success's, with note.

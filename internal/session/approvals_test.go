@@ -501,3 +501,38 @@ func TestApprovalsAskNamesMatchedCommand(t *testing.T) {
 		t.Error("the command ran")
 	}
 }
+
+// TestApprovalsUnknownCommandFailsClosed (issue 22): a command whose name
+// is not known before it runs matches every deny and ask rule; the model
+// reads why, and the question says the match is not by name.
+func TestApprovalsUnknownCommandFailsClosed(t *testing.T) {
+	rules := []bash.PatternRule{{Action: bash.PatternAsk, Pattern: "touch"}, {Action: bash.PatternDeny, Pattern: "rm"}}
+	user := &answering{}
+	reg, a := approvalTools(t, rules, Approvals{Approver: user})
+	keep := filepath.Join(a.Cwd(), "keep")
+	if err := os.WriteFile(keep, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, reg, tools.BashName, map[string]any{"command": "echo start; $(printf rm) keep"})
+	want := `Refused by bash.patterns rule {"deny": "rm"}: $(printf rm) keep (what this runs is not known before it runs, ` +
+		`so it counts as matching every deny and ask rule: name the command literally)`
+	if !r.IsError || r.Content != want {
+		t.Errorf("result %q, want %q", r.Content, want)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("the command ran: %v", err)
+	}
+	// With only the ask rule, the user is asked, told the match is not by name.
+	reg, a = approvalTools(t, rules[:1], Approvals{Approver: user})
+	r = call(t, reg, tools.BashName, map[string]any{"command": "cmd=touch; \"$cmd\" made"})
+	if len(user.asked) != 1 || !user.asked[0].Unknown || user.asked[0].Matched != `"$cmd" made` {
+		t.Fatalf("asked %+v", user.asked)
+	}
+	if !r.IsError || !strings.HasSuffix(r.Content, `"$cmd" made (what this runs is not known before it runs, `+
+		`so it counts as matching every deny and ask rule: name the command literally)`) {
+		t.Errorf("result %q", r.Content)
+	}
+	if _, err := os.Stat(filepath.Join(a.Cwd(), "made")); err == nil {
+		t.Error("the declined command ran")
+	}
+}
