@@ -303,13 +303,14 @@ func (c *segCollector) runs(cw cmdWords, lo int, in stdin, open bool, depth int)
 	case "find":
 		c.findExec(cw, lo, depth)
 	case "source", ".":
-		// A script file is opaque, as `bash script` is; code from stdin or
-		// a word that is not a literal (<(echo rm x)) is not known, or is
-		// the here-doc's.
+		// A script file is opaque, as `bash script` is, named literally
+		// or not ("$HOME/.cargo/env"); the code of a substitution
+		// (<(echo rm x)) or of stdin is not known, or is the here-doc's.
 		if lo+1 < len(cw.words) {
+			w := cw.words[lo+1]
 			switch {
-			case !cw.known[lo+1]:
-				c.add(unknownSegment(cw.words[lo+1]))
+			case !cw.known[lo+1] && (strings.Contains(w, "(") || strings.Contains(w, "`") || in.present):
+				c.add(unknownSegment(w))
 			case stdinPaths[cw.words[lo+1]]:
 				c.stdinCode(in, depth)
 			}
