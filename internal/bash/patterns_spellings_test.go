@@ -27,6 +27,8 @@ func TestPatternSpellings(t *testing.T) {
 		{"r''m x", deny},
 		{`r\m x`, deny},
 		{`"/bin/"rm x`, deny},
+		{"r\\\nm x", deny},
+		{"r${X}m x", deny},
 		// not literal: fails closed
 		{"$(printf rm) x", deny},
 		{"`printf rm` x", deny},
@@ -60,6 +62,8 @@ func TestPatternSpellings(t *testing.T) {
 		{"setsid -w rm x", deny},
 		{"sudo rm x", deny},
 		{"sudo -u root -- rm x", deny},
+		{"FOO=1 sudo FOO=2 rm x", deny},
+		{"sudo -E -H rm x", deny},
 		{"doas rm x", deny},
 		{"exec rm x", deny},
 		{"exec -a name rm x", deny},

@@ -3,6 +3,7 @@ package bash
 import (
 	"errors"
 	"path"
+	"regexp"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -436,7 +437,7 @@ type wrapper struct {
 	valued   string   // short options that take a value
 	long     []string // long options that take a value (--opt value)
 	operands int      // words before the command (timeout's duration)
-	assigns  bool     // NAME=value words before the command (env)
+	assigns  bool     // a lone - is an option (env -: -i)
 	code     string   // short options whose value is shell code (su -c)
 	codeLong []string // the same, long
 	lookup   string   // short options that make it run nothing (command -v)
@@ -478,6 +479,9 @@ var wrappers = map[string]wrapper{
 	"ssh":      {valued: "BbcDEeFIiJLlmOopQRSWw", operands: 1, joined: true},
 	"script":   {valued: "ETIOBm", code: "c", codeLong: []string{"--command"}},
 }
+
+// assignWord is a NAME=value word.
+var assignWord = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 // innermost is the index of the word naming the command that cw runs,
 // past its wrappers.
@@ -565,7 +569,9 @@ func (w wrapper) unwrap(cw cmdWords, lo int) unwrapped {
 				}
 				break
 			}
-		case w.assigns && strings.Contains(word, "=") && !strings.HasPrefix(word, "="):
+		case assignWord.MatchString(word):
+			// NAME=value: env's, sudo's; before another wrapper's command
+			// it fails to run, and skipping it only checks more.
 		case operands < w.operands:
 			operands++
 		default:
