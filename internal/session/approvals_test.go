@@ -425,11 +425,11 @@ func TestApprovalsRelativeRefusal(t *testing.T) {
 	for _, c := range []struct {
 		cmd, path, prefix, matched, line string
 	}{
-		{"echo x > f", "f", "", "", ": f: Read-only file system"},
-		{"cd sub && echo x > ../g", "g", "", "", ": ../g: Read-only file system"},
-		{"cd sub && rm ../f", "f", "rm", "rm ../f", "rm: cannot remove '../f': Read-only file system"},
-		{"cd sub && touch ok 2>/dev/null; cd .. && touch f", "f", "touch", "", "touch: cannot touch 'f': Read-only file system"},
-		{"ls >/dev/null; mkdir -p /proc/self 2>/dev/null; touch h", "h", "touch", "touch h", "touch: cannot touch 'h': Read-only file system"},
+		{"echo x > f", "f", "", "", ": f: "},
+		{"cd sub && echo x > ../g", "g", "", "", ": ../g: "},
+		{"cd sub && rm ../f", "f", "rm", "rm ../f", "rm: cannot remove '../f': "},
+		{"cd sub && touch ok 2>/dev/null; cd .. && touch f", "f", "touch", "", "touch: cannot touch 'f': "},
+		{"ls >/dev/null; mkdir -p /proc/self 2>/dev/null; touch h", "h", "touch", "touch h", "touch: cannot touch 'h': "},
 	} {
 		n := len(user.asked)
 		r := call(t, reg, tools.BashName, map[string]any{"command": c.cmd})
@@ -439,8 +439,9 @@ func TestApprovalsRelativeRefusal(t *testing.T) {
 		}
 		q := user.asked[n]
 		reason := "writing " + filepath.Join(ws, c.path) + " (outside the sandbox's writable paths)"
-		if q.Kind != SandboxDenial || q.Reason != reason || q.Prefix != c.prefix || q.Matched != c.matched ||
-			!strings.HasSuffix(q.Line, c.line) {
+		// The mount view refuses with EROFS, Landlock alone with EACCES.
+		lineOK := strings.HasSuffix(q.Line, c.line+"Read-only file system") || strings.HasSuffix(q.Line, c.line+"Permission denied")
+		if q.Kind != SandboxDenial || q.Reason != reason || q.Prefix != c.prefix || q.Matched != c.matched || !lineOK {
 			t.Errorf("%s: asked %+v\nwant reason %q, prefix %q, matched %q, line …%q", c.cmd, q, reason, c.prefix, c.matched, c.line)
 		}
 		if !strings.Contains(r.Content, "the user declined to run the command outside the sandbox") {
