@@ -49,6 +49,14 @@ func TestCheckOutsideCompoundTricks(t *testing.T) {
 		"touch x; eval \"$y\"",
 		"sudo touch x",
 		"touch x 'unterminated",
+		// the model's own program, a wrapper or nested code: rules of their own
+		"./touch x",
+		"/usr/bin/touch x",
+		"timeout 5 touch x",
+		"find . -exec touch {} +",
+		"bash -c 'touch x'",
+		"sh <<< 'touch x'",
+		"touch x; $(printf touch) y",
 	} {
 		if m := CheckOutside(cmd, rules); m.Action != "" {
 			t.Errorf("CheckOutside(%q) = %q (rule %s), want no match", cmd, m.Action, m.Rule)

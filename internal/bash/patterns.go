@@ -2,6 +2,7 @@ package bash
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -91,13 +92,23 @@ type PatternMatch struct {
 	// simple command); Command is the simple command it matched.
 	Rule    PatternRule
 	Command string
+	// Unknown (deny, ask): Command is not known before it runs (its
+	// command word is not a literal, or it is code from a variable or a
+	// pipe), so it matched the rule without naming it.
+	Unknown bool
 }
 
 // CheckPatterns decides on command by rules: each simple command in it is
 // checked — every stage of a pipeline, every command of a `;`, `&&`, `||`
-// list, in subshells, blocks, loops and functions, in $(...) and <(...),
-// and the command run by a wrapper (`sudo`, `env`, `nohup`, `time`, `nice`,
-// `command`, `exec`, `doas`) or given to `bash -c`/`sh -c` as a literal.
+// list, in subshells, blocks, loops and functions, in $(...), `...` and
+// <(...) — and so is what a command runs in turn: a wrapper's command
+// (see wrappers: sudo, env, timeout, stdbuf, xargs, nice, nohup, exec,
+// command…), find's -exec/-execdir/-ok/-okdir commands, the code of eval,
+// alias and trap, and a shell's code (`bash -c`, a here-doc or
+// here-string, `echo … | sh`). Code that is not known before it runs
+// (`eval "$x"`, `curl … | sh`, a command word such as $(printf rm) or
+// ${X:-rm}) counts as matching every deny and ask rule (see
+// patSegment.matches for how those fail closed).
 // A deny rule matching any simple command denies the whole command; else
 // an ask rule matching any asks; allow needs every simple command matched
 // by an allow rule (cd, pushd, popd, echo, printf, true, false, pwd, test,
@@ -105,8 +116,9 @@ type PatternMatch struct {
 // `git push && echo done` is allowed by {"allow": "git push"} but
 // `git push && rm -rf ~` is not, nor `sudo git push`: deny and ask rules
 // see through a wrapper, allow rules do not.
-// Among rules of the deciding action the first in the list wins. A command
-// that does not parse is checked as one simple command of its words.
+// Among rules of the deciding action the first in the list wins. Of a
+// command that does not parse, the lines before the error are checked as
+// code (bash runs them) and the whole as one simple command of its words.
 func CheckPatterns(command string, rules []PatternRule) PatternMatch {
 	if len(rules) == 0 {
 		return PatternMatch{}
@@ -121,10 +133,10 @@ func CheckPatterns(command string, rules []PatternRule) PatternMatch {
 		for _, seg := range segs {
 			matched := false
 			for _, r := range rules {
-				if r.Action != action || !seg.matches(r) {
+				if r.Action != action || !seg.matches(r, action != PatternAllow) {
 					continue
 				}
-				m := PatternMatch{Action: action, Rule: r, Command: seg.text}
+				m := PatternMatch{Action: action, Rule: r, Command: seg.text, Unknown: !seg.known[0]}
 				if action != PatternAllow {
 					return m
 				}
@@ -145,28 +157,63 @@ func CheckPatterns(command string, rules []PatternRule) PatternMatch {
 	return PatternMatch{}
 }
 
-// patSegment is one simple command as the rules see it.
-type patSegment struct {
-	text    string   // its source, from the name to the last argument
-	words   []string // its words: literal values, else their source text
-	neutral bool     // one of neutralCommands without redirections
-	literal bool     // every word is a literal (no expansion, no glob)
-}
-
-func (s patSegment) matches(r PatternRule) bool {
+// matches reports whether r matches s. closed is how deny and ask rules
+// match, failing closed: a command word that is not a literal matches
+// every rule; a path-named command matches by its base name (/bin/rm is
+// rm); past the first, the rule's words may stand apart, with options
+// (and one value each) between them (git -C . push is git push); a word
+// that is not a literal matches any; and a regex rule also sees the
+// words as they run (\rm -rf / as rm -rf /). Allow rules match only the
+// words as written: a prefix of literal words, or the regex on the text.
+func (s patSegment) matches(r PatternRule, closed bool) bool {
+	if closed && !s.known[0] {
+		return true
+	}
 	if re, ok := r.regex(); ok {
-		return re != nil && re.MatchString(s.text)
+		if re == nil {
+			return false
+		}
+		return re.MatchString(s.text) || (closed && re.MatchString(s.plain()))
 	}
 	want := strings.Fields(r.Pattern)
-	if len(want) == 0 || len(want) > len(s.words) {
+	if len(want) == 0 {
 		return false
 	}
-	for i, w := range want {
-		if s.words[i] != w {
+	if !closed {
+		if len(want) > len(s.words) {
+			return false
+		}
+		for i, w := range want {
+			if !s.known[i] || s.words[i] != w {
+				return false
+			}
+		}
+		return true
+	}
+	if commandName(s.words[0]) != commandName(want[0]) {
+		return false
+	}
+	j, optionBefore := 1, false
+	for i := 1; i < len(s.words) && j < len(want); i++ {
+		w := s.words[i]
+		switch {
+		case !s.known[i] || w == want[j]:
+			j, optionBefore = j+1, false
+		case strings.HasPrefix(w, "-") && len(w) > 1:
+			optionBefore = true
+		case optionBefore:
+			optionBefore = false // the option's value
+		default:
 			return false
 		}
 	}
-	return true
+	return j == len(want) || s.open
+}
+
+// plain is the segment's words as the command runs them, its name by its
+// base name.
+func (s patSegment) plain() string {
+	return strings.Join(append([]string{commandName(s.words[0])}, s.words[1:]...), " ")
 }
 
 // neutralCommands change nothing outside the shell when they have no
@@ -175,175 +222,128 @@ func (s patSegment) matches(r PatternRule) bool {
 var neutralCommands = map[string]bool{"cd": true, "pushd": true, "popd": true, "echo": true, "printf": true,
 	"true": true, "false": true, "pwd": true, "test": true, "[": true, ":": true}
 
-// maxPatternDepth bounds `bash -c` nesting.
-const maxPatternDepth = 4
-
-// patternSegments lists command's simple commands (see CheckPatterns);
-// top leaves out those inside $(...) and <(...). control reports an if,
-// while, until, for, case or function in command.
-func patternSegments(command string, depth int, top bool) (segs []patSegment, control bool) {
-	f, err := parseBashSource(command)
-	if err != nil {
-		t := trimShellSpace(command)
-		if t == "" {
-			return nil, false
-		}
-		return []patSegment{{text: t, words: strings.Fields(t)}}, false
-	}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause, *syntax.FuncDecl:
-			control = true
-		case *syntax.CmdSubst, *syntax.ProcSubst:
-			return !top
-		case *syntax.CallExpr:
-			if len(n.Args) > 0 {
-				segs = append(segs, callSegments(command, n, depth)...)
-			}
-		}
-		return true // words may hold $(...) with commands of their own
-	})
-	return segs, control
-}
-
-// callSegments is call's segment, plus the segment of the command a
-// wrapper runs and the commands of a `bash -c` string.
-func callSegments(src string, call *syntax.CallExpr, depth int) []patSegment {
-	words := make([]string, len(call.Args))
-	offs := make([]int, len(call.Args))
-	literal := true
-	for i, a := range call.Args {
-		offs[i] = int(a.Pos().Offset())
-		if v, ok := wordLiteral(a); ok {
-			words[i] = v
-		} else {
-			words[i] = src[offs[i]:int(a.End().Offset())]
-			literal = false
-		}
-	}
-	end := int(call.End().Offset())
-	seg := patSegment{text: src[offs[0]:end], words: words, literal: literal}
-	seg.neutral = neutralCommands[words[0]]
-	segs := []patSegment{seg}
-	// The redirections of the statement make a cd more than a cd.
-	if seg.neutral && hasRedirect(src, call) {
-		segs[0].neutral = false
-	}
-	if i := wrappedCommand(words); i > 0 && i < len(words) {
-		segs = append(segs, patSegment{text: src[offs[i]:end], words: words[i:]})
-	}
-	if depth < maxPatternDepth {
-		if s, ok := shellDashC(words); ok {
-			inner, _ := patternSegments(s, depth+1, false)
-			segs = append(segs, inner...)
-		}
-	}
-	return segs
-}
-
-// hasRedirect reports a redirection right after call in src (a cd's own
-// statement); a conservative look at the text, since the call does not
-// know its statement.
-func hasRedirect(src string, call *syntax.CallExpr) bool {
-	rest := src[int(call.End().Offset()):]
-	if i := strings.IndexAny(rest, ";&|\n)"); i >= 0 {
-		rest = rest[:i]
-	}
-	return strings.ContainsAny(rest, "<>")
-}
-
-// wrappers take a command to run as their arguments; the value is the
-// options that take a value of their own.
-var wrappers = map[string]string{
-	"sudo": "ugUCDhprtT", "doas": "uC", "env": "uCS", "nohup": "", "time": "", "nice": "n",
-	"command": "", "exec": "a", "builtin": "",
-}
-
-// wrappedCommand is the index of the command a wrapper runs (0 when
-// words[0] is no wrapper): past the wrapper's options, their values and,
-// for env, its VAR=value words.
-func wrappedCommand(words []string) int {
-	valued, ok := wrappers[words[0]]
-	if !ok {
-		return 0
-	}
-	i := 1
-	for i < len(words) {
-		w := words[i]
-		switch {
-		case w == "--":
-			return i + 1
-		case strings.HasPrefix(w, "-") && len(w) > 1:
-			if len(w) == 2 && strings.ContainsRune(valued, rune(w[1])) {
-				i++ // the option's value
-			}
-			i++
-		case words[0] == "env" && strings.Contains(w, "="):
-			i++
-		default:
-			if n := wrappedCommand(words[i:]); n > 0 {
-				return i + n
-			}
-			return i
-		}
-	}
-	return i
-}
-
-// shellDashC is the script of `bash -c SCRIPT` (sh, dash, zsh too) when
-// it is a literal word.
-func shellDashC(words []string) (string, bool) {
-	name := words[0]
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		name = name[i+1:]
-	}
-	switch name {
-	case "bash", "sh", "dash", "zsh", "ksh":
-	default:
-		return "", false
-	}
-	for i := 1; i+1 < len(words); i++ {
-		if w := words[i]; strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.ContainsRune(w, 'c') {
-			return words[i+1], true
-		}
-	}
-	return "", false
-}
-
-// CommandPrefix is the prefix an "always" answer saves for command: its
-// first simple command's name (past a wrapper such as sudo) and, when the
-// next word looks like a subcommand (a plain word, not an option or a path),
+// CommandPrefix is the prefix an "always" answer saves for command when
+// no output line tells which of its commands was refused (RefusedCommand):
+// its command's name (past a wrapper such as sudo) and, when the next
+// word looks like a subcommand (a plain word, not an option or a path),
 // that too: `git push origin main` gives "git push", `touch /etc/x` gives
-// "touch". Leading neutral commands (cd, echo… without redirections) are
-// skipped, and commands in $(...) do not count. A command with control flow
-// (if, while, until, for, case, a function) has no prefix: what it runs
-// depends on more than its first words. "" when command has no
-// literal command name.
+// "touch". Neutral commands (cd, echo… without redirections) do not
+// count, nor commands in $(...). "" when command has no literal command
+// name, when it runs more than one command (which one the user would
+// allow is not known; touch a; touch b gives "touch"), or with control flow (if, while, until,
+// for, case, a function): what it runs depends on more than its words.
 func CommandPrefix(command string) string {
-	segs, control := patternSegments(command, maxPatternDepth, true)
+	segs, control := patternSegments(command, 0, true)
 	if control {
 		return ""
 	}
+	prefix := ""
 	for _, seg := range segs {
-		if seg.neutral {
+		if seg.neutral || seg.derived {
 			continue
 		}
-		words := seg.words
-		if i := wrappedCommand(words); i > 0 && i < len(words) {
-			words = words[i:]
-		}
-		if !subcommandWord.MatchString(words[0]) && !strings.Contains(words[0], "/") {
+		var ok bool
+		if prefix, ok = samePrefix(prefix, seg.prefix()); !ok {
 			return ""
 		}
-		if strings.ContainsAny(words[0], " \t\n") {
-			return ""
-		}
-		if len(words) > 1 && subcommandWord.MatchString(words[1]) {
-			return words[0] + " " + words[1]
-		}
-		return words[0]
 	}
-	return ""
+	return prefix
+}
+
+// samePrefix merges the prefixes of two commands of a line: the same
+// prefix, or the command name both start with (touch a; touch b: touch);
+// ok is false when they name different commands. prev "" is none yet.
+func samePrefix(prev, p string) (string, bool) {
+	switch {
+	case p == "":
+		return "", false
+	case prev == "" || prev == p:
+		return p, true
+	}
+	a, _, _ := strings.Cut(prev, " ")
+	b, _, _ := strings.Cut(p, " ")
+	return a, a == b
+}
+
+// RefusedCommand is the simple command of command that printed line, an
+// output line that showed the sandbox's refusal, and the prefix an
+// "always" answer saves for it: the program that starts line (`rm: cannot
+// remove 'x': Read-only file system` is rm's) is looked for among
+// command's commands, wrapped ones included, so `cd sub && rm ../f` saves
+// "rm". A line of a shell's own (`bash: line 1: ../f: Read-only file
+// system`, a redirection) saves nothing: an "always outside" rule never
+// lets a redirection out. A line that names none of command's commands
+// (a program's own wording) falls back to CommandPrefix. "" when the
+// command is not known: the question then offers no "always".
+func RefusedCommand(command, line string) (prefix, text string) {
+	prog, _, ok := strings.Cut(line, ":")
+	prog = trimShellSpace(prog)
+	if ok && prog != "" && !strings.ContainsAny(prog, " \t") {
+		name := commandName(prog)
+		if shells[name] {
+			return "", ""
+		}
+		segs, _ := patternSegments(command, 0, false)
+		for _, seg := range segs {
+			if !seg.known[seg.inner] || commandName(seg.words[seg.inner]) != name {
+				continue
+			}
+			p, ok := samePrefix(prefix, seg.prefix())
+			if name, arg, two := strings.Cut(p, " "); two && namesPath(line, arg) {
+				p = name // touch notes: notes is the refused file, no subcommand
+			}
+			if !ok {
+				return "", ""
+			}
+			switch {
+			case prefix == "":
+				text = seg.text
+			case p != prefix:
+				text = "" // one of several: which, the line does not say
+			}
+			prefix = p
+		}
+		if prefix != "" {
+			return prefix, text
+		}
+	}
+	prefix = CommandPrefix(command)
+	if prefix == "" {
+		return "", ""
+	}
+	segs, _ := patternSegments(command, 0, true)
+	for _, seg := range segs {
+		if !seg.neutral && !seg.derived {
+			text = seg.text
+			break
+		}
+	}
+	return prefix, text
+}
+
+// namesPath reports whether line names word as a path: quoted, or
+// between a space or line start and a colon.
+func namesPath(line, word string) bool {
+	for _, q := range []string{"'" + word + "'", "‘" + word + "’", `"` + word + `"`, "`" + word + "'", " " + word + ":"} {
+		if strings.Contains(line, q) {
+			return true
+		}
+	}
+	return strings.HasPrefix(line, word+":")
+}
+
+// prefix is the segment's command name (past its wrappers) and, when the
+// next word reads as a subcommand, that word.
+func (s patSegment) prefix() string {
+	words, known := s.words[s.inner:], s.known[s.inner:]
+	if !known[0] || strings.ContainsAny(words[0], " \t\n") ||
+		(!subcommandWord.MatchString(words[0]) && !strings.Contains(words[0], "/")) {
+		return ""
+	}
+	if len(words) > 1 && known[1] && subcommandWord.MatchString(words[1]) {
+		return words[0] + " " + words[1]
+	}
+	return words[0]
 }
 
 // subcommandWord is a word that reads as a subcommand: letters, digits,
@@ -361,7 +361,10 @@ var subcommandWord = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:+-]*$`)
 // value there) never matches; and only cd, pushd, popd, echo, pwd, true,
 // false and : with literal arguments (no glob, no expansion) need no
 // rule (printf -v assigns, test -v evaluates a subscript). Such a line
-// is asked about again.
+// is asked about again. Rules match as allow rules do, never as deny
+// and ask rules fail closed: `./touch` (the model's own program) is not
+// `touch`, and what a wrapper, eval, find -exec or bash -c runs needs a
+// rule of its own besides the wrapper's.
 func CheckOutside(command string, rules []PatternRule) PatternMatch {
 	f, err := parseBashSource(command)
 	if err != nil || !outsideSafe(f) {
@@ -375,7 +378,7 @@ func CheckOutside(command string, rules []PatternRule) PatternMatch {
 		}
 		matched := false
 		for _, r := range rules {
-			if r.Action == PatternAllow && seg.matches(r) {
+			if r.Action == PatternAllow && seg.matches(r, false) {
 				if first == nil {
 					first = &PatternMatch{Action: PatternAllow, Rule: r, Command: seg.text}
 				}
@@ -445,4 +448,43 @@ func redirectSafe(r *syntax.Redirect) bool {
 	}
 	v, ok := wordLiteral(r.Word)
 	return ok && v == "/dev/null"
+}
+
+// CommandDirs are the directories command may print from, the likeliest
+// first: where it ends after its literal `cd`/`pushd` steps (each taken
+// from the one before, as bash's logical cd does), back to cwd, where it
+// starts. A relative path in a refusal is resolved against them.
+func CommandDirs(command, cwd string) []string {
+	dirs := []string{cwd}
+	segs, _ := patternSegments(command, maxPatternDepth, false)
+	for _, seg := range segs {
+		if seg.derived || !seg.known[0] || (seg.words[0] != "cd" && seg.words[0] != "pushd") {
+			continue
+		}
+		for i := 1; i < len(seg.words); i++ {
+			w := seg.words[i]
+			if !seg.known[i] || w == "-" {
+				break
+			}
+			if strings.HasPrefix(w, "-") {
+				continue // -P, -L, --
+			}
+			switch {
+			case filepath.IsAbs(w):
+				dirs = append(dirs, filepath.Clean(w))
+			case !strings.HasPrefix(w, "~"):
+				dirs = append(dirs, filepath.Join(dirs[len(dirs)-1], w))
+			}
+			break
+		}
+	}
+	out := make([]string, 0, len(dirs))
+	seen := map[string]bool{}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if !seen[dirs[i]] {
+			seen[dirs[i]] = true
+			out = append(out, dirs[i])
+		}
+	}
+	return out
 }

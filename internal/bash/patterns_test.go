@@ -1,6 +1,9 @@
 package bash
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCheckPatterns(t *testing.T) {
 	rules := []PatternRule{
@@ -102,6 +105,74 @@ func BenchmarkCheckPatterns(b *testing.B) {
 	for b.Loop() {
 		if m := CheckPatterns(cmd, rules); m.Action != "" {
 			b.Fatal(m)
+		}
+	}
+}
+
+// TestCommandPrefixAmbiguous: a line of several commands with different
+// prefixes gives none: which one the user would allow is not known.
+func TestCommandPrefixAmbiguous(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"mkdir -p out && touch /x/f": "",
+		"git status; git push":       "git",
+		"touch a; touch b":           "touch",
+		"sudo touch a; touch b":      "touch",
+		"timeout 5 make -j4":         "make",
+		"echo $(rm x); make":         "make",
+	} {
+		if got := CommandPrefix(cmd); got != want {
+			t.Errorf("CommandPrefix(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+// TestRefusedCommand: "always" saves the command whose error showed the
+// refusal, not the first of the line (issue 22).
+func TestRefusedCommand(t *testing.T) {
+	for _, c := range []struct{ cmd, line, prefix, text string }{
+		{"cd sub && rm ../f", "rm: cannot remove '../f': Read-only file system", "rm", "rm ../f"},
+		{"mkdir -p out && touch /x/f", "touch: cannot touch '/x/f': Read-only file system", "touch", "touch /x/f"},
+		{"git status && git push origin", "git: cannot lock ref: Permission denied", "git", ""},
+		{"touch notes", "touch: cannot touch 'notes': Read-only file system", "touch", "touch notes"},
+		{"ls; /usr/bin/touch /x/f", "/usr/bin/touch: cannot touch '/x/f': Read-only file system", "/usr/bin/touch", "/usr/bin/touch /x/f"},
+		{"timeout 5 rm /x/f", "rm: cannot remove '/x/f': Read-only file system", "rm", "timeout 5 rm /x/f"},
+		{"for f in a b; do rm /x/$f; done", "rm: cannot remove '/x/a': Read-only file system", "rm", "rm /x/$f"},
+		{"./approvaltool run $$", "./approvaltool: line 1: /x/blocked.sh: Permission denied", "./approvaltool run", "./approvaltool run $$"},
+		// a shell's own line: a redirection, which no saved rule lets out
+		{"echo x > ../f", "bash: line 1: ../f: Read-only file system", "", ""},
+		{"touch a && echo x > /x/f", "bash: line 1: /x/f: Read-only file system", "", ""},
+		// a line that names no command of the line: the only command's
+		{"npm install left-pad", "npm error EROFS: read-only file system, open '/x/f'", "npm install", "npm install left-pad"},
+		{"cd sub && npm install", "Error: EROFS: read-only file system, open '/x/f'", "npm install", "npm install"},
+		{"make && npm install", "Error: EROFS: read-only file system", "", ""},
+		// not a literal: nothing to save
+		{"$TOOL /x/f", "tool: cannot write '/x/f': Permission denied", "", ""},
+	} {
+		prefix, text := RefusedCommand(c.cmd, c.line)
+		if prefix != c.prefix || text != c.text {
+			t.Errorf("RefusedCommand(%q, %q) = %q, %q; want %q, %q", c.cmd, c.line, prefix, text, c.prefix, c.text)
+		}
+	}
+}
+
+// TestCommandDirs: where a command may print a relative path from, the
+// likeliest first.
+func TestCommandDirs(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"echo x > ../f", []string{"/w"}},
+		{"cd sub && rm ../f", []string{"/w/sub", "/w"}},
+		{"cd a; cd ../b; touch x", []string{"/w/b", "/w/a", "/w"}},
+		{"cd -P /etc && touch x", []string{"/etc", "/w"}},
+		{"cd \"$d\" && touch x", []string{"/w"}},
+		// a subshell's cd is taken as if it lasted: one candidate too many
+		{"(cd sub; touch ../x); cd sub", []string{"/w/sub/sub", "/w/sub", "/w"}},
+		{"cd ~ && touch x", []string{"/w"}},
+	} {
+		if got := CommandDirs(c.cmd, "/w"); strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("CommandDirs(%q) = %q, want %q", c.cmd, got, c.want)
 		}
 	}
 }

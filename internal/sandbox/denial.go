@@ -70,6 +70,9 @@ var (
 	quotedPath = regexp.MustCompile("['‘\"`]([^'’\"`\n]+)['’\"]")
 	callPath   = regexp.MustCompile(`(?i)\b(?:open|create|creat|mkdir|stat|lstat|unlink|rename|remove|chmod|write|opendir|access)\s+([^\s:'"]+)`)
 	colonPath  = regexp.MustCompile(`(?i)(?:^|\s)([^\s:'"]*/[^\s:'"]*):\s*(?:permission denied|operation not permitted|read-only file system|no such file or directory)`)
+	// namePath is a path without a slash between colons, as a shell names
+	// a redirection's file: "bash: line 1: f: Read-only file system".
+	namePath = regexp.MustCompile(`(?i):\s+([^\s:'"/]+):\s*(?:permission denied|operation not permitted|read-only file system|no such file or directory)`)
 )
 
 // DetectDenial tells whether the output of a command that failed under p
@@ -80,8 +83,17 @@ var (
 // process, unconfined, could read (denyRead) or write, or create in its
 // parent: a real permission error is not the sandbox's. With p.Network
 // off, a line of a refused connection or an unresolved host counts too.
-// Relative paths resolve against cwd, the command's final directory.
+// Relative paths resolve against cwd, the command's directory.
 func DetectDenial(output, cwd string, p *Policy) (Denial, bool) {
+	return DetectDenialIn(output, []string{cwd}, p)
+}
+
+// DetectDenialIn is DetectDenial for a command that may have printed
+// from any of dirs (it changed directory: `cd sub && rm ../f`): a
+// relative path counts when it is refused resolved against one of them,
+// tried in order (the likeliest first). A ".." in it is resolved from
+// the directory's real path, as the kernel does.
+func DetectDenialIn(output string, dirs []string, p *Policy) (Denial, bool) {
 	if !p.Enabled() {
 		return Denial{}, false
 	}
@@ -95,16 +107,20 @@ func DetectDenial(output, cwd string, p *Policy) (Denial, bool) {
 		lower := strings.ToLower(line)
 		if hasAny(lower, deniedWords) {
 			for _, path := range linePaths(line) {
-				if d, ok := pathDenial(resolveAgainst(path, cwd, home), p, home); ok {
-					d.Line = line
-					return d, true
+				for _, abs := range resolveIn(path, dirs, home) {
+					if d, ok := pathDenial(abs, p, home); ok {
+						d.Line = line
+						return d, true
+					}
 				}
 			}
 		} else if hasAny(lower, maskedWords) {
 			for _, path := range linePaths(line) {
-				if d, ok := pathDenial(resolveAgainst(path, cwd, home), p, home); ok && d.Kind == DeniedRead && exists(d.Path) {
-					d.Line = line
-					return d, true
+				for _, abs := range resolveIn(path, dirs, home) {
+					if d, ok := pathDenial(abs, p, home); ok && d.Kind == DeniedRead && exists(d.Path) {
+						d.Line = line
+						return d, true
+					}
 				}
 			}
 		}
@@ -118,10 +134,36 @@ func DetectDenial(output, cwd string, p *Policy) (Denial, bool) {
 	return Denial{}, false
 }
 
+// resolveIn is path made absolute: once when it is absolute or under ~,
+// else against each of dirs.
+func resolveIn(path string, dirs []string, home string) []string {
+	if filepath.IsAbs(path) || path == "~" || strings.HasPrefix(path, "~/") || len(dirs) == 0 {
+		return []string{resolveAgainst(path, "/", home)}
+	}
+	out := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		if hasDotDot(path) {
+			d = realPath(d) // the kernel walks .. from where it really is
+		}
+		out = append(out, resolveAgainst(path, d, home))
+	}
+	return out
+}
+
+// hasDotDot reports a ".." element in path.
+func hasDotDot(path string) bool {
+	for _, e := range strings.Split(path, "/") {
+		if e == ".." {
+			return true
+		}
+	}
+	return false
+}
+
 // linePaths are the candidate paths of a denial line, best first.
 func linePaths(line string) []string {
 	var out []string
-	for _, re := range []*regexp.Regexp{quotedPath, callPath, colonPath} {
+	for _, re := range []*regexp.Regexp{quotedPath, callPath, colonPath, namePath} {
 		for _, m := range re.FindAllStringSubmatch(line, -1) {
 			if p := strings.TrimSpace(m[1]); p != "" && !strings.HasPrefix(p, "-") {
 				out = append(out, p)

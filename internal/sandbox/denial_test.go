@@ -112,3 +112,48 @@ func BenchmarkDetectDenial(b *testing.B) {
 		}
 	}
 }
+
+// TestDetectDenialIn: a refusal on a relative path counts like an
+// absolute one (issue 22): a shell's redirection names the file without
+// a slash, a command that changed directory printed its path from there
+// (the first of dirs that gives a refusal), and ".." goes up from where
+// the directory really is, as the kernel walks it.
+func TestDetectDenialIn(t *testing.T) {
+	root := t.TempDir()
+	work, sub, real := filepath.Join(root, "work"), filepath.Join(root, "work", "sub"), filepath.Join(root, "real", "ws")
+	for _, d := range []string{sub, real} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	ws := &Policy{Mode: WorkspaceWrite, Workdir: work}
+	for _, c := range []struct {
+		name, output string
+		dirs         []string
+		p            *Policy
+		path         string
+	}{
+		{"redirect without a slash", "bash: line 2: f: Read-only file system", []string{work},
+			&Policy{Mode: ReadOnly, Workdir: work}, filepath.Join(work, "f")},
+		{"redirect up", "bash: line 1: ../f: Read-only file system", []string{work}, ws, filepath.Join(root, "f")},
+		{"tee", "tee: ../f: Permission denied", []string{work}, ws, filepath.Join(root, "f")},
+		{"after cd", "rm: cannot remove '../../f': Read-only file system", []string{sub, work}, ws, filepath.Join(root, "f")},
+		{"inside from the first, outside from the second", "touch: cannot touch '../f': Read-only file system",
+			[]string{sub, work}, ws, filepath.Join(root, "f")},
+		{"symlinked folder", "touch: cannot touch '../f': Read-only file system", []string{link},
+			&Policy{Mode: WorkspaceWrite, Workdir: link}, filepath.Join(root, "real", "f")},
+		{"inside the project", "bash: line 1: f: Read-only file system", []string{work}, ws, ""},
+		{"a word, not a path", "ls: cannot open directory: Permission denied", []string{work}, ws, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, ok := DetectDenialIn("out\n"+c.output+"\n", c.dirs, c.p)
+			if ok != (c.path != "") || d.Path != c.path {
+				t.Fatalf("got %v %+v, want %q", ok, d, c.path)
+			}
+		})
+	}
+}

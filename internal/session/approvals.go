@@ -35,6 +35,16 @@ type ApprovalQuestion struct {
 	Rule    bash.PatternRule // AskRule: the rule that asks
 	Reason  string           // SandboxDenial: what the sandbox refused (sandbox.Denial.Reason)
 	Prefix  string           // SandboxDenial: what Always allows; "" = Always is not offered
+	// Matched is the part of Command the question is about: (AskRule)
+	// the simple command the rule matched, (SandboxDenial) the one whose
+	// error showed the refusal (bash.RefusedCommand); "" when not known.
+	Matched string
+	// Line (SandboxDenial) is the output line that showed the refusal.
+	Line string
+	// Unknown (AskRule): Matched is not known before it runs (a command
+	// word that is not a literal, eval "$x", curl … | sh), so it matched
+	// the rule without naming it.
+	Unknown bool
 	// ModelDefined (SandboxDenial) are the commands of Command that the
 	// model defined as functions or aliases in its shells: the re-run
 	// runs in a fresh shell with the user's state only, where they are
@@ -104,6 +114,9 @@ const (
 		"(agentsh --allow-ask runs such commands without asking): %s"
 	// userDeclinedText: the user said no to an ask rule.
 	userDeclinedText = "Refused: the user declined to run this command (bash.patterns rule %s): %s"
+	// unknownNote ends the texts above when the command matched because
+	// what it runs is not known before it runs.
+	unknownNote = " (what this runs is not known before it runs, so it counts as matching every deny and ask rule: name the command literally)"
 	// sandboxNoOneNote, sandboxDeclinedNote and sandboxRerunNote end the
 	// result of a command the sandbox stopped.
 	sandboxNoOneNote    = "[agentsh: the sandbox refused %s; no one can approve running it outside the sandbox here]"
@@ -142,16 +155,17 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 		m := bash.CheckPatterns(p.Command, tc.Settings.Patterns)
 		switch m.Action {
 		case bash.PatternDeny:
-			return nil, &bash.ToolError{Message: fmt.Sprintf(denyText, m.Rule, m.Command)}
+			return nil, &bash.ToolError{Message: fmt.Sprintf(denyText, m.Rule, m.Command) + unknownOf(m)}
 		case bash.PatternAsk:
 			switch {
 			case a.Yolo, a.Approver == nil && a.AllowAsk:
 			case a.Approver == nil:
-				return nil, &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command)}
+				return nil, &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command) + unknownOf(m)}
 			default:
-				q := ApprovalQuestion{Kind: AskRule, Command: p.Command, Rule: m.Rule, Dir: chosenDir(tc, p)}
+				q := ApprovalQuestion{Kind: AskRule, Command: p.Command, Rule: m.Rule, Dir: chosenDir(tc, p),
+					Matched: m.Command, Unknown: m.Unknown}
 				if a.Approver.Approve(ctx, q) == Decline {
-					return nil, &bash.ToolError{Message: fmt.Sprintf(userDeclinedText, m.Rule, m.Command)}
+					return nil, &bash.ToolError{Message: fmt.Sprintf(userDeclinedText, m.Rule, m.Command) + unknownOf(m)}
 				}
 			}
 		}
@@ -183,7 +197,9 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 		if d, err := bash.ResolveCwd(cwd, p.Cwd); err == nil {
 			dir = d
 		}
-		d, ok := sandbox.DetectDenial(te.Message, dir, policy)
+		// A relative path in the refusal is the command's: from where its
+		// cd steps took it, or where it started.
+		d, ok := sandbox.DetectDenialIn(te.Message, bash.CommandDirs(p.Command, dir), policy)
 		if !ok {
 			return res, err
 		}
@@ -191,8 +207,10 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 			te.Message = withNote(te.Message, fmt.Sprintf(sandboxNoOneNote, d.Reason()))
 			return res, err
 		}
-		prefix := bash.CommandPrefix(p.Command)
-		q := ApprovalQuestion{Kind: SandboxDenial, Command: p.Command, Reason: d.Reason(), Prefix: prefix}
+		// Always saves the command that was refused, not the line's first.
+		prefix, matched := bash.RefusedCommand(p.Command, d.Line)
+		q := ApprovalQuestion{Kind: SandboxDenial, Command: p.Command, Reason: d.Reason(), Prefix: prefix,
+			Matched: matched, Line: d.Line}
 		if tc.State != nil {
 			q.ModelDefined = tc.State.ModelDefined(bash.CommandNames(p.Command))
 		}
@@ -245,11 +263,20 @@ func RefuseUnattended(command string, rules []bash.PatternRule, allowAsk bool) *
 	m := bash.CheckPatterns(command, rules)
 	switch {
 	case m.Action == bash.PatternDeny:
-		return &bash.ToolError{Message: fmt.Sprintf(denyText, m.Rule, m.Command)}
+		return &bash.ToolError{Message: fmt.Sprintf(denyText, m.Rule, m.Command) + unknownOf(m)}
 	case m.Action == bash.PatternAsk && !allowAsk:
-		return &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command)}
+		return &bash.ToolError{Message: fmt.Sprintf(askRefusedText, m.Rule, m.Command) + unknownOf(m)}
 	}
 	return nil
+}
+
+// unknownOf is the note that says why a command matched a rule it does
+// not name; "" for one that names it.
+func unknownOf(m bash.PatternMatch) string {
+	if m.Unknown {
+		return unknownNote
+	}
+	return ""
 }
 
 // noted ends a bash call's result, a failure's or a success's, with note.

@@ -386,3 +386,154 @@ func TestApprovalsQuestionNamesFolder(t *testing.T) {
 		t.Errorf("question in sub: dir %q, note %q, want %q", q.Dir, q.OutsideNote(), want)
 	}
 }
+
+// readOnlyTools is approvalTools with the sandbox in read-only mode: the
+// session's folder itself is refused, so a relative path is refused
+// wherever the test's temporary folder is.
+func readOnlyTools(t *testing.T, ap Approvals) (*tools.Registry, *AgentSession) {
+	t.Helper()
+	a, _ := newAgent(t)
+	policy := &sandbox.Policy{Mode: sandbox.ReadOnly, Workdir: a.Cwd()}
+	bt := tools.NewGatedBash(&bash.Tool{Executor: a.exec}, func() bash.ToolContext {
+		tc := a.ToolContext(bash.ToolSettings{})
+		tc.Settings.Shell.Sandbox = policy
+		return tc
+	}, ap.gate(a.StartDir, nil))
+	reg, err := tools.NewRegistry(bt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, a
+}
+
+// TestApprovalsRelativeRefusal (issue 22): a refusal on a relative path
+// raises the question like an absolute one, with the path resolved from
+// where the command was when it printed it (after its cd), and "always"
+// offers the command that was refused: rm, not cd or mkdir; a
+// redirection offers no "always" (no saved rule lets one out).
+func TestApprovalsRelativeRefusal(t *testing.T) {
+	isolateConfig(t)
+	user := &answering{}
+	reg, a := readOnlyTools(t, Approvals{Approver: user})
+	ws := a.Cwd()
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "f"), []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd, path, prefix, matched, line string
+	}{
+		{"echo x > f", "f", "", "", ": f: "},
+		{"cd sub && echo x > ../g", "g", "", "", ": ../g: "},
+		{"cd sub && rm ../f", "f", "rm", "rm ../f", "rm: cannot remove '../f': "},
+		{"cd sub && touch ok 2>/dev/null; cd .. && touch f", "f", "touch", "", "touch: cannot touch 'f': "},
+		{"ls >/dev/null; mkdir -p /proc/self 2>/dev/null; touch h", "h", "touch", "touch h", "touch: cannot touch 'h': "},
+	} {
+		n := len(user.asked)
+		r := call(t, reg, tools.BashName, map[string]any{"command": c.cmd})
+		if len(user.asked) != n+1 {
+			t.Errorf("%s: no question (result %q)", c.cmd, r.Content)
+			continue
+		}
+		q := user.asked[n]
+		reason := "writing " + filepath.Join(ws, c.path) + " (outside the sandbox's writable paths)"
+		// The mount view refuses with EROFS, Landlock alone with EACCES.
+		lineOK := strings.HasSuffix(q.Line, c.line+"Read-only file system") || strings.HasSuffix(q.Line, c.line+"Permission denied")
+		if q.Kind != SandboxDenial || q.Reason != reason || q.Prefix != c.prefix || q.Matched != c.matched || !lineOK {
+			t.Errorf("%s: asked %+v\nwant reason %q, prefix %q, matched %q, line …%q", c.cmd, q, reason, c.prefix, c.matched, c.line)
+		}
+		if !strings.Contains(r.Content, "the user declined to run the command outside the sandbox") {
+			t.Errorf("%s: result %q", c.cmd, r.Content)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "f")); err != nil || string(b) != "keep" {
+		t.Errorf("f: %q %v", b, err)
+	}
+}
+
+// TestApprovalsAlwaysSavesRefusedCommand (issue 22): "always" saves the
+// command whose error showed the refusal, not the line's first: after
+// `cd sub && mkdir -p out && rm ../f` is refused and always approved,
+// the saved rule is rm, and the re-run outside removed the file.
+func TestApprovalsAlwaysSavesRefusedCommand(t *testing.T) {
+	isolateConfig(t)
+	user := &answering{answers: []ApprovalAnswer{Always}}
+	reg, a := readOnlyTools(t, Approvals{Approver: user})
+	ws := a.Cwd()
+	if err := os.MkdirAll(filepath.Join(ws, "sub", "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, reg, tools.BashName, map[string]any{"command": "cd sub && mkdir -p out && rm ../f"})
+	if r.IsError || !strings.Contains(r.Content, "the user approved") {
+		t.Fatalf("result %+v", r)
+	}
+	if len(user.asked) != 1 || user.asked[0].Prefix != "rm" || user.asked[0].Matched != "rm ../f" {
+		t.Fatalf("asked %+v", user.asked)
+	}
+	want := bash.PatternRule{Action: bash.PatternAllow, Pattern: "rm"}
+	if rules := OutsideRules(a.StartDir()); len(rules) != 1 || rules[0] != want {
+		t.Errorf("saved %v, want %v", rules, want)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "f")); !os.IsNotExist(err) {
+		t.Errorf("f after the re-run outside: %v", err)
+	}
+}
+
+// TestApprovalsAskNamesMatchedCommand: the ask question says which part
+// of the line the rule matched (here one hidden behind a wrapper).
+func TestApprovalsAskNamesMatchedCommand(t *testing.T) {
+	rules := []bash.PatternRule{{Action: bash.PatternAsk, Pattern: "touch"}}
+	user := &answering{}
+	reg, a := approvalTools(t, rules, Approvals{Approver: user})
+	r := call(t, reg, tools.BashName, map[string]any{"command": "echo ok && timeout 5 /usr/bin/env touch made"})
+	if len(user.asked) != 1 || user.asked[0].Kind != AskRule || user.asked[0].Matched != "touch made" {
+		t.Fatalf("asked %+v", user.asked)
+	}
+	want := `Refused: the user declined to run this command (bash.patterns rule {"ask": "touch"}): touch made`
+	if !r.IsError || r.Content != want {
+		t.Errorf("result %q, want %q", r.Content, want)
+	}
+	if _, err := os.Stat(filepath.Join(a.Cwd(), "made")); err == nil {
+		t.Error("the command ran")
+	}
+}
+
+// TestApprovalsUnknownCommandFailsClosed (issue 22): a command whose name
+// is not known before it runs matches every deny and ask rule; the model
+// reads why, and the question says the match is not by name.
+func TestApprovalsUnknownCommandFailsClosed(t *testing.T) {
+	rules := []bash.PatternRule{{Action: bash.PatternAsk, Pattern: "touch"}, {Action: bash.PatternDeny, Pattern: "rm"}}
+	user := &answering{}
+	reg, a := approvalTools(t, rules, Approvals{Approver: user})
+	keep := filepath.Join(a.Cwd(), "keep")
+	if err := os.WriteFile(keep, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, reg, tools.BashName, map[string]any{"command": "echo start; $(printf rm) keep"})
+	want := `Refused by bash.patterns rule {"deny": "rm"}: $(printf rm) keep (what this runs is not known before it runs, ` +
+		`so it counts as matching every deny and ask rule: name the command literally)`
+	if !r.IsError || r.Content != want {
+		t.Errorf("result %q, want %q", r.Content, want)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("the command ran: %v", err)
+	}
+	// With only the ask rule, the user is asked, told the match is not by name.
+	reg, a = approvalTools(t, rules[:1], Approvals{Approver: user})
+	r = call(t, reg, tools.BashName, map[string]any{"command": "cmd=touch; \"$cmd\" made"})
+	if len(user.asked) != 1 || !user.asked[0].Unknown || user.asked[0].Matched != `"$cmd" made` {
+		t.Fatalf("asked %+v", user.asked)
+	}
+	if !r.IsError || !strings.HasSuffix(r.Content, `"$cmd" made (what this runs is not known before it runs, `+
+		`so it counts as matching every deny and ask rule: name the command literally)`) {
+		t.Errorf("result %q", r.Content)
+	}
+	if _, err := os.Stat(filepath.Join(a.Cwd(), "made")); err == nil {
+		t.Error("the declined command ran")
+	}
+}
