@@ -256,9 +256,21 @@ func (a *approval) offersAlways() bool {
 // title is the question, with its reason.
 func (a *approval) title() string {
 	if a.q.Kind == session.AskRule {
+		switch {
+		case a.q.Unknown && a.q.Matched != "":
+			return "Run this command? " + quoteCmd(a.q.Matched) + " cannot be read before it runs, so it counts as matching the bash.patterns rule " + a.q.Rule.String() + "."
+		case a.q.Matched != "" && strings.TrimSpace(a.q.Matched) != strings.TrimSpace(a.q.Command):
+			return "Run this command? Its part " + quoteCmd(a.q.Matched) + " matches the bash.patterns rule " + a.q.Rule.String() + "."
+		}
 		return "Run this command? It matches the bash.patterns rule " + a.q.Rule.String() + "."
 	}
 	return "The sandbox refused " + a.q.Reason + ". Run it again outside the sandbox?"
+}
+
+// quoteCmd is a part of the command as the title names it: one line,
+// every character shown, cut when long (the box shows the whole command).
+func quoteCmd(c string) string {
+	return "`" + ansi.Truncate(session.Printable(strings.Join(strings.Fields(c), " ")), 60, "…") + "`"
 }
 
 // inner is the box's text width.

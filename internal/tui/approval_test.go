@@ -606,3 +606,30 @@ func TestApprovalFitsAnyWindow(t *testing.T) {
 	h.m.quit()
 	<-got
 }
+
+// TestApprovalNamesTheMatchedPart: an ask question for a line of several
+// commands names the one the rule matched, and one matched only because it
+// cannot be read before it runs says so.
+func TestApprovalNamesTheMatchedPart(t *testing.T) {
+	for _, c := range []struct {
+		cmd, matched string
+		unknown      bool
+		want         string
+	}{
+		{"cd sub && rm -rf build", "rm -rf build", false, "Its part `rm -rf build` matches the bash.patterns rule"},
+		{"$(printf rm) -rf x", "$(printf rm) -rf x", true, "`$(printf rm) -rf x` cannot be read before it runs, so it counts as matching the bash.patterns rule"},
+		{"rm -rf build", "rm -rf build", false, "It matches the bash.patterns rule"},
+	} {
+		h := newHarness(t, 120, 30)
+		clock := withClock(h)
+		q := askQuestion
+		q.Command, q.Matched, q.Unknown = c.cmd, c.matched, c.unknown
+		got := h.ask(context.Background(), q)
+		if scr := h.screen(); !strings.Contains(squeeze(scr), squeeze(c.want)) {
+			t.Errorf("%q: the question lacks %q:\n%s", c.cmd, c.want, scr)
+		}
+		clock.advance(approvalGrace)
+		h.update(keyPress("esc"))
+		<-got
+	}
+}
