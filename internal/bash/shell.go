@@ -61,7 +61,6 @@ const (
 	markerVar      = "AGENTSH_SHELL_MARK"
 	requestAlias   = "__ar"
 	startTimeout   = 10 * time.Second // shell start and snapshot sourcing
-	ackTimeout     = 5 * time.Second  // request sent → S; only a poisoned shell misses it
 	drainSilence   = 250 * time.Millisecond
 	drainTotal     = 2 * time.Second
 	statusGrace    = 200 * time.Millisecond // for a status line still in flight when the shell died
@@ -121,6 +120,14 @@ func requestAliasFor(tty string) string {
 // is replaced after that run. The command's stdin is opened anew for every
 // run: a kept fd would need a check per run that costs more than the open.
 // The prologue's cd is skipped when the shell is already there.
+// A command that closed the copies bash keeps of its stdin and stdout
+// around a run (`for fd in $(seq 3 255); do exec {fd}>&-; done`) leaves
+// the shell reading its next commands from the command's stdin and writing
+// its status into the run's output: the epilogue then exits with the
+// command's status instead (both channels are sockets, nothing else is),
+// and the next run gets a fresh shell. With exit disabled, the expansion
+// error of the missing third argument ends it (status 1): no command can
+// give a function call an argument.
 const initScript = `\exec 1>&3 3>&- %s
 __agentsh_d=%s
 %s
@@ -157,6 +164,7 @@ __agentsh_e() {
 	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t
 	[[ $BASHOPTS == *expand_aliases* ]] || \builtin shopt -s expand_aliases
 	[[ ${BASH_ALIASES[__ar]-} == '%s' ]] || \builtin alias __ar='%s'
+	[[ -S /dev/fd/0 && -S /dev/fd/1 ]] || { \builtin exit "$1"; [[ ${3:?} ]]; } 2>/dev/null
 	\builtin enable -n || \builtin printf 'P\n'
 	\builtin printf 'E %%s %%d\n' "$2" "$1"
 }
@@ -836,6 +844,60 @@ func (s *shellSession) pendingStatus(match func(string) bool, wait time.Duration
 	}
 }
 
+// ackWait is what the kernel says of a shell that has not acknowledged a
+// request yet.
+type ackWait int
+
+const (
+	ackBusy     ackWait = iota // running, runnable, or asleep for another reason: slow, not dead
+	ackIdle                    // back at its control socket: the prologue did not run
+	ackStopped                 // stopped (SIGSTOP): nothing of agentsh's continues it
+	ackDead                    // a zombie, or gone
+	ackSpinning                // it used ackSpinCPU of CPU time without getting there: a loop (a RETURN trap that returns)
+)
+
+// ackSpinCPU is the CPU time a shell may use between a request and its
+// acknowledgement, in clock ticks: the prologue takes well under a
+// millisecond, so this is only reached by a shell looping forever, never
+// by a slow machine (CPU time, unlike a clock, does not pass while the
+// shell waits for a core).
+const ackSpinCPU = proc.TicksPerSecond / 2
+
+func (w ackWait) String() string {
+	switch w {
+	case ackIdle:
+		return "it went back to reading its input without running it"
+	case ackStopped:
+		return "it is stopped"
+	case ackDead:
+		return "it exited"
+	case ackSpinning:
+		return "it is looping"
+	}
+	return "it is busy"
+}
+
+// ackState tells a shell that will not acknowledge a request (idle,
+// stopped, dead, looping) from one that is only slow; a tracer's stop (t)
+// is slow. cpu0 is the shell's CPU time when the request was sent.
+func (s *shellSession) ackState(cpu0 uint64) ackWait {
+	if s.exited() {
+		return ackDead
+	}
+	st, ok := proc.Stat(s.pid)
+	switch {
+	case !ok || st.State == 'Z' || st.State == 'X':
+		return ackDead
+	case st.State == 'T':
+		return ackStopped
+	case st.CPU >= cpu0+ackSpinCPU:
+		return ackSpinning
+	case s.idle():
+		return ackIdle
+	}
+	return ackBusy
+}
+
 // idle reports whether the shell is blocked reading its control socket
 // (it finished the request line without reporting) or stopped (kill -STOP
 // $$): either way no status line will come.
@@ -844,12 +906,42 @@ func (s *shellSession) idle() bool {
 	if !ok {
 		return false
 	}
-	if st.State == 'T' || st.State == 't' {
-		return true
+	if st.State == 'T' {
+		return true // a tracer's stop (t) ends by itself
 	}
 	// Asleep (not woken by bytes still to read) waiting to read the
 	// control socket.
-	return st.State == 'S' && s.ctlLink != "" && proc.WaitingToRead(s.pid, s.ctlLink)
+	if st.State != 'S' || s.ctlLink == "" {
+		return false
+	}
+	if proc.WaitingToRead(s.pid, s.ctlLink) {
+		return true
+	}
+	// Or reading another stdin while it holds no descriptor of its
+	// control socket at all: a command closed the copy bash restores its
+	// input from, so no request can ever reach it again (the epilogue
+	// exits such a shell; this finds one whose exit was disabled too).
+	return s.readingLostInput()
+}
+
+// readingLostInput reports whether bash sleeps reading its fd 0 and holds
+// no descriptor of its control socket.
+func (s *shellSession) readingLostInput() bool {
+	dir := "/proc/" + strconv.Itoa(s.pid) + "/fd/"
+	in, err := os.Readlink(dir + "0")
+	if err != nil || in == s.ctlLink || !proc.WaitingToRead(s.pid, in) {
+		return false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if l, err := os.Readlink(dir + e.Name()); err == nil && l == s.ctlLink {
+			return false
+		}
+	}
+	return true
 }
 
 func setPipeSize(f *os.File, size int) {
@@ -1023,10 +1115,18 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	}
 
 	// Wait for the start acknowledgement. A shell that goes back to
-	// reading its control socket without one has a broken prologue; the
-	// command never ran, so it is safe to retry on a fresh shell.
-	ackDeadline := time.Now().Add(ackTimeout)
+	// reading its control socket without one has a broken prologue, and
+	// one that died or was stopped never sends one; the command never ran,
+	// so it is safe to retry on a fresh shell. A shell that is alive and
+	// busy (a loaded machine, a slow DEBUG trap) is waited for, however
+	// long, within the run's timeout: no clock tells a slow shell from a
+	// dead one, the kernel does (ackState).
 	poll := time.NewTimer(ackIdleEvery)
+	stoppedSeen := false
+	var cpu0 uint64
+	if st, ok := proc.Stat(s.pid); ok {
+		cpu0 = st.CPU
+	}
 	started := false
 	notStarted := func(err error) runOutcome {
 		poll.Stop()
@@ -1056,14 +1156,26 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 			}
 			return notStarted(errors.New("shell exited before the command started"))
 		case <-poll.C:
-			if s.idle() || time.Now().After(ackDeadline) {
+			why := s.ackState(cpu0)
+			if why == ackStopped && !stoppedSeen {
+				// Stopped once may be a stop and continue in flight.
+				stoppedSeen = true
+				poll.Reset(idleConfirm)
+				continue
+			}
+			stoppedSeen = false
+			if why != ackBusy {
 				if _, ok := s.pendingStatus(isStart, ackIdleGrace); ok {
 					started = true
 					continue
 				}
-				return notStarted(errors.New("shell did not acknowledge the command"))
+				return notStarted(fmt.Errorf("shell did not acknowledge the command: %s", why))
 			}
-			poll.Reset(ackIdleEvery)
+			if time.Since(runStart) < time.Second {
+				poll.Reset(ackIdleEvery)
+			} else {
+				poll.Reset(idleEvery) // a slow machine: look less often
+			}
 		case <-ctx.Done():
 			poll.Stop()
 			hold.Close()
