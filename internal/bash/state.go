@@ -117,6 +117,28 @@ func (st *SessionState) Env(v StateView, start []string) map[string]string {
 	return l.env
 }
 
+// userMayChange reports whether a user's command could change the user's
+// layer: always before that layer is first captured (what the shell
+// started with, its rc's functions named like programs included, is not
+// known yet), else MayChangeState with the layer's functions and aliases
+// as the names that are not programs.
+func (st *SessionState) userMayChange(command string) bool {
+	st.mu.Lock()
+	if st.userVer == 0 || st.user == nil {
+		st.mu.Unlock()
+		return true
+	}
+	names := make([]string, 0, len(st.user.funcs)+len(st.user.aliases))
+	for k := range st.user.funcs {
+		names = append(names, k)
+	}
+	for k := range st.user.aliases {
+		names = append(names, k)
+	}
+	st.mu.Unlock()
+	return MayChangeState(command, names)
+}
+
 // Functions returns the names of the functions view v holds.
 func (st *SessionState) Functions(v StateView) []string {
 	st.mu.Lock()
