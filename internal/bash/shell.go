@@ -879,7 +879,7 @@ func (w ackWait) String() string {
 
 // ackState tells a shell that will not acknowledge a request (idle,
 // stopped, dead, looping) from one that is only slow; a tracer's stop (t)
-// is slow. cpu0 is the shell's CPU time when the request was sent.
+// is slow. cpu0 is the shell's CPU time at the first look.
 func (s *shellSession) ackState(cpu0 uint64) ackWait {
 	if s.exited() {
 		return ackDead
@@ -1123,10 +1123,8 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	// dead one, the kernel does (ackState).
 	poll := time.NewTimer(ackIdleEvery)
 	stoppedSeen := false
-	var cpu0 uint64
-	if st, ok := proc.Stat(s.pid); ok {
-		cpu0 = st.CPU
-	}
+	cpu0 := uint64(0) // the shell's CPU time at the first look: a run acknowledged before it pays nothing
+	looked := false
 	started := false
 	notStarted := func(err error) runOutcome {
 		poll.Stop()
@@ -1156,6 +1154,12 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 			}
 			return notStarted(errors.New("shell exited before the command started"))
 		case <-poll.C:
+			if !looked {
+				looked = true
+				if st, ok := proc.Stat(s.pid); ok {
+					cpu0 = st.CPU
+				}
+			}
 			why := s.ackState(cpu0)
 			if why == ackStopped && !stoppedSeen {
 				// Stopped once may be a stop and continue in flight.
