@@ -134,7 +134,7 @@ __agentsh_d=%s
 \builtin shopt -s expand_aliases
 __agentsh_b() {
 	\builtin source "$__agentsh_d/c" || \builtin return 125
-	\builtin export -n __agentsh_w __agentsh_o __agentsh_c __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t # under set -a they would reach every child
+	\builtin export -n __agentsh_w __agentsh_o __agentsh_c __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t __agentsh_q # under set -a they would reach every child
 	\exec 19>"$__agentsh_o" || { \builtin printf 'F %%s\n' "$__agentsh_n"; \builtin return 125; }
 	[[ -z $__agentsh_x ]] || \builtin eval "\exec $__agentsh_x" 2>/dev/null
 	\builtin printf 'S %%s\n' "$__agentsh_n"
@@ -152,16 +152,15 @@ __agentsh_dump() {
 		\builtin compgen -A function >|"$__agentsh_f.f" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_f.f"
 		for __agentsh_i in "${__agentsh_v[@]}"; do [[ $__agentsh_i == @(__agentsh*|builtin|exec) ]] || { \builtin printf 'f\0%%s\0' "$__agentsh_i"; \builtin declare -f -- "$__agentsh_i"; \builtin printf '\0'; }; done
 		for __agentsh_i in "${!BASH_ALIASES[@]}"; do [[ $__agentsh_i == __ar ]] || \builtin printf 'a\0%%s\0%%s\0' "$__agentsh_i" "${BASH_ALIASES[$__agentsh_i]}"; done
-		\builtin printf 'O\0'
-		\builtin shopt -p; \builtin set +o
-		\builtin printf '\0Z\0'
+		if [[ -n $__agentsh_q ]]; then \builtin printf 'o\0%%s\0%%s\0Z\0' "$BASHOPTS" "$SHELLOPTS"
+		else \builtin printf 'O\0'; \builtin shopt -p; \builtin set +o; \builtin printf '\0Z\0'; fi
 	} >|"$__agentsh_f" 2>/dev/null
 }
 __agentsh_e() {
 	\exec 19>&-
 	[[ -z $__agentsh_t ]] || \builtin printf '\033]6973;%%s\007' "$__agentsh_t" >"$__agentsh_o" 2>/dev/null
 	[[ $__agentsh_s != [12] ]] || \__agentsh_dump
-	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t
+	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t __agentsh_q
 	[[ $BASHOPTS == *expand_aliases* ]] || \builtin shopt -s expand_aliases
 	[[ ${BASH_ALIASES[__ar]-} == '%s' ]] || \builtin alias __ar='%s'
 	[[ -S /dev/fd/0 && -S /dev/fd/1 ]] || { \builtin exit "$1"; [[ ${3:?} ]]; } 2>/dev/null
@@ -214,6 +213,8 @@ type shellSession struct {
 	stateVer  uint64
 	stateView StateView
 	base      *layer
+	// optNames are this bash's option names, from its first full dump.
+	optNames optionNames
 
 	mu        sync.Mutex
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
@@ -1051,6 +1052,11 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	if before {
 		removeScratch(filepath.Join(s.dir, "st0"))
 	}
+	req = append(req, " __agentsh_q="...)
+	if len(s.optNames.shopt) > 0 {
+		// The names are known: the dump gives the enabled options only.
+		req = append(req, '1')
+	}
 	req = append(req, " __agentsh_t="...)
 	if view != nil {
 		// The epilogue writes this end mark to the terminal after the
@@ -1562,14 +1568,14 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 			// long after the call returned); its shell is not reused.
 			if r.before && !r.out.reset && !r.handedOver {
 				if dump, err := os.ReadFile(filepath.Join(s.dir, "st0")); err == nil {
-					if l, _, ok := parseDump(dump, spec.cfgEnv); ok {
+					if l, _, ok := parseDump(dump, spec.cfgEnv, &s.optNames); ok {
 						s.base = l
 					}
 				}
 			}
 			if spec.state != nil && spec.capture != CaptureNone && !r.out.reset && !r.handedOver {
 				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil &&
-					spec.state.update(dump, spec.capture, spec.view, s.base, spec.scrub, spec.cfgEnv) {
+					spec.state.update(dump, spec.capture, spec.view, s.base, spec.scrub, spec.cfgEnv, &s.optNames) {
 					s.state, s.stateVer, s.stateView = spec.state, spec.state.version(spec.view), spec.view
 					if spec.view == UserView {
 						s.base = nil // the user's layer is what it holds now

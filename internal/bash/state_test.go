@@ -157,3 +157,25 @@ func TestUserCaptureOnlyWhenTheCommandMayChangeState(t *testing.T) {
 		RunOptions{SessionKey: "user", State: st, Capture: CaptureAll, Fresh: true, Timeout: 60 * time.Second})
 	expect(t, r, "ran ran\n", "0")
 }
+
+// TestOptionsCarriedFromTheShortDump (issue 22): after a shell's first
+// capture lists its option names, its captures give only the enabled
+// options ($BASHOPTS, $SHELLOPTS) in one write instead of ~85 lines of
+// `shopt -p; set +o`; options turned on and off there still reach a fresh
+// shell.
+func TestOptionsCarriedFromTheShortDump(t *testing.T) {
+	e := newTestExecutor(t)
+	st := NewSessionState(t.TempDir())
+	fresh := func(cmd string) BashResult {
+		return run(t, e, cmd, RunOptions{SessionKey: "user", State: st, Capture: CaptureAll, Fresh: true, Timeout: 60 * time.Second})
+	}
+	const probe = `shopt -q globstar && echo globstar; [[ -o noclobber ]] && echo noclobber; shopt -q nullglob && echo nullglob; echo end`
+	dir := strings.TrimSpace(userRun(t, e, st, `shopt -s nullglob; echo "$__agentsh_d"`).Output)
+	expect(t, userRun(t, e, st, `shopt -s globstar; set -o noclobber`), "", "0")
+	if b, err := os.ReadFile(filepath.Join(dir, "st")); err != nil || strings.Contains(string(b), "shopt -") {
+		t.Fatalf("the second capture listed every option again (%v)", err)
+	}
+	expect(t, fresh(probe), "globstar\nnoclobber\nnullglob\nend\n", "0")
+	expect(t, userRun(t, e, st, `shopt -u globstar nullglob; set +o noclobber`), "", "0")
+	expect(t, fresh(probe), "end\n", "0")
+}
