@@ -142,7 +142,10 @@ func BenchmarkWarmTrueExecutorModes(b *testing.B) {
 // benchWarmTrue times b.N runs of `true` with opts (the default shell
 // unless opts has one) on a warm session, reporting the CPU of agentsh and
 // the shell per run.
-func benchWarmTrue(b *testing.B, opts RunOptions) {
+func benchWarmTrue(b *testing.B, opts RunOptions) { benchWarm(b, "true", opts) }
+
+// benchWarm times command on a warm shell.
+func benchWarm(b *testing.B, command string, opts RunOptions) {
 	if opts.Shell.Path == "" {
 		opts.Shell = benchShellConfig(b)
 	}
@@ -153,7 +156,7 @@ func benchWarmTrue(b *testing.B, opts RunOptions) {
 	cpu0 := selfCPU() + shellCPU(b, pid)
 	n := 0
 	for b.Loop() {
-		r, err := e.Run(ctx, "true", opts)
+		r, err := e.Run(ctx, command, opts)
 		mustExit0(b, r, err)
 		n++
 	}
@@ -586,12 +589,19 @@ func benchColdStart(b *testing.B, cfg ShellConfig) {
 	}
 }
 
-// BenchmarkWarmTrueStateCapture is the warm round trip of a bang command:
-// `true` with the session state captured after it (CaptureAll), against
-// BenchmarkWarmTrueExecutor. A model's command pays this only when
-// MayChangeState says it may change the state.
+// BenchmarkWarmTrueStateCapture is the warm round trip of a bang command
+// (or an RPC client's bash): `true` asked with CaptureAll, against
+// BenchmarkWarmTrueExecutor. Since issue 22 it skips the dump, as `true`
+// cannot change the state (MayChangeState); BenchmarkWarmCdStateCapture
+// is one that dumps.
 func BenchmarkWarmTrueStateCapture(b *testing.B) {
 	benchWarmTrue(b, RunOptions{State: NewSessionState(b.TempDir()), Capture: CaptureAll})
+}
+
+// BenchmarkWarmCdStateCapture is a bang command that may change the state
+// (`cd .`): the session state is dumped after it and recorded.
+func BenchmarkWarmCdStateCapture(b *testing.B) {
+	benchWarm(b, "cd .", RunOptions{State: NewSessionState(b.TempDir()), Capture: CaptureAll})
 }
 
 // BenchmarkWarmTrueModelCapture is BenchmarkWarmTrueStateCapture for a

@@ -409,6 +409,12 @@ func (e *Executor) Run(ctx context.Context, command string, opts RunOptions) (Ba
 	if opts.Shell.Prefix != "" {
 		command = opts.Shell.Prefix + " " + command
 	}
+	if opts.Capture != CaptureNone && opts.View == UserView && opts.State != nil && !opts.State.userMayChange(command) {
+		// A user's command that cannot change the state skips the dump,
+		// as a model's does (tool.go): `git status` through an RPC
+		// client's bash paid ~250 writes of bash's for nothing.
+		opts.Capture = CaptureNone
+	}
 	onChunk := opts.OnChunk
 	var head *headCapture
 	if opts.CaptureHeadLines > 0 {

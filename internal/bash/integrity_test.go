@@ -1,11 +1,13 @@
 package bash
 
 import (
+	"agentsh/internal/jobs"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -217,15 +219,20 @@ func TestPoisonedShellNeverGivesWrongResults(t *testing.T) {
 		// Descriptors and limits.
 		"exec 62</dev/zero", "exec 62>&-", "exec 62</etc/passwd", "exec 9>/dev/null", "exec 63<&-",
 		"exec 10>&-", "exec 11>&- 12>&-", "exec 0</dev/zero", "exec 1>&-", "exec 2>&-",
-		"exec 8>&-", "ulimit -n 64", "umask 777",
+		"exec 8>&-", "ulimit -n 64", "umask 777", closeAllFds, "enable -n exit; " + closeAllFds,
+		"unset -f __agentsh_e; exec 22<&-", // bash's copy of its stdin (fd 22 here): it reads the command's next
 		// Signals and the shell's own life.
 		"kill -STOP $$", "kill -9 $$", "kill $$", "exec true", "exit 0", "exit 255",
 	}
 	for _, poison := range poisons {
 		t.Run(poison, func(t *testing.T) {
 			e := newTestExecutor(t)
+			// The poisoning run may fail, or be reported as a reset, but
+			// the engine's own lines never reach its output.
 			r := runBounded(t, e, poison)
-			_ = r // the poisoning run may fail, or be reported as a reset
+			if statusLineRE.MatchString(r.Output) {
+				t.Fatalf("the engine's status line is in the output: %q", r.Output)
+			}
 			checkProbe(t, e, poison)
 		})
 	}
@@ -263,5 +270,95 @@ func TestChattyBackgroundJobCostsLittle(t *testing.T) {
 	// machine add to it): the unbounded drain used ~43%.
 	if share > 0.2 {
 		t.Fatalf("draining a chatty background job costs %.0f%% of a core", share*100)
+	}
+}
+
+// closeAllFds is issue 22's poison: it closes every descriptor from 3 to
+// 255, the copies bash keeps of its stdin and stdout around a run included.
+const closeAllFds = `for fd in $(seq 3 255); do eval "exec $fd>&-"; done`
+
+// statusLineRE matches the engine's status lines, which must never reach
+// a run's output.
+var statusLineRE = regexp.MustCompile(`(?m)^[SE] [A-Za-z0-9]{10}( -?[0-9]+)?$`)
+
+// TestClosingEveryDescriptorEndsTheRun (issue 22): a command that closes
+// every descriptor ends with its output and exit status, without the
+// engine's status line, both on a shell whose stdin is a terminal (an RPC
+// client's bash, which used to hang there and refuse every later call)
+// and on one with /dev/null (the model's, whose output showed the status
+// line); the next command runs on a fresh shell with the session state.
+func TestClosingEveryDescriptorEndsTheRun(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		t.Run(fmt.Sprintf("terminal=%v", tty), func(t *testing.T) {
+			e := newTestExecutor(t)
+			sh := testShell(t)
+			sh.TerminalStdin = tty
+			opts := RunOptions{Shell: sh, State: NewSessionState(t.TempDir()), Capture: CaptureAll, Timeout: 60 * time.Second}
+			if tty {
+				// As an RPC client's bash: a command waiting on the terminal may become a job.
+				m := jobs.NewManager()
+				t.Cleanup(m.Close)
+				opts.Jobs = m
+			}
+			first := run(t, e, "export AGENTSH_T_KEPT=yes; cd /; echo $$", opts)
+			start := time.Now()
+			r := run(t, e, "echo before; "+closeAllFds+"; echo after; (exit 3)", opts)
+			if d := time.Since(start); d > poisonBound {
+				t.Fatalf("the run took %v: %q", d, r.Output)
+			}
+			if !strings.HasPrefix(r.Output, "before\n") || !strings.Contains(r.Output, "\nafter\n") ||
+				statusLineRE.MatchString(r.Output) || strings.Contains(r.Output, "Shell reset") || code(r) != "3" {
+				t.Fatalf("got %q exit %s; want before, after, exit 3 and no status line", r.Output, code(r))
+			}
+			next := run(t, e, "echo $AGENTSH_T_KEPT; pwd; echo $$", opts)
+			lines := strings.Split(next.Output, "\n")
+			if len(lines) != 4 || lines[0] != "yes" || lines[1] != "/" || lines[2] == strings.TrimSpace(first.Output) || code(next) != "0" {
+				t.Fatalf("next run got %q exit %s; want the state (yes, /) on a fresh shell (not %s)", next.Output, code(next), first.Output)
+			}
+		})
+	}
+}
+
+// TestSlowShellStillGetsItsCommand (issue 22): a shell that takes longer
+// to acknowledge a command than the 5 s the engine used to allow (here a
+// DEBUG trap that sleeps 6 s before the next request, as a loaded machine
+// would delay it) runs it in the same shell, its own variables kept,
+// instead of failing with "shell did not acknowledge the command" or being
+// replaced.
+func TestSlowShellStillGetsItsCommand(t *testing.T) {
+	e := newTestExecutor(t)
+	flag := filepath.Join(t.TempDir(), "slow")
+	first := runBounded(t, e, "LOCALV=kept; trap 'if [[ -e "+shellQuote(flag)+" ]]; then rm -f "+shellQuote(flag)+"; sleep 6; fi' DEBUG; echo $$")
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, e, "trap - DEBUG; echo $$ $LOCALV", RunOptions{Timeout: 60 * time.Second})
+	want := strings.TrimSpace(first.Output) + " kept\n"
+	if r.Output != want || code(r) != "0" {
+		t.Fatalf("got %q exit %s; want %q exit 0 (the same shell)", r.Output, code(r), want)
+	}
+	if _, err := os.Stat(flag); !os.IsNotExist(err) {
+		t.Fatalf("the trap did not run before the command (%v): the shell was not slow", err)
+	}
+}
+
+// TestShellKilledBeforeItsCommandIsReplacedAtOnce (issue 22): a shell that
+// dies before acknowledging a command (killed by its DEBUG trap as the
+// request arrives) is found dead from the kernel, not after a deadline,
+// and the command runs once on a fresh shell.
+func TestShellKilledBeforeItsCommandIsReplacedAtOnce(t *testing.T) {
+	e := newTestExecutor(t)
+	flag := filepath.Join(t.TempDir(), "die")
+	count := filepath.Join(t.TempDir(), "count")
+	first := runBounded(t, e, "trap 'if [[ -e "+shellQuote(flag)+" ]]; then kill -9 $$; fi' DEBUG; echo $$")
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runBounded(t, e, "echo x >> "+shellQuote(count)+"; echo $$")
+	if r.Output == first.Output || !strings.HasSuffix(r.Output, "\n") || code(r) != "0" {
+		t.Fatalf("got %q exit %s; want another shell's pid than %q", r.Output, code(r), first.Output)
+	}
+	if b, _ := os.ReadFile(count); string(b) != "x\n" {
+		t.Fatalf("the command ran %q times", b)
 	}
 }

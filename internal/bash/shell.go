@@ -61,7 +61,6 @@ const (
 	markerVar      = "AGENTSH_SHELL_MARK"
 	requestAlias   = "__ar"
 	startTimeout   = 10 * time.Second // shell start and snapshot sourcing
-	ackTimeout     = 5 * time.Second  // request sent → S; only a poisoned shell misses it
 	drainSilence   = 250 * time.Millisecond
 	drainTotal     = 2 * time.Second
 	statusGrace    = 200 * time.Millisecond // for a status line still in flight when the shell died
@@ -121,13 +120,21 @@ func requestAliasFor(tty string) string {
 // is replaced after that run. The command's stdin is opened anew for every
 // run: a kept fd would need a check per run that costs more than the open.
 // The prologue's cd is skipped when the shell is already there.
+// A command that closed the copies bash keeps of its stdin and stdout
+// around a run (`for fd in $(seq 3 255); do exec {fd}>&-; done`) leaves
+// the shell reading its next commands from the command's stdin and writing
+// its status into the run's output: the epilogue then exits with the
+// command's status instead (both channels are sockets, nothing else is),
+// and the next run gets a fresh shell. With exit disabled, the expansion
+// error of the missing third argument ends it (status 1): no command can
+// give a function call an argument.
 const initScript = `\exec 1>&3 3>&- %s
 __agentsh_d=%s
 %s
 \builtin shopt -s expand_aliases
 __agentsh_b() {
 	\builtin source "$__agentsh_d/c" || \builtin return 125
-	\builtin export -n __agentsh_w __agentsh_o __agentsh_c __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t # under set -a they would reach every child
+	\builtin export -n __agentsh_w __agentsh_o __agentsh_c __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t __agentsh_q # under set -a they would reach every child
 	\exec 19>"$__agentsh_o" || { \builtin printf 'F %%s\n' "$__agentsh_n"; \builtin return 125; }
 	[[ -z $__agentsh_x ]] || \builtin eval "\exec $__agentsh_x" 2>/dev/null
 	\builtin printf 'S %%s\n' "$__agentsh_n"
@@ -145,18 +152,18 @@ __agentsh_dump() {
 		\builtin compgen -A function >|"$__agentsh_f.f" 2>/dev/null; \builtin mapfile -t __agentsh_v <"$__agentsh_f.f"
 		for __agentsh_i in "${__agentsh_v[@]}"; do [[ $__agentsh_i == @(__agentsh*|builtin|exec) ]] || { \builtin printf 'f\0%%s\0' "$__agentsh_i"; \builtin declare -f -- "$__agentsh_i"; \builtin printf '\0'; }; done
 		for __agentsh_i in "${!BASH_ALIASES[@]}"; do [[ $__agentsh_i == __ar ]] || \builtin printf 'a\0%%s\0%%s\0' "$__agentsh_i" "${BASH_ALIASES[$__agentsh_i]}"; done
-		\builtin printf 'O\0'
-		\builtin shopt -p; \builtin set +o
-		\builtin printf '\0Z\0'
+		if [[ -n $__agentsh_q ]]; then \builtin printf 'o\0%%s\0%%s\0Z\0' "$BASHOPTS" "$SHELLOPTS"
+		else \builtin printf 'O\0'; \builtin shopt -p; \builtin set +o; \builtin printf '\0Z\0'; fi
 	} >|"$__agentsh_f" 2>/dev/null
 }
 __agentsh_e() {
 	\exec 19>&-
 	[[ -z $__agentsh_t ]] || \builtin printf '\033]6973;%%s\007' "$__agentsh_t" >"$__agentsh_o" 2>/dev/null
 	[[ $__agentsh_s != [12] ]] || \__agentsh_dump
-	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t
+	\builtin unset -n __agentsh_c __agentsh_w __agentsh_o __agentsh_x __agentsh_p __agentsh_s __agentsh_n __agentsh_t __agentsh_q
 	[[ $BASHOPTS == *expand_aliases* ]] || \builtin shopt -s expand_aliases
 	[[ ${BASH_ALIASES[__ar]-} == '%s' ]] || \builtin alias __ar='%s'
+	[[ -S /dev/fd/0 && -S /dev/fd/1 ]] || { \builtin exit "$1"; [[ ${3:?} ]]; } 2>/dev/null
 	\builtin enable -n || \builtin printf 'P\n'
 	\builtin printf 'E %%s %%d\n' "$2" "$1"
 }
@@ -206,6 +213,8 @@ type shellSession struct {
 	stateVer  uint64
 	stateView StateView
 	base      *layer
+	// optNames are this bash's option names, from its first full dump.
+	optNames optionNames
 
 	mu        sync.Mutex
 	lingering []*os.File // FIFOs of finished runs still held open by background jobs
@@ -844,6 +853,60 @@ func (s *shellSession) pendingStatus(match func(string) bool, wait time.Duration
 	}
 }
 
+// ackWait is what the kernel says of a shell that has not acknowledged a
+// request yet.
+type ackWait int
+
+const (
+	ackBusy     ackWait = iota // running, runnable, or asleep for another reason: slow, not dead
+	ackIdle                    // back at its control socket: the prologue did not run
+	ackStopped                 // stopped (SIGSTOP): nothing of agentsh's continues it
+	ackDead                    // a zombie, or gone
+	ackSpinning                // it used ackSpinCPU of CPU time without getting there: a loop (a RETURN trap that returns)
+)
+
+// ackSpinCPU is the CPU time a shell may use between a request and its
+// acknowledgement, in clock ticks: the prologue takes well under a
+// millisecond, so this is only reached by a shell looping forever, never
+// by a slow machine (CPU time, unlike a clock, does not pass while the
+// shell waits for a core).
+const ackSpinCPU = proc.TicksPerSecond / 2
+
+func (w ackWait) String() string {
+	switch w {
+	case ackIdle:
+		return "it went back to reading its input without running it"
+	case ackStopped:
+		return "it is stopped"
+	case ackDead:
+		return "it exited"
+	case ackSpinning:
+		return "it is looping"
+	}
+	return "it is busy"
+}
+
+// ackState tells a shell that will not acknowledge a request (idle,
+// stopped, dead, looping) from one that is only slow; a tracer's stop (t)
+// is slow. cpu0 is the shell's CPU time at the first look.
+func (s *shellSession) ackState(cpu0 uint64) ackWait {
+	if s.exited() {
+		return ackDead
+	}
+	st, ok := proc.Stat(s.pid)
+	switch {
+	case !ok || st.State == 'Z' || st.State == 'X':
+		return ackDead
+	case st.State == 'T':
+		return ackStopped
+	case st.CPU >= cpu0+ackSpinCPU:
+		return ackSpinning
+	case s.idle():
+		return ackIdle
+	}
+	return ackBusy
+}
+
 // idle reports whether the shell is blocked reading its control socket
 // (it finished the request line without reporting) or stopped (kill -STOP
 // $$): either way no status line will come.
@@ -852,12 +915,42 @@ func (s *shellSession) idle() bool {
 	if !ok {
 		return false
 	}
-	if st.State == 'T' || st.State == 't' {
-		return true
+	if st.State == 'T' {
+		return true // a tracer's stop (t) ends by itself
 	}
 	// Asleep (not woken by bytes still to read) waiting to read the
 	// control socket.
-	return st.State == 'S' && s.ctlLink != "" && proc.WaitingToRead(s.pid, s.ctlLink)
+	if st.State != 'S' || s.ctlLink == "" {
+		return false
+	}
+	if proc.WaitingToRead(s.pid, s.ctlLink) {
+		return true
+	}
+	// Or reading another stdin while it holds no descriptor of its
+	// control socket at all: a command closed the copy bash restores its
+	// input from, so no request can ever reach it again (the epilogue
+	// exits such a shell; this finds one whose exit was disabled too).
+	return s.readingLostInput()
+}
+
+// readingLostInput reports whether bash sleeps reading its fd 0 and holds
+// no descriptor of its control socket.
+func (s *shellSession) readingLostInput() bool {
+	dir := "/proc/" + strconv.Itoa(s.pid) + "/fd/"
+	in, err := os.Readlink(dir + "0")
+	if err != nil || in == s.ctlLink || !proc.WaitingToRead(s.pid, in) {
+		return false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if l, err := os.Readlink(dir + e.Name()); err == nil && l == s.ctlLink {
+			return false
+		}
+	}
+	return true
 }
 
 func setPipeSize(f *os.File, size int) {
@@ -968,6 +1061,11 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	if before {
 		removeScratch(filepath.Join(s.dir, "st0"))
 	}
+	req = append(req, " __agentsh_q="...)
+	if len(s.optNames.shopt) > 0 {
+		// The names are known: the dump gives the enabled options only.
+		req = append(req, '1')
+	}
 	req = append(req, " __agentsh_t="...)
 	if view != nil {
 		// The epilogue writes this end mark to the terminal after the
@@ -1032,10 +1130,16 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	}
 
 	// Wait for the start acknowledgement. A shell that goes back to
-	// reading its control socket without one has a broken prologue; the
-	// command never ran, so it is safe to retry on a fresh shell.
-	ackDeadline := time.Now().Add(ackTimeout)
+	// reading its control socket without one has a broken prologue, and
+	// one that died or was stopped never sends one; the command never ran,
+	// so it is safe to retry on a fresh shell. A shell that is alive and
+	// busy (a loaded machine, a slow DEBUG trap) is waited for, however
+	// long, within the run's timeout: no clock tells a slow shell from a
+	// dead one, the kernel does (ackState).
 	poll := time.NewTimer(ackIdleEvery)
+	stoppedSeen := false
+	cpu0 := uint64(0) // the shell's CPU time at the first look: a run acknowledged before it pays nothing
+	looked := false
 	started := false
 	notStarted := func(err error) runOutcome {
 		poll.Stop()
@@ -1065,14 +1169,32 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 			}
 			return notStarted(errors.New("shell exited before the command started"))
 		case <-poll.C:
-			if s.idle() || time.Now().After(ackDeadline) {
+			if !looked {
+				looked = true
+				if st, ok := proc.Stat(s.pid); ok {
+					cpu0 = st.CPU
+				}
+			}
+			why := s.ackState(cpu0)
+			if why == ackStopped && !stoppedSeen {
+				// Stopped once may be a stop and continue in flight.
+				stoppedSeen = true
+				poll.Reset(idleConfirm)
+				continue
+			}
+			stoppedSeen = false
+			if why != ackBusy {
 				if _, ok := s.pendingStatus(isStart, ackIdleGrace); ok {
 					started = true
 					continue
 				}
-				return notStarted(errors.New("shell did not acknowledge the command"))
+				return notStarted(fmt.Errorf("shell did not acknowledge the command: %s", why))
 			}
-			poll.Reset(ackIdleEvery)
+			if time.Since(runStart) < time.Second {
+				poll.Reset(ackIdleEvery)
+			} else {
+				poll.Reset(idleEvery) // a slow machine: look less often
+			}
 		case <-ctx.Done():
 			poll.Stop()
 			hold.Close()
@@ -1452,14 +1574,14 @@ func (r *liveRun) loop(ctx context.Context, det *detachSpec) (runOutcome, Detach
 			// long after the call returned); its shell is not reused.
 			if r.before && !r.out.reset && !r.handedOver {
 				if dump, err := os.ReadFile(filepath.Join(s.dir, "st0")); err == nil {
-					if l, _, ok := parseDump(dump, spec.cfgEnv); ok {
+					if l, _, ok := parseDump(dump, spec.cfgEnv, &s.optNames); ok {
 						s.base = l
 					}
 				}
 			}
 			if spec.state != nil && spec.capture != CaptureNone && !r.out.reset && !r.handedOver {
 				if dump, err := os.ReadFile(filepath.Join(s.dir, "st")); err == nil &&
-					spec.state.update(dump, spec.capture, spec.view, s.base, spec.scrub, spec.cfgEnv) {
+					spec.state.update(dump, spec.capture, spec.view, s.base, spec.scrub, spec.cfgEnv, &s.optNames) {
 					s.state, s.stateVer, s.stateView = spec.state, spec.state.version(spec.view), spec.view
 					if spec.view == UserView {
 						s.base = nil // the user's layer is what it holds now

@@ -117,6 +117,28 @@ func (st *SessionState) Env(v StateView, start []string) map[string]string {
 	return l.env
 }
 
+// userMayChange reports whether a user's command could change the user's
+// layer: always before that layer is first captured (what the shell
+// started with, its rc's functions named like programs included, is not
+// known yet), else MayChangeState with the layer's functions and aliases
+// as the names that are not programs.
+func (st *SessionState) userMayChange(command string) bool {
+	st.mu.Lock()
+	if st.userVer == 0 || st.user == nil {
+		st.mu.Unlock()
+		return true
+	}
+	names := make([]string, 0, len(st.user.funcs)+len(st.user.aliases))
+	for k := range st.user.funcs {
+		names = append(names, k)
+	}
+	for k := range st.user.aliases {
+		names = append(names, k)
+	}
+	st.mu.Unlock()
+	return MayChangeState(command, names)
+}
+
 // Functions returns the names of the functions view v holds.
 func (st *SessionState) Functions(v StateView) []string {
 	st.mu.Lock()
@@ -231,10 +253,18 @@ var unsafeOptions = map[string]bool{
 	"login_shell": true, "extdebug": true, "functrace": true, "progcomp_alias": false,
 }
 
+// optionNames are the names of a bash's shopt and set -o options, as its
+// first full dump listed them (`shopt -p; set +o`, one write per line:
+// bash's stdout is line buffered); its later dumps give only $BASHOPTS and
+// $SHELLOPTS, the enabled ones, in one write.
+type optionNames struct{ shopt, set []string }
+
 // parseDump reads a dump written by __agentsh_dump (see the init script):
 // NUL-separated records P cwd, X name value, f name text, a name value,
-// O options, Z (the end). ok is false when it is malformed.
-func parseDump(dump []byte, cfgEnv map[string]string) (l *layer, cwd string, ok bool) {
+// O options (shopt -p and set +o lines, whose names it keeps in names) or
+// o $BASHOPTS $SHELLOPTS (read with names), Z (the end). ok is false when
+// it is malformed.
+func parseDump(dump []byte, cfgEnv map[string]string, names *optionNames) (l *layer, cwd string, ok bool) {
 	fields := bytes.Split(dump, []byte{0})
 	l = newLayer()
 	for i := 0; i < len(fields); {
@@ -242,7 +272,7 @@ func parseDump(dump []byte, cfgEnv map[string]string) (l *layer, cwd string, ok 
 		switch string(fields[i]) {
 		case "P", "O":
 			need = 1
-		case "X", "f", "a":
+		case "X", "f", "a", "o":
 			need = 2
 		}
 		if i+need >= len(fields) {
@@ -265,9 +295,49 @@ func parseDump(dump []byte, cfgEnv map[string]string) (l *layer, cwd string, ok 
 		case "a":
 			l.aliases[string(fields[i+1])] = string(fields[i+2])
 		case "O":
+			var seen optionNames
 			for _, line := range strings.Split(string(fields[i+1]), "\n") {
+				if f := strings.Fields(line); len(f) == 3 && f[0] == "shopt" {
+					seen.shopt = append(seen.shopt, f[2])
+				} else if len(f) == 3 && f[0] == "set" {
+					seen.set = append(seen.set, f[2])
+				}
 				if k, ok := optionKey(line); ok {
 					l.options[k] = "\\builtin " + line
+				}
+			}
+			if names != nil && len(seen.shopt) > 0 {
+				*names = seen
+			}
+		case "o":
+			if names == nil || len(names.shopt) == 0 {
+				return nil, "", false
+			}
+			set := func(list []byte) map[string]bool {
+				m := map[string]bool{}
+				for _, n := range strings.Split(string(list), ":") {
+					m[n] = true
+				}
+				return m
+			}
+			shoptOn, setOn := set(fields[i+1]), set(fields[i+2])
+			add := func(line string) {
+				if k, ok := optionKey(line); ok {
+					l.options[k] = "\\builtin " + line
+				}
+			}
+			for _, n := range names.shopt {
+				if shoptOn[n] {
+					add("shopt -s " + n)
+				} else {
+					add("shopt -u " + n)
+				}
+			}
+			for _, n := range names.set {
+				if setOn[n] {
+					add("set -o " + n)
+				} else {
+					add("set +o " + n)
 				}
 			}
 		case "Z":
@@ -286,8 +356,8 @@ func parseDump(dump []byte, cfgEnv map[string]string) (l *layer, cwd string, ok 
 // latest writer of a name wins); a ModelView capture replaces the model's
 // layer with what the dump differs from base, the user's layer that shell
 // had applied (nil: none). It returns false when the dump is malformed.
-func (st *SessionState) update(dump []byte, mode CaptureMode, v StateView, base *layer, scrub []string, cfgEnv map[string]string) bool {
-	l, cwd, ok := parseDump(dump, cfgEnv)
+func (st *SessionState) update(dump []byte, mode CaptureMode, v StateView, base *layer, scrub []string, cfgEnv map[string]string, names *optionNames) bool {
+	l, cwd, ok := parseDump(dump, cfgEnv, names)
 	if !ok {
 		return false
 	}

@@ -128,3 +128,54 @@ deactivate() { export PATH="${PATH#$VIRTUAL_ENV/bin:}"; unset VIRTUAL_ENV; unset
 	expect(t, userRun(t, e, st, `deactivate; echo "${VIRTUAL_ENV-none}"`), "none\n", "0")
 	expect(t, modelRun(t, e, st, `echo "${VIRTUAL_ENV-none}"; declare -F deactivate || echo nofunc`), "none\nnofunc\n", "0")
 }
+
+// TestUserCaptureOnlyWhenTheCommandMayChangeState (issue 22): once the
+// user's layer is known, a user's command that cannot change the state
+// (programs, neutral builtins) leaves the last capture as it is instead of
+// dumping the whole state again (~250 writes of bash's per RPC call); one
+// that calls the user's function or alias named like a program still
+// records what it did, and a fresh shell gets it.
+func TestUserCaptureOnlyWhenTheCommandMayChangeState(t *testing.T) {
+	e := newTestExecutor(t)
+	st := NewSessionState(t.TempDir())
+	dir := strings.TrimSpace(userRun(t, e, st, `echo "$__agentsh_d"`).Output)
+	dump := filepath.Join(dir, "st")
+	f, err := os.OpenFile(dump, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatalf("the first user's command made no capture: %v", err)
+	}
+	const mark = "\x00untouched"
+	_, _ = f.WriteString(mark)
+	f.Close()
+	expect(t, userRun(t, e, st, `true; ls / >/dev/null; echo ok | cat`), "ok\n", "0")
+	if b, err := os.ReadFile(dump); err != nil || !strings.HasSuffix(string(b), mark) {
+		t.Fatalf("a command that cannot change the state dumped it again (%v)", err)
+	}
+	expect(t, userRun(t, e, st, `ls() { export AGENTSH_T_LSFN=ran; command ls "$@"; }; alias grep='export AGENTSH_T_GREPAL=ran; true'`), "", "0")
+	expect(t, userRun(t, e, st, `ls / >/dev/null; grep x`), "", "0")
+	r := run(t, e, `echo "${AGENTSH_T_LSFN-unset} ${AGENTSH_T_GREPAL-unset}"`,
+		RunOptions{SessionKey: "user", State: st, Capture: CaptureAll, Fresh: true, Timeout: 60 * time.Second})
+	expect(t, r, "ran ran\n", "0")
+}
+
+// TestOptionsCarriedFromTheShortDump (issue 22): after a shell's first
+// capture lists its option names, its captures give only the enabled
+// options ($BASHOPTS, $SHELLOPTS) in one write instead of ~85 lines of
+// `shopt -p; set +o`; options turned on and off there still reach a fresh
+// shell.
+func TestOptionsCarriedFromTheShortDump(t *testing.T) {
+	e := newTestExecutor(t)
+	st := NewSessionState(t.TempDir())
+	fresh := func(cmd string) BashResult {
+		return run(t, e, cmd, RunOptions{SessionKey: "user", State: st, Capture: CaptureAll, Fresh: true, Timeout: 60 * time.Second})
+	}
+	const probe = `shopt -q globstar && echo globstar; [[ -o noclobber ]] && echo noclobber; shopt -q nullglob && echo nullglob; echo end`
+	dir := strings.TrimSpace(userRun(t, e, st, `shopt -s nullglob; echo "$__agentsh_d"`).Output)
+	expect(t, userRun(t, e, st, `shopt -s globstar; set -o noclobber`), "", "0")
+	if b, err := os.ReadFile(filepath.Join(dir, "st")); err != nil || strings.Contains(string(b), "shopt -") {
+		t.Fatalf("the second capture listed every option again (%v)", err)
+	}
+	expect(t, fresh(probe), "globstar\nnoclobber\nnullglob\nend\n", "0")
+	expect(t, userRun(t, e, st, `shopt -u globstar nullglob; set +o noclobber`), "", "0")
+	expect(t, fresh(probe), "end\n", "0")
+}

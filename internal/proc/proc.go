@@ -16,7 +16,12 @@ type Info struct {
 	Pid, PPid, Pgrp, Sid int
 	State                byte
 	Start                uint64 // start time in clock ticks after boot
+	CPU                  uint64 // user + system CPU time used, in clock ticks (not its children's)
 }
+
+// TicksPerSecond is the kernel's clock tick rate for Start and CPU
+// (USER_HZ, 100 on Linux).
+const TicksPerSecond = 100
 
 // readSmall reads a small /proc file with raw syscalls into buf: a sweep
 // reads one per process, and os.ReadFile's extra calls double its cost.
@@ -55,6 +60,9 @@ func Stat(pid int) (Info, bool) {
 	p.Pgrp, _ = strconv.Atoi(string(f[2]))
 	p.Sid, _ = strconv.Atoi(string(f[3]))
 	p.Start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	ut, _ := strconv.ParseUint(string(f[11]), 10, 64)
+	st, _ := strconv.ParseUint(string(f[12]), 10, 64)
+	p.CPU = ut + st
 	return p, true
 }
 

@@ -175,3 +175,26 @@ func TestWaitingToReadDevTTY(t *testing.T) {
 		t.Errorf("reading /dev/tty counted as reading %s, another terminal", other.Name())
 	}
 }
+
+// TestStatCPU: the CPU time Stat reports grows by what the process burns
+// (the engine tells a spinning shell from a slow one by it).
+func TestStatCPU(t *testing.T) {
+	before, ok := Stat(os.Getpid())
+	if !ok {
+		t.Fatal("no stat for this process")
+	}
+	deadline := time.Now().Add(60 * time.Second) // hang guard: a second of CPU on the busiest machine
+	x := 0
+	for {
+		for i := 0; i < 1_000_000; i++ {
+			x += i
+		}
+		now, _ := Stat(os.Getpid())
+		if now.CPU >= before.CPU+TicksPerSecond/2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CPU stayed at %d ticks (from %d) after a minute of busy loop (%d)", now.CPU, before.CPU, x)
+		}
+	}
+}
