@@ -83,7 +83,7 @@ func TestTUIApprovals(t *testing.T) {
 	tt.waitText("openai/test-model")
 
 	tt.typeLine("make the file")
-	tt.waitText(`Run this command? It matches the bash.patterns rule {"ask": "touch"}.`)
+	tt.waitText("Run this command? Its part `touch approved-file` matches the bash.patterns rule {\"ask\":")
 	// Typed as the question opens (the y of "you", the a of "and"): the
 	// editor's, however late the keys come, since letters never answer.
 	tt.tmux("send-keys", "-l", "you and why")

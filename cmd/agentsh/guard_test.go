@@ -156,8 +156,8 @@ func TestRPCSIGHUPEndsEverything(t *testing.T) {
 	sl := sleepArgs(2)
 	r.send(t, fmt.Sprintf(`{"id":"b","type":"bash","command":"sleep %s & sleep %s"}`, sl[0], sl[1]))
 	waitFor(t, ctx, "both sleeps", func() bool { return sleepsAlive(sl) == 2 })
-	if len(agentshFolders(runtime, tmp)) != 3 {
-		t.Fatalf("expected an engine folder with a runtime folder and a snapshot, found %q", agentshFolders(runtime, tmp))
+	if len(agentshFolders(runtime, tmp)) != 4 {
+		t.Fatalf("expected an engine folder with a runtime folder and a snapshot (the user's and the model's), found %q", agentshFolders(runtime, tmp))
 	}
 	if err := r.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ func TestExecSIGKILLLeavesNothing(t *testing.T) {
 	})
 	engines, _ := filepath.Glob(filepath.Join(runtime, "agentsh", "p-*"))
 	snaps, _ := filepath.Glob(filepath.Join(runtime, "agentsh", "p-*", "snapshot-*"))
-	if len(engines) != 1 || len(snaps) != 1 {
+	if len(engines) != 1 || len(snaps) != 2 { // the user's snapshot and the model's
 		t.Fatalf("engine folders %q and snapshots %q after the SIGKILL", engines, snaps)
 	}
 

@@ -298,7 +298,10 @@ func TestTUIPromptArgumentResumeHintAndContinue(t *testing.T) {
 	tt := startTUIKept(t, s, []string{"count to fifty"}, env...)
 	tt.waitText("Counted to fifty.")
 	tt.typeLine("!echo bang-after")
-	tt.waitText("$ echo bang-after")
+	// Ended, not only printed: ctrl+d during a command asks first.
+	tt.waitScreen("!echo bang-after to end", func(s string) bool {
+		return strings.Contains(s, "$ echo bang-after\nbang-after\n") && !strings.Contains(s, "to cancel") && !strings.Contains(s, "Running…")
+	})
 	tt.keys("C-d")
 	scr, code := tt.waitExitStatus()
 	if code != 0 {

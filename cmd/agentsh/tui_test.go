@@ -253,6 +253,8 @@ func TestTUIQuitKillsRunningCommand(t *testing.T) {
 	tt.typeLine("!sleep 300")
 	tt.waitText("· esc to cancel")
 	tt.keys("C-d") // ctrl+c would interrupt the command, not quit
+	tt.waitText("a command is running — quit and stop it? y/n")
+	tt.keys("y")
 	tt.waitExit()
 	tt.assertNoProcesses()
 }
