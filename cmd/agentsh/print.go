@@ -332,12 +332,20 @@ func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveS
 // not trusted for it is asked about with ask (the TUI; it trusts the folder
 // or not), applied for this run with --trust-project, or else refused
 // (session.UntrustedError): print, json and RPC have no one to ask.
-func modeSetup(o *printOptions, ask func(*session.LiveSettings, *session.ProjectTrust) error) (cwd string, live *session.LiveSettings, ts bash.ToolSettings, spec string, err error) {
+//
+// A settings file that does not load is told to broken, and the mode goes
+// on with the defaults until it is fixed (live follows it); with broken nil
+// it is the error: a mode without a user to fix the file does not start.
+func modeSetup(o *printOptions, ask func(*session.LiveSettings, *session.ProjectTrust) error, broken func(error)) (cwd string, live *session.LiveSettings, ts bash.ToolSettings, spec string, err error) {
 	if cwd, err = os.Getwd(); err != nil {
 		return "", nil, ts, "", err
 	}
-	if live, err = session.WatchSettings(cwd); err != nil {
-		return "", nil, ts, "", err
+	live, settingsErr := session.WatchSettings(cwd)
+	if settingsErr != nil {
+		if broken == nil {
+			return "", nil, ts, "", settingsErr
+		}
+		broken(settingsErr)
 	}
 	settings, _ := live.Current()
 	if p := settings.Project; p != nil && !p.Trusted {
@@ -359,7 +367,7 @@ func modeSetup(o *printOptions, ask func(*session.LiveSettings, *session.Project
 	if spec, err = resolveModel(o.model, settings); err != nil {
 		return "", nil, ts, "", err
 	}
-	if ts, err = live.ToolSettings(); err != nil {
+	if ts, err = live.ToolSettings(); err != nil && (settingsErr == nil || ts.Shell.Path == "") {
 		return "", nil, ts, "", err
 	}
 	return cwd, live, ts, spec, nil
@@ -386,7 +394,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(&o, nil)
+	cwd, live, toolSettings, spec, err := modeSetup(&o, nil, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -518,7 +526,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(&o, nil)
+	cwd, live, toolSettings, spec, err := modeSetup(&o, nil, nil)
 	if err != nil {
 		return fail(err)
 	}

@@ -64,7 +64,10 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 		}
 		return nil
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(&o, ask)
+	// A settings file that does not load must not keep the user out: the
+	// TUI starts on the defaults and says so (tui.Config.Settings), and
+	// `!vim .agentsh/settings.json` can fix it.
+	cwd, live, toolSettings, spec, err := modeSetup(&o, ask, func(error) {})
 	if errors.Is(err, errLeftAtTrust) {
 		return 0 // left at the question: nothing was started
 	}
