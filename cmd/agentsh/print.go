@@ -21,6 +21,7 @@ import (
 	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
 	"agentsh/internal/rpc"
+	sbx "agentsh/internal/sandbox"
 	"agentsh/internal/session"
 	"agentsh/internal/sink"
 )
@@ -332,12 +333,21 @@ func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveS
 // not trusted for it is asked about with ask (the TUI; it trusts the folder
 // or not), applied for this run with --trust-project, or else refused
 // (session.UntrustedError): print, json and RPC have no one to ask.
-func modeSetup(o *printOptions, ask func(*session.LiveSettings, *session.ProjectTrust) error) (cwd string, live *session.LiveSettings, ts bash.ToolSettings, spec string, err error) {
+//
+// A settings file that does not load is told to broken, and the mode goes
+// on with the defaults until it is fixed (live follows it), but for the
+// model's sandbox: read-only for the run, unless the flags choose. With
+// broken nil it is the error: print and json do not start on it.
+func modeSetup(o *printOptions, ask func(*session.LiveSettings, *session.ProjectTrust) error, broken func(error)) (cwd string, live *session.LiveSettings, ts bash.ToolSettings, spec string, err error) {
 	if cwd, err = os.Getwd(); err != nil {
 		return "", nil, ts, "", err
 	}
-	if live, err = session.WatchSettings(cwd); err != nil {
-		return "", nil, ts, "", err
+	live, settingsErr := session.WatchSettings(cwd)
+	if settingsErr != nil {
+		if broken == nil {
+			return "", nil, ts, "", settingsErr
+		}
+		broken(settingsErr)
 	}
 	settings, _ := live.Current()
 	if p := settings.Project; p != nil && !p.Trusted {
@@ -355,15 +365,27 @@ func modeSetup(o *printOptions, ask func(*session.LiveSettings, *session.Project
 			return "", nil, ts, "", err
 		}
 	}
-	o.sb = settings.Sandbox.With(o.sandbox)
+	sb := settings.Sandbox
+	if settingsErr != nil {
+		// The files' sandbox is unknown and is read only at start: the
+		// model's is the strictest until a restart, unless the flags say.
+		sb.Mode = sbx.ReadOnly
+	}
+	o.sb = sb.With(o.sandbox)
 	if spec, err = resolveModel(o.model, settings); err != nil {
 		return "", nil, ts, "", err
 	}
-	if ts, err = live.ToolSettings(); err != nil {
+	if ts, err = live.ToolSettings(); err != nil && (settingsErr == nil || ts.Shell.Path == "") {
 		return "", nil, ts, "", err
 	}
 	return cwd, live, ts, spec, nil
 }
+
+// brokenAtStart follows the error of a settings file that does not load
+// when RPC mode starts.
+const brokenAtStart = "starting on the default settings until the file is fixed: bash commands run with them " +
+	"(their responses carry settingsError), the model's commands are refused, and the model's sandbox is read-only " +
+	"until a restart (unless --sandbox or --yolo chooses)"
 
 // untrustedChange says on stderr that a change of the project's settings
 // during the run loosens what the folder is not trusted for, and is
@@ -386,7 +408,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(&o, nil)
+	cwd, live, toolSettings, spec, err := modeSetup(&o, nil, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -518,7 +540,12 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(&o, nil)
+	// A broken settings file does not keep the client out: its `bash`
+	// (the user's command) runs on the defaults with settingsError, so it
+	// can fix the file; the model's commands are refused until then.
+	cwd, live, toolSettings, spec, err := modeSetup(&o, nil, func(err error) {
+		fmt.Fprintf(stderr, "agentsh: %v\nagentsh: %s\n", err, brokenAtStart)
+	})
 	if err != nil {
 		return fail(err)
 	}

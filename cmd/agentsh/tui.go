@@ -64,7 +64,15 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 		}
 		return nil
 	}
-	cwd, live, toolSettings, spec, err := modeSetup(&o, ask)
+	// A settings file that does not load must not keep the user out: the
+	// TUI starts on the defaults and says so (tui.Config.Settings), and
+	// `!vim .agentsh/settings.json` can fix it.
+	brokenNotice := ""
+	cwd, live, toolSettings, spec, err := modeSetup(&o, ask, func(error) {
+		if o.sandbox == (session.SandboxFlags{}) {
+			brokenNotice = readOnlyNotice
+		}
+	})
 	if errors.Is(err, errLeftAtTrust) {
 		return 0 // left at the question: nothing was started
 	}
@@ -112,6 +120,9 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	if trustNotice != "" {
 		notice = strings.TrimSpace(trustNotice + " " + notice)
 	}
+	if brokenNotice != "" {
+		notice = strings.TrimSpace(brokenNotice + " " + notice)
+	}
 	jm := newJobs(toolSettings)
 	agent.SetJobs(jm)
 	defer jm.Close() // quitting stops every job (their guardians would anyway)
@@ -142,6 +153,10 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// readOnlyNotice follows the warning of a settings file that does not load
+// at start (tui.Config.Settings): the sandbox the file sets is unknown.
+const readOnlyNotice = "The model's sandbox is read-only until agentsh restarts on settings that load (--sandbox or --yolo chooses another)."
 
 // errLeftAtTrust: the user left agentsh at the trust question (ctrl+c).
 var errLeftAtTrust = errors.New("left at the trust question")

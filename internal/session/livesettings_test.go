@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -112,10 +113,48 @@ func TestLiveSettingsBrokenThenFixed(t *testing.T) {
 	if _, err := l.ToolSettings(); err == nil || !strings.Contains(err.Error(), "custom shell path not found") {
 		t.Fatalf("bad shell path: %v", err)
 	}
-	// Broken at start: no LiveSettings, like LoadSettings.
+	// Broken at start: the error, like LoadSettings, and the defaults.
 	bad := writeSettings(t, t.TempDir(), `{`)
-	if _, err := WatchSettingsFrom(bad, ""); err == nil {
-		t.Fatal("a broken file at start is accepted")
+	if l, err := WatchSettingsFrom(bad, ""); err == nil || l == nil || l.Loaded() {
+		t.Fatalf("a broken file at start: %v", err)
+	}
+}
+
+// A file broken at start (issue 22): the user's commands run on the
+// defaults with the file's error, the model's are refused with it, and the
+// fixed file applies from the next command.
+func TestLiveSettingsBrokenAtStart(t *testing.T) {
+	a, _ := newAgent(t)
+	dir := t.TempDir()
+	g := writeSettings(t, dir, "{\n  \"shell\": {\"env\": {\"A\": \n")
+	l, err := WatchSettingsFrom(g, "")
+	want := "settings: " + g + ":3:1: unexpected end of JSON input"
+	if err == nil || err.Error() != want || l == nil {
+		t.Fatalf("WatchSettingsFrom = %v, %v; want the error %q and the defaults", l, err, want)
+	}
+	if s, err := l.Current(); l.Loaded() || err == nil || s.VirtualTerminal != "off" || len(s.Sources) != 0 {
+		t.Fatalf("Current = %+v, %v; want the defaults", s, err)
+	}
+	a.FollowSettings(l)
+
+	run, err := a.ExecuteBashRun(context.Background(), `echo "hi${A}"`, nil, BashOptions{})
+	if err != nil || run.Output != "hi\n" || run.SettingsError != want {
+		t.Fatalf("! on the defaults: %q %q %v", run.Output, run.SettingsError, err)
+	}
+	_, err = (&bash.Tool{}).Execute(context.Background(), bash.ToolParams{Command: "echo hi"}, a.ToolContext(bash.ToolSettings{}), nil)
+	var te *bash.ToolError
+	if !errors.As(err, &te) || te.Message != want {
+		t.Fatalf("the model's command: %v, want refused with %q", err, want)
+	}
+
+	writeSettings(t, dir, `{"shell": {"env": {"A": "1"}}}`)
+	run, err = a.ExecuteBashRun(context.Background(), `echo "hi${A}"`, nil, BashOptions{})
+	if err != nil || run.Output != "hi1\n" || run.SettingsError != "" || !l.Loaded() {
+		t.Fatalf("! after the fix: %q %q %v", run.Output, run.SettingsError, err)
+	}
+	res, err := (&bash.Tool{}).Execute(context.Background(), bash.ToolParams{Command: `echo "hi${A}"`}, a.ToolContext(bash.ToolSettings{}), nil)
+	if err != nil || !strings.HasPrefix(res.Text, "hi1") {
+		t.Fatalf("the model's command after the fix: %+v %v", res, err)
 	}
 }
 

@@ -304,7 +304,8 @@ type LiveSettings struct {
 	mu       sync.Mutex
 	files    []liveFile // one per path
 	stale    bool       // a content changed since the last build
-	cur      *Settings  // the last settings that loaded
+	cur      *Settings  // the last settings that loaded (the defaults until one did)
+	loaded   bool       // cur is from the files, not the defaults
 	readErr  error      // a file could not be read this time
 	buildErr error      // the contents as last read do not load
 	tool     bash.ToolSettings
@@ -350,8 +351,10 @@ func WatchSettings(cwd string) (*LiveSettings, error) {
 }
 
 // WatchSettingsFrom is WatchSettings for explicit paths (LoadSettingsFrom).
-// An error loading them now is returned: agentsh does not start on a broken
-// settings file.
+// An error loading them now is returned together with LiveSettings that
+// serve the defaults (Loaded reports false) until the files load: the TUI
+// starts on them, so that the `!` command that fixes the file can run; the
+// modes without a user to fix it do not start.
 func WatchSettingsFrom(globalPath, projectPath string) (*LiveSettings, error) {
 	paths := settingsPaths(globalPath, projectPath)
 	l := &LiveSettings{paths: paths, files: make([]liveFile, len(paths)), runTrust: map[string]bool{}}
@@ -361,10 +364,18 @@ func WatchSettingsFrom(globalPath, projectPath string) (*LiveSettings, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.refreshLocked(true)
-	if err := l.errLocked(); err != nil {
-		return nil, err
+	if l.cur == nil {
+		l.cur, _ = buildSettings(nil, nil) // no file: cannot fail
 	}
-	return l, nil
+	return l, l.errLocked()
+}
+
+// Loaded reports whether the settings files have loaded at least once;
+// until then Current serves the defaults.
+func (l *LiveSettings) Loaded() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.loaded
 }
 
 // Current returns the settings as the files are now. When they no longer
@@ -498,7 +509,7 @@ func (l *LiveSettings) refreshLocked(force bool) {
 	s, err := buildSettings(files, l.trustedLocked)
 	l.buildErr = err
 	if err == nil {
-		l.cur = s
+		l.cur, l.loaded = s, true
 		if p := s.Project; p != nil && !p.Trusted && p.Hash != l.told {
 			l.told, l.tell = p.Hash, p
 		}

@@ -90,6 +90,8 @@ type model struct {
 
 	// waiting is the model call under way, for the status line (status.go).
 	waiting requestClock
+	// settings: whether the settings files load (settingswarn.go).
+	settings settingsWatch
 }
 
 // session is the session on screen.
@@ -544,8 +546,15 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 		return
 	}
 	m.tr.finishBang(it, msg.res, msg.fullScreen)
-	if msg.settingsErr != "" {
-		m.tr.notice(kindWarning, settingsWarning(msg.settingsErr))
+	// The command may have fixed the file (`!vim .agentsh/settings.json`):
+	// the warning only when it still does not load.
+	m.checkSettings()
+	switch {
+	case msg.settingsErr == "":
+	case m.cfg.Settings == nil: // the session follows files the TUI does not
+		m.tr.notice(kindWarning, settingsWarning(msg.settingsErr, false))
+	case m.settings.err != nil:
+		m.tr.notice(kindWarning, settingsWarning(m.settings.err.Error(), !m.cfg.Settings.Loaded()))
 	}
 	if msg.err != nil {
 		// The command ran but recording it failed.
@@ -587,6 +596,7 @@ func (m *model) agentFinished(err error) {
 	// Bang commands that ran meanwhile join the transcript after the turn
 	// they interrupted.
 	m.tr.endTurn()
+	m.checkSettings()
 	switch {
 	case aborted:
 		if !m.tr.toolAborted { // a cancelled tool call says so after its output

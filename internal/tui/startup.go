@@ -3,10 +3,11 @@ package tui
 import tea "charm.land/bubbletea/v2"
 
 // startup is the transcript's first state after the welcome: the resumed
-// conversation, then the notice from the command line (e.g. that
+// conversation, a settings file that does not load, then the notice from the command line (e.g. that
 // --continue found nothing to continue).
 func (m *model) startup() {
 	m.resume()
+	m.settingsAtStart()
 	if m.cfg.Notice != "" {
 		m.tr.notice(kindWarning, m.cfg.Notice)
 	}

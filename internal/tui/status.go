@@ -145,6 +145,8 @@ func (m *model) statusRight() string {
 			hint += " · " + name(keys.Main.Pager) + " full output"
 		}
 		right = m.st.status.Render(hint + " · " + name(keys.Main.Cancel) + " deselect")
+	case m.settings.status != "":
+		right = m.st.warning.Render(m.settings.status) // settingswarn.go
 	}
 	if js := m.jobsStatus(); js != "" && confirm == nil {
 		if right != "" {
@@ -190,11 +192,4 @@ func (c *requestClock) text(now time.Time, timeout time.Duration, hint string) s
 		s += "timeout " + session.FormatTimeout(timeout) + "; "
 	}
 	return s + hint + ")"
-}
-
-// settingsWarning follows a `!` command that ran while the settings files
-// do not load: what is wrong where (err names the file, line and column),
-// and what that means until it is fixed.
-func settingsWarning(err string) string {
-	return err + "\n`!` commands run with the last settings that loaded until the file is fixed; the model's commands are refused."
 }
