@@ -91,14 +91,10 @@ func newPTYStart(tc ToolContext, shell, command string) (ptyStart, error) {
 	// The snapshot is sourced from a copy in the program's own folder,
 	// checked to be what agentsh took, as a persistent shell's is.
 	snap := ""
-	if cfg.SnapshotPath != "" {
-		if rc := snapshotContent(cfg.SnapshotPath); rc != nil {
-			rcPath := filepath.Join(dir, "rc")
-			if err := writeNew(rcPath, rc); err != nil {
-				return fail(err)
-			}
-			snap = `\builtin . ` + shellQuote(rcPath) + ` </dev/null`
-		}
+	if rcPath, err := copySnapshot(cfg, dir); err != nil {
+		return fail(err)
+	} else if rcPath != "" {
+		snap = `\builtin . ` + shellQuote(rcPath) + ` </dev/null`
 	}
 	apply := []byte(":")
 	if st := tc.State; st != nil && st.version(tc.View) > 0 {

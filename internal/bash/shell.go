@@ -344,6 +344,25 @@ func randomHex(n int) string {
 // runtimePrefix names the shells' runtime folders in the engine folder.
 const runtimePrefix = "sh-"
 
+// copySnapshot copies cfg's rc snapshot, checked to be what agentsh took,
+// into dir (a shell's or a program's own folder: a confined view has
+// nothing else of the engine folder) and returns the copy's path; "" when
+// there is no snapshot or it does not check.
+func copySnapshot(cfg ShellConfig, dir string) (string, error) {
+	if cfg.SnapshotPath == "" {
+		return "", nil
+	}
+	rc := snapshotContent(cfg.SnapshotPath)
+	if rc == nil {
+		return "", nil
+	}
+	rcPath := filepath.Join(dir, "rc")
+	if err := writeNew(rcPath, rc); err != nil {
+		return "", err
+	}
+	return rcPath, nil
+}
+
 // startSession starts bash in its own session and process group, below a
 // guardian (internal/guard), and waits until it has sourced the snapshot and
 // defined the protocol functions.
@@ -375,14 +394,10 @@ func startSession(cfg ShellConfig, key, cwd string, grace time.Duration) (*shell
 	// content checked to be what agentsh took (a confined shell's view
 	// has nothing else of the engine folder).
 	snap := ""
-	if cfg.SnapshotPath != "" {
-		if rc := snapshotContent(cfg.SnapshotPath); rc != nil {
-			rcPath := filepath.Join(dir, "rc")
-			if err := writeNew(rcPath, rc); err != nil {
-				return fail(err)
-			}
-			snap = `\builtin . ` + shellQuote(rcPath) + ` >/dev/null 2>&1 </dev/null`
-		}
+	if rcPath, err := copySnapshot(cfg, dir); err != nil {
+		return fail(err)
+	} else if rcPath != "" {
+		snap = `\builtin . ` + shellQuote(rcPath) + ` >/dev/null 2>&1 </dev/null`
 	}
 	if s.ttyPath != "" {
 		// Opening the terminal once makes it bash's controlling terminal
