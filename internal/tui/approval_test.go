@@ -142,6 +142,14 @@ func TestApprovalMenu(t *testing.T) {
 		if v := h.m.editor.Value(); v != "yan" || layerOn[*approval](h) == nil || answered(got) != -1 {
 			t.Fatalf("y, a, n: editor %q, question open %v", v, layerOn[*approval](h) != nil)
 		}
+		wantEditor := "yan"
+		if strings.ContainsAny(c.keys[0], "123") {
+			// A digit answers only with the editor empty.
+			for range 3 {
+				h.update(keyPress("backspace"))
+			}
+			wantEditor = ""
+		}
 		clock.advance(approvalGrace)
 		for i, k := range c.keys {
 			h.update(keyPress(k))
@@ -152,7 +160,7 @@ func TestApprovalMenu(t *testing.T) {
 		if ans := <-got; ans != c.want {
 			t.Errorf("keys %q answered %v, want %v", c.keys, ans, c.want)
 		}
-		if v := h.m.editor.Value(); v != "yan" {
+		if v := h.m.editor.Value(); v != wantEditor {
 			t.Errorf("the editor lost what was typed: %q", v)
 		}
 	}
@@ -631,5 +639,89 @@ func TestApprovalNamesTheMatchedPart(t *testing.T) {
 		clock.advance(approvalGrace)
 		h.update(keyPress("esc"))
 		<-got
+	}
+}
+
+// TestApprovalTypedAheadNeverRuns: the ways a hurried user's keys could
+// run a command they never read. A digit typed into a message after a
+// pause ("fix issue 1") is the message's; ↑ pressed while typing, then
+// enter after a pause, answers the safe No; a question that opens under a
+// screen the user reads (the jobs panel) takes no key until it has been
+// shown a grace period, so the key that closes the screen and the one
+// right after it never answer; of two questions, only the top one takes
+// keys, and the second starts its grace period once the first is gone.
+func TestApprovalTypedAheadNeverRuns(t *testing.T) {
+	h := newHarness(t, 100, 30)
+	clock := withClock(h)
+	got := h.ask(context.Background(), denialQuestion)
+	h.typeText("fix issue ")
+	clock.advance(2 * approvalGrace)
+	h.update(keyPress("1"))
+	if v := h.m.editor.Value(); v != "fix issue 1" || layerOn[*approval](h) == nil {
+		t.Fatalf("a digit in a message: editor %q, question answered %v", v, layerOn[*approval](h) == nil)
+	}
+	clock.advance(2 * approvalGrace)
+	h.update(approvalTickMsg{a: layerOn[*approval](h)})
+	if scr := h.screen(); strings.Contains(scr, "1–3") || !strings.Contains(scr, "enter answer") {
+		t.Errorf("with text in the editor the footer offers digits (or is not live):\n%s", scr)
+	}
+	h.update(keyPress("up"))
+	h.update(keyPress("up"))
+	h.typeText(" now")
+	clock.advance(2 * approvalGrace)
+	h.update(keyPress("enter"))
+	if ans := <-got; ans != session.Decline {
+		t.Errorf("up, up, typing, pause, enter answered %v, want No", ans)
+	}
+	if v := h.m.editor.Value(); v != "fix issue 1 now" {
+		t.Errorf("editor = %q", v)
+	}
+	h.m.editor.SetValue("")
+
+	// Under a screen.
+	h.m.cmdPermissions("")
+	got = h.ask(context.Background(), askQuestion)
+	clock.advance(10 * approvalGrace)
+	h.update(approvalTickMsg{a: layerOn[*approval](h)})
+	if scr := h.screen(); !strings.Contains(scr, "Permissions") {
+		t.Fatalf("the question shows over /permissions:\n%s", scr)
+	}
+	h.update(keyPress("esc")) // closes /permissions
+	if layerOn[*permissions](h) != nil || answered(got) != -1 {
+		t.Fatal("esc did not close /permissions, or answered the question under it")
+	}
+	clock.advance(approvalGrace / 2)
+	h.update(keyPress("1"))
+	if layerOn[*approval](h) == nil {
+		t.Fatalf("a key right after the screen closed answered the question")
+	}
+	if v := h.m.editor.Value(); v != "1" {
+		t.Errorf("editor = %q, want the typed digit", v)
+	}
+	h.m.editor.SetValue("")
+
+	// Two questions: the second over the first.
+	second := h.ask(context.Background(), denialQuestion)
+	h.waitFor("the second question", func() bool { return len(h.m.layers) == 2 })
+	clock.advance(2 * approvalGrace)
+	h.update(keyPress("1"))
+	if b := <-second; b != session.Once {
+		t.Fatalf("1 answered the second question %v, want once", b)
+	}
+	if len(h.m.layers) != 1 {
+		t.Fatalf("1 answered both questions")
+	}
+	h.update(keyPress("1"))
+	if len(h.m.layers) != 1 {
+		t.Fatalf("the key right after the second question answered the first")
+	}
+	if v := h.m.editor.Value(); v != "1" {
+		t.Errorf("editor = %q, want the typed digit", v)
+	}
+	h.m.editor.SetValue("")
+	clock.advance(2 * approvalGrace)
+	h.update(keyPress("esc"))
+	if ans := <-got; ans != session.Decline {
+		t.Errorf("esc answered %v", ans)
 	}
 }
