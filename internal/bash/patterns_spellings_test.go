@@ -143,6 +143,14 @@ func TestPatternSpellings(t *testing.T) {
 		{"[[ $(rm x) ]]", deny},
 		{"echo ${X:-$(rm x)}", deny},
 		{"echo a\nrm x\nfoo )", deny},
+		// bash runs what the parser refuses: any word of it may start a command
+		{"! ! rm x", deny},
+		{"time ! rm x", deny},
+		{"echo a; ! ! rm x", deny},
+		{"! ! r''m x", deny},
+		{"! ! $(printf rm) x", deny},
+		{"true && ! ! git push", ask},
+		{"! ! git -C . push", ask},
 		// ask rules alike
 		{"git push", ask},
 		{"git push origin main", ask},
@@ -184,6 +192,7 @@ func TestPatternSpellings(t *testing.T) {
 		{"bash < script.sh", ""},
 		{"cat <<EOF\nrm -rf x\nEOF", ""},
 		{"echo 'rm x' > script.sh", ""},
+		{"echo 'unterminated rmdir", ""},
 		{"ls", PatternAllow},
 		{"/bin/ls", ""},
 	} {

@@ -37,6 +37,10 @@ func unknownSegment(text string) patSegment {
 // nested deeper is not known.
 const maxPatternDepth = 4
 
+// maxShownWords bounds the text of a command found in words that do not
+// parse: it is named in a question.
+const maxShownWords = 64
+
 // maxPatternSegments bounds what one command may cost the matcher; past
 // it the rest is not known.
 const maxPatternSegments = 4096
@@ -122,7 +126,12 @@ func lastStmt(x *syntax.Stmt) *syntax.Stmt {
 }
 
 // unparsable: bash runs the lines before a syntax error, and none from
-// it on; their words are checked as one simple command, as before.
+// it on; their words are checked as one simple command, as before. But
+// the parser is stricter than bash in places (bash runs `! ! rm x` and
+// `time ! rm x`), so the words may be run from any of them: every word
+// also starts a command of its own (derived, so it is no part of an
+// allow), quotes and backslashes taken out and operators split off, and
+// one with an expansion is not known.
 func (c *segCollector) unparsable(src string, err error, depth int, derived bool) {
 	var pe syntax.ParseError
 	if errors.As(err, &pe) && pe.Pos.Line() > 1 {
@@ -141,6 +150,29 @@ func (c *segCollector) unparsable(src string, err error, depth int, derived bool
 		known[i] = true
 	}
 	c.add(patSegment{text: t, words: words, known: known, literal: true, derived: derived})
+	toks := strings.FieldsFunc(t, func(r rune) bool {
+		return strings.ContainsRune(shellSpace+";&|()<>{},`", r)
+	})
+	plain := make([]string, len(toks))
+	pknown := make([]bool, len(toks))
+	lit := make([]bool, len(toks)+1) // lit[i]: every word from i on is known
+	lit[len(toks)] = true
+	unquote := strings.NewReplacer("'", "", `"`, "", `\`, "")
+	for i := len(toks) - 1; i >= 0; i-- {
+		plain[i] = unquote.Replace(toks[i])
+		pknown[i] = !strings.Contains(toks[i], "$")
+		lit[i] = lit[i+1] && pknown[i]
+	}
+	for i := range toks {
+		if len(c.segs) > maxPatternSegments {
+			return
+		}
+		if plain[i] == "" {
+			continue
+		}
+		c.add(patSegment{text: strings.Join(toks[i:min(i+maxShownWords, len(toks))], " "), words: plain[i:], known: pknown[i:],
+			literal: lit[i], derived: true})
+	}
 }
 
 // cmdWords are a simple command's words with where they are in src.
