@@ -98,6 +98,26 @@ func (c *segCollector) code(src string, depth int, derived bool) {
 			c.control = true
 		case *syntax.CmdSubst, *syntax.ProcSubst:
 			return !c.top
+		case *syntax.Assign:
+			if n.Name != nil && codeVars[n.Name.Value] != "" && !n.Append && n.Index == nil {
+				v, known := "", true
+				switch {
+				case n.Array != nil:
+					known = false
+				case n.Value != nil:
+					v, known = wordLiteral(n.Value)
+					if !known {
+						v = src[n.Value.Pos().Offset():n.Value.End().Offset()]
+					}
+				}
+				for _, cw := range codeVarCode(n.Name.Value, v, known) {
+					if cw.known {
+						c.code(cw.text, depth+1, true)
+					} else {
+						c.add(unknownSegment(cw.text))
+					}
+				}
+			}
 		case *syntax.Stmt:
 			if call, ok := n.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 				cw := callWords(src, call)
@@ -335,6 +355,8 @@ func (c *segCollector) runs(cw cmdWords, lo int, in stdin, open bool, depth int)
 		}
 	case "find":
 		c.findExec(cw, lo, depth)
+	case "git":
+		c.git(cw, lo, depth)
 	case "source", ".":
 		// A script file is opaque, as `bash script` is, named literally
 		// or not ("$HOME/.cargo/env"); the code of a substitution
@@ -363,6 +385,111 @@ func (c *segCollector) runs(cw cmdWords, lo int, in stdin, open bool, depth int)
 			c.shell(cw, lo, in, depth)
 		}
 	}
+}
+
+// gitValued are git's options that take the next word as their value.
+var gitValued = map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true,
+	"--super-prefix": true, "--config-env": true, "--exec-path": true}
+
+// git adds what git runs itself: an alias set with -c (one whose
+// setting is not a literal is not known); submodule foreach's command,
+// rebase's --exec and bisect run's command are code of their own. An
+// alias from a git config file is not seen (see README "Patterns").
+func (c *segCollector) git(cw cmdWords, lo int, depth int) {
+	i := lo + 1
+	for ; i < len(cw.words) && cw.known[i] && strings.HasPrefix(cw.words[i], "-"); i++ {
+		w := cw.words[i]
+		name, v, hasValue := strings.Cut(w, "=")
+		if !gitValued[name] || hasValue && name != "-c" {
+			if (name == "--config-env") && strings.HasPrefix(strings.ToLower(v), "alias.") {
+				c.add(unknownSegment(cw.segment(lo, len(cw.words)).text))
+			}
+			continue
+		}
+		if i+1 >= len(cw.words) {
+			return
+		}
+		i++
+		switch {
+		case name == "-c" && !cw.known[i], name == "--config-env" && strings.HasPrefix(strings.ToLower(cw.words[i]), "alias."):
+			// An alias whose value is not known until git reads it.
+			c.add(unknownSegment(cw.segment(lo, len(cw.words)).text))
+		case name == "-c" && strings.HasPrefix(strings.ToLower(cw.words[i]), "alias."):
+			// Taken as run, whatever the command's name: "!code" is
+			// shell code, else the git command it stands for.
+			_, v, _ := strings.Cut(cw.words[i], "=")
+			if code, ok := strings.CutPrefix(v, "!"); ok {
+				c.code(code, depth+1, true)
+			} else if v != "" {
+				c.code("git "+v, depth+1, true)
+			}
+		}
+	}
+	if i >= len(cw.words) || !cw.known[i] {
+		return
+	}
+	args := cw.words[i+1:]
+	switch cw.words[i] {
+	case "submodule":
+		for j := i + 1; j < len(cw.words); j++ {
+			if !cw.known[j] {
+				return
+			}
+			if cw.words[j] == "foreach" {
+				k := j + 1
+				for k < len(cw.words) && cw.known[k] && (cw.words[k] == "--recursive" || cw.words[k] == "--quiet" || cw.words[k] == "-q") {
+					k++
+				}
+				if k < len(cw.words) {
+					c.joined(cw, k, depth)
+				}
+				return
+			}
+		}
+	case "rebase":
+		for j, a := range args {
+			k := i + 1 + j
+			switch {
+			case a == "-x" || a == "--exec":
+				if k+1 < len(cw.words) {
+					c.inner(cw, k+1, depth)
+				}
+			case strings.HasPrefix(a, "--exec="):
+				c.code(strings.TrimPrefix(a, "--exec="), depth+1, true)
+			case strings.HasPrefix(a, "-x") && cw.known[k]:
+				c.code(a[2:], depth+1, true)
+			}
+		}
+	case "bisect":
+		if len(args) > 1 && args[0] == "run" {
+			seg := cw.segment(i+2, len(cw.words))
+			seg.derived = true
+			c.add(seg)
+			c.runs(cw, i+2, stdin{}, false, depth)
+		}
+	}
+}
+
+// codeVars are the variables whose value a shell runs: as a script file
+// (BASH_ENV, ENV: not known), as code (PROMPT_COMMAND), or expands, $(…)
+// included (the prompts; PS4 under xtrace).
+var codeVars = map[string]string{"BASH_ENV": "file", "ENV": "file", "PROMPT_COMMAND": "code",
+	"PS0": "prompt", "PS1": "prompt", "PS2": "prompt", "PS3": "prompt", "PS4": "prompt"}
+
+// codeVarCode is the code of variable name set to v (known: v is a
+// literal); nothing for an empty value or a prompt with no substitution.
+func codeVarCode(name, v string, known bool) []codeWord {
+	switch {
+	case v == "":
+		return nil
+	case !known || codeVars[name] == "file":
+		return []codeWord{{name + "=" + v, false}}
+	case codeVars[name] == "code":
+		return []codeWord{{v, true}}
+	case strings.Contains(v, "$(") || strings.Contains(v, "`"):
+		return []codeWord{{name + "=" + v, false}}
+	}
+	return nil
 }
 
 // inner adds the code of word i (a -c script, env -S's string).
@@ -603,7 +730,11 @@ func (w wrapper) unwrap(cw cmdWords, lo int) unwrapped {
 			}
 		case assignWord.MatchString(word):
 			// NAME=value: env's, sudo's; before another wrapper's command
-			// it fails to run, and skipping it only checks more.
+			// it fails to run, and skipping it only checks more. A
+			// variable a shell runs (BASH_ENV…) is code.
+			if name, v, _ := strings.Cut(word, "="); codeVars[name] != "" {
+				u.code = append(u.code, codeVarCode(name, v, true)...)
+			}
 		case operands < w.operands:
 			operands++
 		default:
