@@ -98,7 +98,24 @@ func (c *segCollector) code(src string, depth int, derived bool) {
 			c.control = true
 		case *syntax.CmdSubst, *syntax.ProcSubst:
 			return !c.top
+		case *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause:
+			c.quotedSubst(src, n)
+		case *syntax.ParamExp:
+			if n.Index != nil {
+				c.quotedSubst(src, n.Index)
+			}
+		case *syntax.SglQuoted:
+			if subscriptSubst.MatchString(n.Value) {
+				c.add(unknownSegment(n.Value))
+			}
+		case *syntax.Lit:
+			if v := strings.ReplaceAll(n.Value, `\`, ""); subscriptSubst.MatchString(v) {
+				c.add(unknownSegment(v))
+			}
 		case *syntax.Assign:
+			if n.Index != nil {
+				c.quotedSubst(src, n.Index)
+			}
 			if n.Name != nil && codeVars[n.Name.Value] != "" && !n.Append && n.Index == nil {
 				v, known := "", true
 				switch {
@@ -210,6 +227,9 @@ func callWords(src string, call *syntax.CallExpr) cmdWords {
 		cw.offs[i], cw.ends[i] = int(a.Pos().Offset()), int(a.End().Offset())
 		if v, ok := wordLiteral(a); ok {
 			cw.words[i], cw.known[i] = v, true
+		} else if a.Lit() == "[" {
+			// No glob: a bracket expression needs its `]` in the word.
+			cw.words[i], cw.known[i] = "[", true
 		} else {
 			cw.words[i] = src[cw.offs[i]:cw.ends[i]]
 		}
@@ -467,6 +487,36 @@ func (c *segCollector) git(cw cmdWords, lo int, depth int) {
 			c.add(seg)
 			c.runs(cw, i+2, stdin{}, false, depth)
 		}
+	}
+}
+
+// subscriptSubst finds, in quoted text, a subscript holding a command
+// substitution: bash runs it wherever it evaluates the text as a name or
+// a number (test -v, printf -v, read, let, declare -i or -n, $((…)),
+// [[ -eq ]], a variable's value in arithmetic), so such text is code
+// not known before it runs.
+var subscriptSubst = regexp.MustCompile(`\[[^\]]*(\$\(|\x60)`)
+
+// quotedSubst: in arithmetic (a subscript included), quoted text with a
+// command substitution is run too (a['$(rm x)']=1), not known before
+// it runs.
+func (c *segCollector) quotedSubst(src string, n syntax.Node) {
+	found := false
+	syntax.Walk(n, func(x syntax.Node) bool {
+		var lit string
+		switch x := x.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false // code the walk of the line checks
+		case *syntax.SglQuoted:
+			lit = x.Value
+		case *syntax.Lit:
+			lit = strings.ReplaceAll(x.Value, `\`, "")
+		}
+		found = found || strings.Contains(lit, "$(") || strings.Contains(lit, "`")
+		return !found
+	})
+	if found {
+		c.add(unknownSegment(src[n.Pos().Offset():n.End().Offset()]))
 	}
 }
 
