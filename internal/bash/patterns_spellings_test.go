@@ -1,6 +1,10 @@
 package bash
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // spellingRules are the rules of the spellings table: what a user who
 // denies rm and wants to be asked before a push writes.
@@ -254,6 +258,42 @@ func TestPatternSpellings(t *testing.T) {
 		m := CheckPatterns(c.cmd, spellingRules)
 		if m.Action != c.want {
 			t.Errorf("%q: %q (rule %s on %q), want %q", c.cmd, m.Action, m.Rule, m.Command, c.want)
+		}
+	}
+}
+
+// TestPatternsBoundedWork: lines built to make the matcher dig (deep
+// nesting, many commands, a huge line the parser refuses) end, and the
+// rm buried in each is still refused: past the matcher's bounds what is
+// left is not known, which fails closed.
+func TestPatternsBoundedWork(t *testing.T) {
+	const n = 5000
+	cases := map[string]string{
+		"nested $(…)":         strings.Repeat("$( ", n) + "rm x" + strings.Repeat(" )", n),
+		"nested subshells":    strings.Repeat("( ", n) + "rm x" + strings.Repeat(" )", n),
+		"nested ${:-}":        "echo " + strings.Repeat("${a:-", n) + "$(rm x)" + strings.Repeat("}", n),
+		"nested ifs":          strings.Repeat("if true; then ", n) + "rm x" + strings.Repeat("; fi", n),
+		"nested eval":         strings.Repeat("eval 'eval ", 200) + "rm x" + strings.Repeat("'", 200),
+		"many commands":       strings.Repeat("echo a; ", 5*n) + "rm x",
+		"a long pipeline":     strings.Repeat("a|", 5*n) + "rm x",
+		"many wrappers":       strings.Repeat("sudo ", 5*n) + "rm x",
+		"a huge unparsable":   "! ! " + strings.Repeat("x ", 50*n) + "rm x",
+		"many git options":    "! ! git " + strings.Repeat("-x ", 50*n) + "push",
+		"many find -exec":     strings.Repeat("find . -exec ", n/4) + "rm {} " + strings.Repeat("\\; ", n/4),
+		"a long here-doc":     "bash <<E\n" + strings.Repeat("echo x\n", 5*n) + "rm x\nE\n",
+		"many subscripts":     strings.Repeat("a['x']=1; ", n) + "rm x",
+		"many process substs": "rm x " + strings.Repeat("<(true) ", n),
+	}
+	for name, cmd := range cases {
+		done := make(chan PatternMatch, 1)
+		go func() { done <- CheckPatterns(cmd, spellingRules) }()
+		select {
+		case m := <-done:
+			if m.Action != PatternDeny && !(name == "many git options" && m.Action == PatternAsk) {
+				t.Errorf("%s: %q, want the rm (or push) refused", name, m.Action)
+			}
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("%s: the matcher still works after 2 minutes", name)
 		}
 	}
 }
