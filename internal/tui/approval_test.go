@@ -725,3 +725,44 @@ func TestApprovalTypedAheadNeverRuns(t *testing.T) {
 		t.Errorf("esc answered %v", ans)
 	}
 }
+
+// TestApprovalOpensUnderWhatTakesTyping: a question that comes while a
+// program's box or an attached job takes the user's keys goes under it
+// (its keys are never answers) and only once that is gone does its grace
+// period start; over the quit question, which takes only y and n, it
+// goes on top.
+func TestApprovalOpensUnderWhatTakesTyping(t *testing.T) {
+	h := newHarness(t, 100, 30)
+	clock := withClock(h)
+	for _, below := range []layer{&overlay{command: "vim"}, &jobAttach{}} {
+		h.m.layers = []layer{below}
+		a := newApproval(askQuestion, make(chan session.ApprovalAnswer, 1), "/", clock.get, 100, h.m.transcriptHeight,
+			func() bool { return true })
+		h.m.pushUnderTyping(a)
+		h.m.uncoverApprovals()
+		if h.m.layers[0] != a || !a.covered {
+			t.Fatalf("under %T: the question is not under it: %v", below, h.m.layers)
+		}
+		clock.advance(10 * approvalGrace)
+		if a.armed(clock.get()) {
+			t.Fatalf("under %T: a covered question takes keys", below)
+		}
+		h.m.removeLayer(below)
+		h.m.uncoverApprovals()
+		if a.covered || a.armed(clock.get()) {
+			t.Fatalf("after %T: the question took keys at once", below)
+		}
+		clock.advance(approvalGrace)
+		if !a.armed(clock.get()) {
+			t.Fatalf("after %T: the question takes no keys a grace period later", below)
+		}
+	}
+	q := &quitConfirm{}
+	h.m.layers = []layer{q}
+	a := newApproval(askQuestion, make(chan session.ApprovalAnswer, 1), "/", clock.get, 100, h.m.transcriptHeight,
+		func() bool { return true })
+	h.m.pushUnderTyping(a)
+	if h.m.topLayer() != a {
+		t.Errorf("over the quit question: %v", h.m.layers)
+	}
+}
