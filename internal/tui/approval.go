@@ -106,6 +106,10 @@ type approval struct {
 	// passed on came.
 	now             func() time.Time
 	opened, lastKey time.Time
+	// moved is when ↑/↓ last moved the highlight: enter runs the
+	// command only once it has rested there (↑ enter, which sends the
+	// last message again, must not).
+	moved time.Time
 	// live: the grace period was over at the last key or tick (for
 	// the view; keys read the clock).
 	live    bool
@@ -222,16 +226,19 @@ func (a *approval) update(msg tea.Msg) (action, tea.Cmd) {
 		k, ak := keyName(msg.String()), keys.Approval
 		switch {
 		case is(k, ak.Choose):
+			if a.choices[a.sel].answer != session.Decline && a.now().Sub(a.moved) < approvalGrace {
+				return nil, nil
+			}
 			return a.choose(a.sel)
 		case is(k, ak.No):
 			return a.choose(len(a.choices) - 1)
 		case is(k, ak.Number) && int(k[0]-'1') < len(a.choices) && a.editorEmpty():
 			return a.choose(int(k[0] - '1'))
 		case is(k, ak.Up):
-			a.sel = max(a.sel-1, 0)
+			a.sel, a.moved = max(a.sel-1, 0), a.now()
 			return nil, nil
 		case is(k, ak.Down):
-			a.sel = min(a.sel+1, len(a.choices)-1)
+			a.sel, a.moved = min(a.sel+1, len(a.choices)-1), a.now()
 			return nil, nil
 		case is(k, ak.ScrollUp, ak.ScrollDown):
 			rows, window := a.commandRows()

@@ -152,6 +152,9 @@ func TestApprovalMenu(t *testing.T) {
 		}
 		clock.advance(approvalGrace)
 		for i, k := range c.keys {
+			if k == "enter" {
+				clock.advance(approvalGrace) // the highlight rests before enter runs it
+			}
 			h.update(keyPress(k))
 			if open := layerOn[*approval](h) != nil; open != (i < len(c.keys)-1) {
 				t.Fatalf("%v: after key %q the question is open: %v", c.keys, k, open)
@@ -766,5 +769,35 @@ func TestApprovalOpensUnderWhatTakesTyping(t *testing.T) {
 	h.m.pushUnderTyping(a)
 	if h.m.topLayer() != a {
 		t.Errorf("over the quit question: %v", h.m.layers)
+	}
+}
+
+// TestApprovalUpEnterIsNoResend: ↑ enter, typed to send the last message
+// again, never runs the command: enter on a choice that runs it answers
+// only once the highlight has rested there a grace period; on No it
+// answers at once.
+func TestApprovalUpEnterIsNoResend(t *testing.T) {
+	h := newHarness(t, 100, 30)
+	clock := withClock(h)
+	got := h.ask(context.Background(), askQuestion)
+	clock.advance(2 * approvalGrace)
+	h.update(keyPress("up"))
+	clock.advance(approvalGrace / 5)
+	h.update(keyPress("enter"))
+	if layerOn[*approval](h) == nil {
+		t.Fatal("up, enter at once answered the question")
+	}
+	clock.advance(approvalGrace)
+	h.update(keyPress("enter"))
+	if ans := <-got; ans != session.Once {
+		t.Errorf("enter on a rested Yes answered %v", ans)
+	}
+	got = h.ask(context.Background(), askQuestion)
+	clock.advance(2 * approvalGrace)
+	h.update(keyPress("up"))
+	h.update(keyPress("down"))
+	h.update(keyPress("enter"))
+	if ans := <-got; ans != session.Decline {
+		t.Errorf("enter on No answered %v", ans)
 	}
 }
