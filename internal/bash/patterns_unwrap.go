@@ -104,6 +104,10 @@ func (c *segCollector) code(src string, depth int, derived bool) {
 			if n.Index != nil {
 				c.quotedSubst(src, n.Index)
 			}
+			if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && n.Exp.Word.Lit() == "P" {
+				// ${x@P} expands x as a prompt, $(…) included.
+				c.add(unknownSegment(src[n.Pos().Offset():n.End().Offset()]))
+			}
 		case *syntax.SglQuoted:
 			if subscriptSubst.MatchString(n.Value) {
 				c.add(unknownSegment(n.Value))
@@ -377,6 +381,29 @@ func (c *segCollector) runs(cw cmdWords, lo int, in stdin, open bool, depth int)
 		c.findExec(cw, lo, depth)
 	case "git":
 		c.git(cw, lo, depth)
+	case "mapfile", "readarray", "compgen", "complete":
+		// -C names code run for each line read, or each completion.
+		for i := lo + 1; i < len(cw.words); i++ {
+			w := cw.words[i]
+			switch {
+			case !cw.known[i]:
+				c.add(unknownSegment(w))
+			case w == "-C" && i+1 < len(cw.words):
+				i++
+				c.inner(cw, i, depth)
+			case strings.HasPrefix(w, "-C") && len(w) > 2:
+				c.code(w[2:], depth+1, true)
+			}
+		}
+	case "fc":
+		// Runs commands from the history, not known; -l only lists.
+		list := false
+		for i := lo + 1; i < len(cw.words); i++ {
+			list = list || cw.known[i] && strings.HasPrefix(cw.words[i], "-") && strings.Contains(cw.words[i], "l")
+		}
+		if !list {
+			c.add(unknownSegment(cw.segment(lo, len(cw.words)).text))
+		}
 	case "source", ".":
 		// A script file is opaque, as `bash script` is, named literally
 		// or not ("$HOME/.cargo/env"); the code of a substitution
