@@ -255,6 +255,8 @@ func TestPatternSpellings(t *testing.T) {
 		{`echo $(( $(wc -l < "f") + 1 ))`, ""},
 		{`echo "${arr[$i]}" "${a[$(echo 1)]}"`, ""},
 		{"echo 'use $(cmd) here'", ""},
+		{"cat > s.sh <<'EOF'\nif [ \"$(id -u)\" = 0 ]; then echo root; fi\nEOF", ""},
+		{`echo 'if [ "$(id -u)" = 0 ]; then :; fi' > s.sh`, ""},
 		{`sed 's/\[x\]/y/' f`, ""},
 		{"git -c user.name=x commit -m push", ""},
 		{"git submodule foreach git status", ""},

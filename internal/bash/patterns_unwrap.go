@@ -517,12 +517,12 @@ func (c *segCollector) git(cw cmdWords, lo int, depth int) {
 	}
 }
 
-// subscriptSubst finds, in quoted text, a subscript holding a command
-// substitution: bash runs it wherever it evaluates the text as a name or
+// subscriptSubst finds, in quoted text, a subscript (a name then [, or
+// a compound assignment's [k]=) holding a command substitution: bash runs it wherever it evaluates the text as a name or
 // a number (test -v, printf -v, read, let, declare -i or -n, $((…)),
 // [[ -eq ]], a variable's value in arithmetic), so such text is code
 // not known before it runs.
-var subscriptSubst = regexp.MustCompile(`\[[^\]]*(\$\(|\x60)`)
+var subscriptSubst = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*\[[^\]]*(\$\(|\x60)|\[[^\]]*(\$\(|\x60)[^\]]*\]=`)
 
 // quotedSubst: in arithmetic (a subscript included), quoted text with a
 // command substitution is run too (a['$(rm x)']=1), not known before
