@@ -1,6 +1,10 @@
 package bash
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // spellingRules are the rules of the spellings table: what a user who
 // denies rm and wants to be asked before a push writes.
@@ -143,6 +147,14 @@ func TestPatternSpellings(t *testing.T) {
 		{"[[ $(rm x) ]]", deny},
 		{"echo ${X:-$(rm x)}", deny},
 		{"echo a\nrm x\nfoo )", deny},
+		// bash runs what the parser refuses: any word of it may start a command
+		{"! ! rm x", deny},
+		{"time ! rm x", deny},
+		{"echo a; ! ! rm x", deny},
+		{"! ! r''m x", deny},
+		{"! ! $(printf rm) x", deny},
+		{"true && ! ! git push", ask},
+		{"! ! git -C . push", ask},
 		// ask rules alike
 		{"git push", ask},
 		{"git push origin main", ask},
@@ -160,6 +172,55 @@ func TestPatternSpellings(t *testing.T) {
 		{"find . -maxdepth 0 -exec git push \\;", ask},
 		{"eval git push", ask},
 		{"(cd sub && git push)", ask},
+		// git runs an alias set on its command line, submodule foreach's
+		// command, rebase's --exec, bisect run's command
+		{"git -c alias.p=push p", ask},
+		{"git -c alias.p='!git push' p", ask},
+		{"git -c Alias.P=push p", ask},
+		{"git -c \"$a\" p", deny},
+		{"git --config-env=alias.p=E p", deny},
+		{"git -c alias.p='!rm x' p", deny},
+		{"git submodule foreach git push", ask},
+		{"git submodule foreach --recursive 'git push'", ask},
+		{"git submodule --quiet foreach 'git push origin'", ask},
+		{"git rebase --exec 'git push' main", ask},
+		{"git rebase -x 'rm x' main", deny},
+		{"git rebase --exec='rm x' main", deny},
+		{"git bisect run rm x", deny},
+		// quoted text bash evaluates as a name or number runs the
+		// $(…) of its subscript
+		{"test -v 'a[$(rm x)]'", deny},
+		{"printf -v 'a[$(rm x)]' x", deny},
+		{"read 'a[$(rm x)]' <<< 1", deny},
+		{"let 'a[$(rm x)]'", deny},
+		{"x=abc; echo ${x:'a[$(rm x)]'}", deny},
+		{"[[ 1 -eq 'a[$(rm x)]' ]]", deny},
+		{"declare -i i='a[$(rm x)]'", deny},
+		{"declare -n r='a[$(rm x)]'; r=1", deny},
+		{"echo $(( 'a[$(rm x)]' ))", deny},
+		{"declare 'a[$(rm x)]'=1", deny},
+		{"a=(); a['$(rm x)']=1", deny},
+		{"echo ${a['$(git push)']}", deny},
+		{"declare -a a='([$(rm x)]=1)'", deny},
+		{"x='a[$(rm x)]'; echo $((x))", deny},
+		{"x='a[`rm x`]'; [[ $x -eq 1 ]]", deny},
+		// builtins that run code of their own: a prompt expansion,
+		// a callback, the history
+		{"x='$(rm x)'; echo ${x@P}", deny},
+		{"mapfile -C 'rm x' -c 1 a < f", deny},
+		{"readarray -C'git push' a < f", ask},
+		{"compgen -C 'rm x' ls", deny},
+		{"set -o history; history -s 'rm x'; fc -s rm", deny},
+		// variables bash runs: a script file, code, a prompt's $(…)
+		{"BASH_ENV=evil bash -c true", deny},
+		{"env BASH_ENV=evil bash -c true", deny},
+		{"ENV=evil sh -c true", deny},
+		{"export BASH_ENV=./evil; bash -c true", deny},
+		{"PROMPT_COMMAND='rm x' bash -i", deny},
+		{"export PROMPT_COMMAND='git push'", ask},
+		{"PROMPT_COMMAND=(\"rm x\") bash -i", deny},
+		{"PS4='$(rm x)' bash -xc true", deny},
+		{"declare -x PS1='`rm x`'", deny},
 		// not matched: the words as data, other commands
 		{"echo rm", ""},
 		{"echo 'rm -rf x'", ""},
@@ -184,12 +245,68 @@ func TestPatternSpellings(t *testing.T) {
 		{"bash < script.sh", ""},
 		{"cat <<EOF\nrm -rf x\nEOF", ""},
 		{"echo 'rm x' > script.sh", ""},
+		{"echo 'unterminated rmdir", ""},
+		{"mapfile -t lines < f", ""},
+		{"fc -l", ""},
+		{"git stash push", ""},
+		{"cat <<'EOF'\n$(rm x)\nEOF", ""},
+		{`[ -z "$(git status --porcelain)" ]`, ""},
+		{`[ "$(uname)" = Linux ] && echo y`, ""},
+		{`echo $(( $(wc -l < "f") + 1 ))`, ""},
+		{`echo "${arr[$i]}" "${a[$(echo 1)]}"`, ""},
+		{"echo 'use $(cmd) here'", ""},
+		{"cat > s.sh <<'EOF'\nif [ \"$(id -u)\" = 0 ]; then echo root; fi\nEOF", ""},
+		{`echo 'if [ "$(id -u)" = 0 ]; then :; fi' > s.sh`, ""},
+		{`sed 's/\[x\]/y/' f`, ""},
+		{"git -c user.name=x commit -m push", ""},
+		{"git submodule foreach git status", ""},
+		{"git rebase -i main", ""},
+		{"git bisect start", ""},
+		{"PS1='\\u@\\h$ ' bash -i", ""},
+		{"BASH_ENV= bash -c true", ""},
+		{"PROMPT_COMMAND='history -a'", ""},
 		{"ls", PatternAllow},
 		{"/bin/ls", ""},
 	} {
 		m := CheckPatterns(c.cmd, spellingRules)
 		if m.Action != c.want {
 			t.Errorf("%q: %q (rule %s on %q), want %q", c.cmd, m.Action, m.Rule, m.Command, c.want)
+		}
+	}
+}
+
+// TestPatternsBoundedWork: lines built to make the matcher dig (deep
+// nesting, many commands, a huge line the parser refuses) end, and the
+// rm buried in each is still refused: past the matcher's bounds what is
+// left is not known, which fails closed.
+func TestPatternsBoundedWork(t *testing.T) {
+	const n = 5000
+	cases := map[string]string{
+		"nested $(…)":         strings.Repeat("$( ", n) + "rm x" + strings.Repeat(" )", n),
+		"nested subshells":    strings.Repeat("( ", n) + "rm x" + strings.Repeat(" )", n),
+		"nested ${:-}":        "echo " + strings.Repeat("${a:-", n) + "$(rm x)" + strings.Repeat("}", n),
+		"nested ifs":          strings.Repeat("if true; then ", n) + "rm x" + strings.Repeat("; fi", n),
+		"nested eval":         strings.Repeat("eval 'eval ", 200) + "rm x" + strings.Repeat("'", 200),
+		"many commands":       strings.Repeat("echo a; ", 5*n) + "rm x",
+		"a long pipeline":     strings.Repeat("a|", 5*n) + "rm x",
+		"many wrappers":       strings.Repeat("sudo ", 5*n) + "rm x",
+		"a huge unparsable":   "! ! " + strings.Repeat("x ", 50*n) + "rm x",
+		"many git options":    "! ! git " + strings.Repeat("-x ", 50*n) + "push",
+		"many find -exec":     strings.Repeat("find . -exec ", n/4) + "rm {} " + strings.Repeat("\\; ", n/4),
+		"a long here-doc":     "bash <<E\n" + strings.Repeat("echo x\n", 5*n) + "rm x\nE\n",
+		"many subscripts":     strings.Repeat("a['x']=1; ", n) + "rm x",
+		"many process substs": "rm x " + strings.Repeat("<(true) ", n),
+	}
+	for name, cmd := range cases {
+		done := make(chan PatternMatch, 1)
+		go func() { done <- CheckPatterns(cmd, spellingRules) }()
+		select {
+		case m := <-done:
+			if m.Action != PatternDeny && !(name == "many git options" && m.Action == PatternAsk) {
+				t.Errorf("%s: %q, want the rm (or push) refused", name, m.Action)
+			}
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("%s: the matcher still works after 2 minutes", name)
 		}
 	}
 }

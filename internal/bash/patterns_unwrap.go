@@ -37,6 +37,10 @@ func unknownSegment(text string) patSegment {
 // nested deeper is not known.
 const maxPatternDepth = 4
 
+// maxShownWords bounds the text of a command found in words that do not
+// parse: it is named in a question.
+const maxShownWords = 64
+
 // maxPatternSegments bounds what one command may cost the matcher; past
 // it the rest is not known.
 const maxPatternSegments = 4096
@@ -94,6 +98,47 @@ func (c *segCollector) code(src string, depth int, derived bool) {
 			c.control = true
 		case *syntax.CmdSubst, *syntax.ProcSubst:
 			return !c.top
+		case *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause:
+			c.quotedSubst(src, n)
+		case *syntax.ParamExp:
+			if n.Index != nil {
+				c.quotedSubst(src, n.Index)
+			}
+			if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && n.Exp.Word.Lit() == "P" {
+				// ${x@P} expands x as a prompt, $(…) included.
+				c.add(unknownSegment(src[n.Pos().Offset():n.End().Offset()]))
+			}
+		case *syntax.SglQuoted:
+			if subscriptSubst.MatchString(n.Value) {
+				c.add(unknownSegment(n.Value))
+			}
+		case *syntax.Lit:
+			if v := strings.ReplaceAll(n.Value, `\`, ""); subscriptSubst.MatchString(v) {
+				c.add(unknownSegment(v))
+			}
+		case *syntax.Assign:
+			if n.Index != nil {
+				c.quotedSubst(src, n.Index)
+			}
+			if n.Name != nil && codeVars[n.Name.Value] != "" && !n.Append && n.Index == nil {
+				v, known := "", true
+				switch {
+				case n.Array != nil:
+					known = false
+				case n.Value != nil:
+					v, known = wordLiteral(n.Value)
+					if !known {
+						v = src[n.Value.Pos().Offset():n.Value.End().Offset()]
+					}
+				}
+				for _, cw := range codeVarCode(n.Name.Value, v, known) {
+					if cw.known {
+						c.code(cw.text, depth+1, true)
+					} else {
+						c.add(unknownSegment(cw.text))
+					}
+				}
+			}
 		case *syntax.Stmt:
 			if call, ok := n.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 				cw := callWords(src, call)
@@ -122,7 +167,12 @@ func lastStmt(x *syntax.Stmt) *syntax.Stmt {
 }
 
 // unparsable: bash runs the lines before a syntax error, and none from
-// it on; their words are checked as one simple command, as before.
+// it on; their words are checked as one simple command, as before. But
+// the parser is stricter than bash in places (bash runs `! ! rm x` and
+// `time ! rm x`), so the words may be run from any of them: every word
+// also starts a command of its own (derived, so it is no part of an
+// allow), quotes and backslashes taken out and operators split off, and
+// one with an expansion is not known.
 func (c *segCollector) unparsable(src string, err error, depth int, derived bool) {
 	var pe syntax.ParseError
 	if errors.As(err, &pe) && pe.Pos.Line() > 1 {
@@ -141,6 +191,29 @@ func (c *segCollector) unparsable(src string, err error, depth int, derived bool
 		known[i] = true
 	}
 	c.add(patSegment{text: t, words: words, known: known, literal: true, derived: derived})
+	toks := strings.FieldsFunc(t, func(r rune) bool {
+		return strings.ContainsRune(shellSpace+";&|()<>{},`", r)
+	})
+	plain := make([]string, len(toks))
+	pknown := make([]bool, len(toks))
+	lit := make([]bool, len(toks)+1) // lit[i]: every word from i on is known
+	lit[len(toks)] = true
+	unquote := strings.NewReplacer("'", "", `"`, "", `\`, "")
+	for i := len(toks) - 1; i >= 0; i-- {
+		plain[i] = unquote.Replace(toks[i])
+		pknown[i] = !strings.Contains(toks[i], "$")
+		lit[i] = lit[i+1] && pknown[i]
+	}
+	for i := range toks {
+		if len(c.segs) > maxPatternSegments {
+			return
+		}
+		if plain[i] == "" {
+			continue
+		}
+		c.add(patSegment{text: strings.Join(toks[i:min(i+maxShownWords, len(toks))], " "), words: plain[i:], known: pknown[i:],
+			literal: lit[i], derived: true})
+	}
 }
 
 // cmdWords are a simple command's words with where they are in src.
@@ -158,6 +231,9 @@ func callWords(src string, call *syntax.CallExpr) cmdWords {
 		cw.offs[i], cw.ends[i] = int(a.Pos().Offset()), int(a.End().Offset())
 		if v, ok := wordLiteral(a); ok {
 			cw.words[i], cw.known[i] = v, true
+		} else if a.Lit() == "[" {
+			// No glob: a bracket expression needs its `]` in the word.
+			cw.words[i], cw.known[i] = "[", true
 		} else {
 			cw.words[i] = src[cw.offs[i]:cw.ends[i]]
 		}
@@ -303,6 +379,31 @@ func (c *segCollector) runs(cw cmdWords, lo int, in stdin, open bool, depth int)
 		}
 	case "find":
 		c.findExec(cw, lo, depth)
+	case "git":
+		c.git(cw, lo, depth)
+	case "mapfile", "readarray", "compgen", "complete":
+		// -C names code run for each line read, or each completion.
+		for i := lo + 1; i < len(cw.words); i++ {
+			w := cw.words[i]
+			switch {
+			case !cw.known[i]:
+				c.add(unknownSegment(w))
+			case w == "-C" && i+1 < len(cw.words):
+				i++
+				c.inner(cw, i, depth)
+			case strings.HasPrefix(w, "-C") && len(w) > 2:
+				c.code(w[2:], depth+1, true)
+			}
+		}
+	case "fc":
+		// Runs commands from the history, not known; -l only lists.
+		list := false
+		for i := lo + 1; i < len(cw.words); i++ {
+			list = list || cw.known[i] && strings.HasPrefix(cw.words[i], "-") && strings.Contains(cw.words[i], "l")
+		}
+		if !list {
+			c.add(unknownSegment(cw.segment(lo, len(cw.words)).text))
+		}
 	case "source", ".":
 		// A script file is opaque, as `bash script` is, named literally
 		// or not ("$HOME/.cargo/env"); the code of a substitution
@@ -331,6 +432,141 @@ func (c *segCollector) runs(cw cmdWords, lo int, in stdin, open bool, depth int)
 			c.shell(cw, lo, in, depth)
 		}
 	}
+}
+
+// gitValued are git's options that take the next word as their value.
+var gitValued = map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true,
+	"--super-prefix": true, "--config-env": true, "--exec-path": true}
+
+// git adds what git runs itself: an alias set with -c (one whose
+// setting is not a literal is not known); submodule foreach's command,
+// rebase's --exec and bisect run's command are code of their own. An
+// alias from a git config file is not seen (see README "Patterns").
+func (c *segCollector) git(cw cmdWords, lo int, depth int) {
+	i := lo + 1
+	for ; i < len(cw.words) && cw.known[i] && strings.HasPrefix(cw.words[i], "-"); i++ {
+		w := cw.words[i]
+		name, v, hasValue := strings.Cut(w, "=")
+		if !gitValued[name] || hasValue && name != "-c" {
+			if (name == "--config-env") && strings.HasPrefix(strings.ToLower(v), "alias.") {
+				c.add(unknownSegment(cw.segment(lo, len(cw.words)).text))
+			}
+			continue
+		}
+		if i+1 >= len(cw.words) {
+			return
+		}
+		i++
+		switch {
+		case name == "-c" && !cw.known[i], name == "--config-env" && strings.HasPrefix(strings.ToLower(cw.words[i]), "alias."):
+			// An alias whose value is not known until git reads it.
+			c.add(unknownSegment(cw.segment(lo, len(cw.words)).text))
+		case name == "-c" && strings.HasPrefix(strings.ToLower(cw.words[i]), "alias."):
+			// Taken as run, whatever the command's name: "!code" is
+			// shell code, else the git command it stands for.
+			_, v, _ := strings.Cut(cw.words[i], "=")
+			if code, ok := strings.CutPrefix(v, "!"); ok {
+				c.code(code, depth+1, true)
+			} else if v != "" {
+				c.code("git "+v, depth+1, true)
+			}
+		}
+	}
+	if i >= len(cw.words) || !cw.known[i] {
+		return
+	}
+	args := cw.words[i+1:]
+	switch cw.words[i] {
+	case "submodule":
+		for j := i + 1; j < len(cw.words); j++ {
+			if !cw.known[j] {
+				return
+			}
+			if cw.words[j] == "foreach" {
+				k := j + 1
+				for k < len(cw.words) && cw.known[k] && (cw.words[k] == "--recursive" || cw.words[k] == "--quiet" || cw.words[k] == "-q") {
+					k++
+				}
+				if k < len(cw.words) {
+					c.joined(cw, k, depth)
+				}
+				return
+			}
+		}
+	case "rebase":
+		for j, a := range args {
+			k := i + 1 + j
+			switch {
+			case a == "-x" || a == "--exec":
+				if k+1 < len(cw.words) {
+					c.inner(cw, k+1, depth)
+				}
+			case strings.HasPrefix(a, "--exec="):
+				c.code(strings.TrimPrefix(a, "--exec="), depth+1, true)
+			case strings.HasPrefix(a, "-x") && cw.known[k]:
+				c.code(a[2:], depth+1, true)
+			}
+		}
+	case "bisect":
+		if len(args) > 1 && args[0] == "run" {
+			seg := cw.segment(i+2, len(cw.words))
+			seg.derived = true
+			c.add(seg)
+			c.runs(cw, i+2, stdin{}, false, depth)
+		}
+	}
+}
+
+// subscriptSubst finds, in quoted text, a subscript (a name then [, or
+// a compound assignment's [k]=) holding a command substitution: bash runs it wherever it evaluates the text as a name or
+// a number (test -v, printf -v, read, let, declare -i or -n, $((…)),
+// [[ -eq ]], a variable's value in arithmetic), so such text is code
+// not known before it runs.
+var subscriptSubst = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*\[[^\]]*(\$\(|\x60)|\[[^\]]*(\$\(|\x60)[^\]]*\]=`)
+
+// quotedSubst: in arithmetic (a subscript included), quoted text with a
+// command substitution is run too (a['$(rm x)']=1), not known before
+// it runs.
+func (c *segCollector) quotedSubst(src string, n syntax.Node) {
+	found := false
+	syntax.Walk(n, func(x syntax.Node) bool {
+		var lit string
+		switch x := x.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false // code the walk of the line checks
+		case *syntax.SglQuoted:
+			lit = x.Value
+		case *syntax.Lit:
+			lit = strings.ReplaceAll(x.Value, `\`, "")
+		}
+		found = found || strings.Contains(lit, "$(") || strings.Contains(lit, "`")
+		return !found
+	})
+	if found {
+		c.add(unknownSegment(src[n.Pos().Offset():n.End().Offset()]))
+	}
+}
+
+// codeVars are the variables whose value a shell runs: as a script file
+// (BASH_ENV, ENV: not known), as code (PROMPT_COMMAND), or expands, $(…)
+// included (the prompts; PS4 under xtrace).
+var codeVars = map[string]string{"BASH_ENV": "file", "ENV": "file", "PROMPT_COMMAND": "code",
+	"PS0": "prompt", "PS1": "prompt", "PS2": "prompt", "PS3": "prompt", "PS4": "prompt"}
+
+// codeVarCode is the code of variable name set to v (known: v is a
+// literal); nothing for an empty value or a prompt with no substitution.
+func codeVarCode(name, v string, known bool) []codeWord {
+	switch {
+	case v == "":
+		return nil
+	case !known || codeVars[name] == "file":
+		return []codeWord{{name + "=" + v, false}}
+	case codeVars[name] == "code":
+		return []codeWord{{v, true}}
+	case strings.Contains(v, "$(") || strings.Contains(v, "`"):
+		return []codeWord{{name + "=" + v, false}}
+	}
+	return nil
 }
 
 // inner adds the code of word i (a -c script, env -S's string).
@@ -571,7 +807,11 @@ func (w wrapper) unwrap(cw cmdWords, lo int) unwrapped {
 			}
 		case assignWord.MatchString(word):
 			// NAME=value: env's, sudo's; before another wrapper's command
-			// it fails to run, and skipping it only checks more.
+			// it fails to run, and skipping it only checks more. A
+			// variable a shell runs (BASH_ENV…) is code.
+			if name, v, _ := strings.Cut(word, "="); codeVars[name] != "" {
+				u.code = append(u.code, codeVarCode(name, v, true)...)
+			}
 		case operands < w.operands:
 			operands++
 		default:

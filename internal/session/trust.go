@@ -66,7 +66,8 @@ func Printable(s string) string {
 
 // disguising is a rune shown as an escape by Printable.
 func disguising(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError ||
+		r == '\u2028' || r == '\u2029' // a line or paragraph break to some terminals, to bash a letter
 }
 
 // ProjectTrust is what a project file loosens and whether the user

@@ -106,10 +106,22 @@ type approval struct {
 	// passed on came.
 	now             func() time.Time
 	opened, lastKey time.Time
+	// moved is when ↑/↓ last moved the highlight: enter runs the
+	// command only once it has rested there (↑ enter, which sends the
+	// last message again, must not).
+	moved time.Time
 	// live: the grace period was over at the last key or tick (for
 	// the view; keys read the clock).
 	live    bool
 	ticking bool // an approvalTickMsg is on its way
+	// covered: a layer the user types into (a program's window, an
+	// attached job, a screen) lies over the question; its keys are not
+	// answers, and the grace period starts again once it closes.
+	covered bool
+	// editorEmpty reports whether the editor holds no text: only then
+	// does a digit answer, since in a message ("fix issue 1") it is the
+	// message's.
+	editorEmpty func() bool
 
 	width int
 	// top is the row the box ends above: the editor's first.
@@ -120,8 +132,8 @@ type approval struct {
 // runs in dir; now is the clock, width the window's, top the editor's
 // first row.
 func newApproval(q session.ApprovalQuestion, reply chan session.ApprovalAnswer, dir string, now func() time.Time,
-	width int, top func() int) *approval {
-	a := &approval{q: q, reply: reply, dir: dir, now: now, opened: now(), width: width, top: top}
+	width int, top func() int, editorEmpty func() bool) *approval {
+	a := &approval{q: q, reply: reply, dir: dir, now: now, opened: now(), width: width, top: top, editorEmpty: editorEmpty}
 	yes := approvalYesAsk
 	if q.Kind == session.SandboxDenial {
 		yes = approvalYesDenial
@@ -140,7 +152,7 @@ func newApproval(q session.ApprovalQuestion, reply chan session.ApprovalAnswer, 
 // armed reports whether a key at now may answer: the grace period is
 // over and the typing has paused.
 func (a *approval) armed(now time.Time) bool {
-	return now.Sub(a.opened) >= approvalGrace && now.Sub(a.lastKey) >= approvalGrace
+	return !a.covered && now.Sub(a.opened) >= approvalGrace && now.Sub(a.lastKey) >= approvalGrace
 }
 
 // tick asks for an approvalTickMsg when the grace period would end, so the
@@ -155,10 +167,32 @@ func (a *approval) tick() tea.Cmd {
 }
 
 // typed passes a key (or paste) on to the editor: the user is typing, so
-// the question waits for a pause again.
+// the question waits for a pause again, and the highlight goes back to
+// the safe "No": ↑ pressed while typing, then enter after a pause, never
+// runs the command.
 func (a *approval) typed() (action, tea.Cmd) {
 	a.lastKey, a.live = a.now(), false
+	a.sel = len(a.choices) - 1
+	if a.covered {
+		return passOn{}, nil
+	}
 	return passOn{}, a.tick()
+}
+
+// uncover tells the question whether a layer the user types into lies
+// over it; once none does, the grace period starts again, as for a
+// question that just opened.
+func (a *approval) uncover(covered bool) tea.Cmd {
+	if covered == a.covered {
+		return nil
+	}
+	a.covered, a.live = covered, false
+	if covered {
+		return nil
+	}
+	a.opened = a.now()
+	a.sel = len(a.choices) - 1
+	return a.tick()
 }
 
 // update implements layer.
@@ -171,6 +205,9 @@ func (a *approval) update(msg tea.Msg) (action, tea.Cmd) {
 	case approvalTickMsg:
 		if msg.a == a {
 			a.ticking = false
+			if a.covered {
+				return nil, nil // uncover ticks again
+			}
 			if a.live = a.armed(a.now()); !a.live {
 				return nil, a.tick()
 			}
@@ -189,16 +226,19 @@ func (a *approval) update(msg tea.Msg) (action, tea.Cmd) {
 		k, ak := keyName(msg.String()), keys.Approval
 		switch {
 		case is(k, ak.Choose):
+			if a.choices[a.sel].answer != session.Decline && a.now().Sub(a.moved) < approvalGrace {
+				return nil, nil
+			}
 			return a.choose(a.sel)
 		case is(k, ak.No):
 			return a.choose(len(a.choices) - 1)
-		case is(k, ak.Number) && int(k[0]-'1') < len(a.choices):
+		case is(k, ak.Number) && int(k[0]-'1') < len(a.choices) && a.editorEmpty():
 			return a.choose(int(k[0] - '1'))
 		case is(k, ak.Up):
-			a.sel = max(a.sel-1, 0)
+			a.sel, a.moved = max(a.sel-1, 0), a.now()
 			return nil, nil
 		case is(k, ak.Down):
-			a.sel = min(a.sel+1, len(a.choices)-1)
+			a.sel, a.moved = min(a.sel+1, len(a.choices)-1), a.now()
 			return nil, nil
 		case is(k, ak.ScrollUp, ak.ScrollDown):
 			rows, window := a.commandRows()
@@ -328,12 +368,18 @@ func (a *approval) choiceRows(st *styles) (rows []string) {
 
 // footer says how to answer, or, while keys still go to the editor, so.
 func (a *approval) footer() string {
+	if a.covered {
+		return "The question takes keys once the window over it closes."
+	}
 	if !a.live {
 		return "Typing goes to the editor; the question takes keys once you pause."
 	}
 	ak := keys.Approval
-	es := []entry{{Key: name(ak.Up) + name(ak.Down), Desc: "choose"}, {Key: name(ak.Choose), Desc: "answer"},
-		{Key: "1–" + strconv.Itoa(len(a.choices)), Desc: "answer that one"}, {Key: name(ak.No), Desc: "no"}}
+	es := []entry{{Key: name(ak.Up) + name(ak.Down), Desc: "choose"}, {Key: name(ak.Choose), Desc: "answer"}}
+	if a.editorEmpty() {
+		es = append(es, entry{Key: "1–" + strconv.Itoa(len(a.choices)), Desc: "answer that one"})
+	}
+	es = append(es, entry{Key: name(ak.No), Desc: "no"})
 	if rows, window := a.commandRows(); len(rows) > window {
 		es = append(es, entry{Key: name(ak.ScrollUp) + "/" + name(ak.ScrollDown), Desc: "scroll the command"})
 	}
@@ -396,9 +442,40 @@ func (m *model) askApproval(msg approvalAskMsg) tea.Cmd {
 	if dir == "" {
 		dir = m.session().Cwd()
 	}
-	a := newApproval(msg.q, msg.reply, dir, func() time.Time { return m.tr.clock() }, m.width, m.transcriptHeight)
-	m.pushUnderScreens(a)
-	return a.tick()
+	a := newApproval(msg.q, msg.reply, dir, func() time.Time { return m.tr.clock() }, m.width, m.transcriptHeight,
+		func() bool { return m.editor.Value() == "" })
+	m.pushUnderTyping(a)
+	return tea.Batch(a.tick(), m.uncoverApprovals())
+}
+
+// pushUnderTyping puts question a under the lowest layer the user types
+// into or reads (a program's window, an attached job, a screen): keys
+// meant for it must never answer a question that popped up over it.
+func (m *model) pushUnderTyping(a *approval) {
+	for i, x := range m.layers {
+		switch x.(type) {
+		case *overlay, *jobAttach:
+		default:
+			if !x.covers() {
+				continue
+			}
+		}
+		m.layers = append(m.layers[:i], append([]layer{a}, m.layers[i:]...)...)
+		return
+	}
+	m.push(a)
+}
+
+// uncoverApprovals tells each question whether a layer lies over it
+// (after every message: layers open and close); the top one takes keys.
+func (m *model) uncoverApprovals() tea.Cmd {
+	var cmds []tea.Cmd
+	for i, l := range m.layers {
+		if a, ok := l.(*approval); ok {
+			cmds = append(cmds, a.uncover(i < len(m.layers)-1))
+		}
+	}
+	return tea.Batch(cmds...)
 }
 
 // permissionsLoadedMsg carries the rules to the /permissions layer (err:

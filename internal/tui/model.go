@@ -145,6 +145,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if tc := m.jobsWatch.update(msg, m.cfg.Jobs); tc != nil {
 		cmd = tea.Batch(cmd, tc)
 	}
+	if c := m.uncoverApprovals(); c != nil { // approval.go
+		cmd = tea.Batch(cmd, c)
+	}
 	m.menu.filter(m.editor.Value())
 	m.mention.follow(m.editor)
 	m.layout()
