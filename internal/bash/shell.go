@@ -230,6 +230,11 @@ type shellSession struct {
 	ttyModes *unix.Termios                // the modes at start, restored before a run when a program changed them
 	ttyOut   atomic.Pointer[syncWriter]   // the running command's output, for what the terminal echoes or programs write to /dev/tty
 	ttyView  atomic.Pointer[TerminalView] // the running command's screen, when it runs with its output on the terminal
+	// ttyEnd scans the terminal's output for the run's end mark: the
+	// view's while the UI shows the run, kept when the run becomes a job
+	// (the UI lets go of the screen, but the job's last output must still
+	// be read before the run ends).
+	ttyEnd atomic.Pointer[TerminalView]
 	lastOut  atomic.Int64                 // UnixNano of the running command's latest output
 	ttyDirty atomic.Bool                  // keys were typed or a program was answered: flush the input before the next run
 	// echoDue is set (a UnixNano deadline) when input was typed: the
@@ -655,8 +660,8 @@ func (s *shellSession) readTerminal(ptm *os.File) {
 				s.lastOut.Store(time.Now().UnixNano())
 				_, _ = w.Write(buf[:n])
 			}
-			if v != nil {
-				v.scanEnd(buf[:n]) // after the write: the run may end at once
+			if e := s.ttyEnd.Load(); e != nil {
+				e.scanEnd(buf[:n]) // after the write: the run may end at once
 			}
 			s.echoDue.Store(0)
 		}
@@ -1124,10 +1129,12 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 			view.bind(s)
 			view.expectEnd(endNonce)
 			s.ttyView.Store(view)
+			s.ttyEnd.Store(view)
 		}
 		defer func() {
 			if !handedOver {
 				s.ttyOut.Store(nil)
+				s.ttyEnd.Store(nil)
 			}
 			if view != nil {
 				s.ttyView.Store(nil)
@@ -1229,7 +1236,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	s.aliases = ""
 
 	r := &liveRun{s: s, spec: spec, rd: rd, fifo: fifo, w: w, endNonce: endNonce, applied: applied, didApply: didApply, appliedBase: appliedBase, before: before,
-		timer: timer, timeoutC: timeoutC, started: runStart, view: view}
+		timer: timer, timeoutC: timeoutC, started: runStart, view: view, endView: view}
 	r.isEnd = func(l string) bool { _, ok := endLine(l, endNonce); return ok }
 	r.startReader(spec.stop)
 	out, why := r.loop(ctx, spec.detach)
@@ -1286,6 +1293,7 @@ type liveRun struct {
 	// handedOver: the run became a job; its loop goes on for the job.
 	handedOver bool
 	view       *TerminalView // the run's output is on the terminal; nil = the FIFO
+	endView    *TerminalView // view's end mark, awaited also once the run is a job
 
 	draining  atomic.Bool
 	drainEnd  atomic.Int64
@@ -1623,17 +1631,20 @@ func (r *liveRun) finish() {
 		r.timer.Stop()
 	}
 	if r.s.ptm != nil {
-		if r.view != nil && r.out.exitCode != nil && !r.out.reset {
+		if ev := r.endView; ev != nil && r.out.exitCode != nil && !r.out.reset {
 			if r.s.exited() {
 				// A dead shell writes no end mark: agentsh writes it
 				// through the slave it holds, behind whatever the shell
 				// printed before it died (`echo bye; exit 3`).
-				r.view.writeEnd(r.s.pts)
+				ev.writeEnd(r.s.pts)
 			}
-			r.view.awaitEnd(terminalEndWait)
+			// Also for a job: its last output ("got y" after the
+			// prompt it waited at) is read before the run ends.
+			ev.awaitEnd(terminalEndWait)
 		}
 		r.s.drainTerminal()
 		r.s.ttyOut.Store(nil)
+		r.s.ttyEnd.Store(nil)
 	}
 }
 

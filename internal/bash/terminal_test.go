@@ -272,3 +272,45 @@ func BenchmarkScanEnd(b *testing.B) {
 		v.scanEnd(p)
 	}
 }
+
+// TestTerminalJobKeepsItsLastOutput: a `!` command on the terminal that the
+// user moved to the background while it waited at a prompt (the UI lets go
+// of its screen) still has every byte it prints after the answer read
+// before the job ends: the run waits for its end mark behind that output,
+// not a short drain (at load 10 "got y" was lost).
+func TestTerminalJobKeepsItsLastOutput(t *testing.T) {
+	e := newTestExecutor(t)
+	m := jobs.NewManager()
+	t.Cleanup(m.Close)
+	now := make(chan struct{})
+	v := &TerminalView{Cols: 80, Rows: 24}
+	done := make(chan BashResult, 1)
+	go func() {
+		r, err := e.Run(context.Background(), `read -p "Proceed? [y/N] " a; echo "got $a"; seq 1 3000`,
+			RunOptions{Shell: ttyShell(t), Jobs: m, Terminal: v, SessionKey: "user", BackgroundNow: now})
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+		done <- r
+	}()
+	for deadline := time.Now().Add(hangGuard); v.Screen() == nil || !strings.Contains(strings.Join(v.Screen().Text(), "\n"), "Proceed?"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the prompt never showed (hang guard)")
+		}
+	}
+	close(now)
+	res := waitResult(t, done)
+	if res.Job == nil {
+		t.Fatalf("the command did not become a job: %+v", res)
+	}
+	if _, err := res.Job.Write([]byte("y\r")); err != nil {
+		t.Fatal(err)
+	}
+	got := jobText(t, res.Job)
+	if !strings.Contains(got, "got y\n") || !strings.HasSuffix(got, "\n2999\n3000\n") {
+		t.Errorf("the job's output lost its end: …%q", got[max(0, len(got)-200):])
+	}
+	if st := res.Job.Final(); st.Kind != jobs.Exited || st.Code != 0 {
+		t.Errorf("job state %+v, want exit 0", st)
+	}
+}
