@@ -234,9 +234,9 @@ type shellSession struct {
 	// view's while the UI shows the run, kept when the run becomes a job
 	// (the UI lets go of the screen, but the job's last output must still
 	// be read before the run ends).
-	ttyEnd atomic.Pointer[TerminalView]
-	lastOut  atomic.Int64                 // UnixNano of the running command's latest output
-	ttyDirty atomic.Bool                  // keys were typed or a program was answered: flush the input before the next run
+	ttyEnd   atomic.Pointer[TerminalView]
+	lastOut  atomic.Int64 // UnixNano of the running command's latest output
+	ttyDirty atomic.Bool  // keys were typed or a program was answered: flush the input before the next run
 	// echoDue is set (a UnixNano deadline) when input was typed: the
 	// program's answer waits for the terminal's echo of it until then, so
 	// the output reads "y", then "got y", as on a screen.
