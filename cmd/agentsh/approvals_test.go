@@ -98,7 +98,12 @@ func TestTUIApprovals(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.work, "approved-file")); err == nil {
 		t.Error("the command ran before the answer")
 	}
-	tt.keys("1")
+	// Text in the editor: digits are the editor's; ↑ and, once the
+	// highlight has rested, enter answer.
+	tt.keys("Up")
+	tt.waitText("❯ 1. Yes, run it")
+	tt.waitText("enter answer · ")
+	tt.keys("Enter")
 	scr = tt.waitText("Done 1.")
 	if _, err := os.Stat(filepath.Join(s.work, "approved-file")); err != nil {
 		t.Errorf("1 did not run the command: %v", err)
@@ -248,7 +253,10 @@ func TestTUISandboxDenialApproval(t *testing.T) {
 	tt.waitText("The sandbox refused writing " + first)
 	tt.waitText(`2. Yes, and from now on run commands starting with "touch"`)
 	tt.waitText("enter answer")
-	tt.keys("Up", "Enter")
+	tt.keys("Up")
+	tt.waitText("❯ 2. Yes, and from now on")
+	tt.waitText("enter answer · ") // the highlight rested on Always
+	tt.keys("Enter")
 	tt.waitText("Done 1.")
 	if _, err := os.Stat(first); err != nil {
 		t.Errorf("always did not run the command outside: %v", err)

@@ -166,6 +166,21 @@ func (a *approval) tick() tea.Cmd {
 	return tea.Tick(wait, func(time.Time) tea.Msg { return approvalTickMsg{a: a} })
 }
 
+// settling reports whether the highlight rests on a choice that runs the
+// command for less than approvalGrace: enter does not answer it yet (↑
+// then enter, the habit that resends a message, never says yes).
+func (a *approval) settling() bool {
+	return a.choices[a.sel].answer != session.Decline && a.now().Sub(a.moved) < approvalGrace
+}
+
+// settleTick redraws the footer once a moved highlight has rested.
+func (a *approval) settleTick() tea.Cmd {
+	if !a.settling() {
+		return nil
+	}
+	return tea.Tick(approvalGrace, func(time.Time) tea.Msg { return approvalTickMsg{a: a} })
+}
+
 // typed passes a key (or paste) on to the editor: the user is typing, so
 // the question waits for a pause again, and the highlight goes back to
 // the safe "No": ↑ pressed while typing, then enter after a pause, never
@@ -226,7 +241,7 @@ func (a *approval) update(msg tea.Msg) (action, tea.Cmd) {
 		k, ak := keyName(msg.String()), keys.Approval
 		switch {
 		case is(k, ak.Choose):
-			if a.choices[a.sel].answer != session.Decline && a.now().Sub(a.moved) < approvalGrace {
+			if a.settling() {
 				return nil, nil
 			}
 			return a.choose(a.sel)
@@ -236,10 +251,10 @@ func (a *approval) update(msg tea.Msg) (action, tea.Cmd) {
 			return a.choose(int(k[0] - '1'))
 		case is(k, ak.Up):
 			a.sel, a.moved = max(a.sel-1, 0), a.now()
-			return nil, nil
+			return nil, a.settleTick()
 		case is(k, ak.Down):
 			a.sel, a.moved = min(a.sel+1, len(a.choices)-1), a.now()
-			return nil, nil
+			return nil, a.settleTick()
 		case is(k, ak.ScrollUp, ak.ScrollDown):
 			rows, window := a.commandRows()
 			if len(rows) <= window {
@@ -375,7 +390,11 @@ func (a *approval) footer() string {
 		return "Typing goes to the editor; the question takes keys once you pause."
 	}
 	ak := keys.Approval
-	es := []entry{{Key: name(ak.Up) + name(ak.Down), Desc: "choose"}, {Key: name(ak.Choose), Desc: "answer"}}
+	answer := "answer"
+	if a.settling() {
+		answer = "answers in a moment"
+	}
+	es := []entry{{Key: name(ak.Up) + name(ak.Down), Desc: "choose"}, {Key: name(ak.Choose), Desc: answer}}
 	if a.editorEmpty() {
 		es = append(es, entry{Key: "1–" + strconv.Itoa(len(a.choices)), Desc: "answer that one"})
 	}

@@ -787,7 +787,13 @@ func TestApprovalUpEnterIsNoResend(t *testing.T) {
 	if layerOn[*approval](h) == nil {
 		t.Fatal("up, enter at once answered the question")
 	}
+	if scr := h.screen(); !strings.Contains(scr, "enter answers in a moment") {
+		t.Errorf("the footer does not say enter waits:\n%s", scr)
+	}
 	clock.advance(approvalGrace)
+	if scr := h.screen(); !strings.Contains(scr, "enter answer · ") {
+		t.Errorf("the footer does not say enter answers once the highlight rested:\n%s", scr)
+	}
 	h.update(keyPress("enter"))
 	if ans := <-got; ans != session.Once {
 		t.Errorf("enter on a rested Yes answered %v", ans)
