@@ -33,19 +33,26 @@ func newTestExecutor(t testing.TB) *Executor {
 	return e
 }
 
+// modeOpts gives opts a job manager when the suite runs on the modes'
+// shells (AGENTSH_TEST_TTY=1: a terminal as stdin, and a manager for the
+// commands that wait on it); a Prestart must get the same options as the
+// run it serves.
+func modeOpts(t testing.TB, opts RunOptions) RunOptions {
+	if opts.Shell.TerminalStdin && opts.Jobs == nil && os.Getenv("AGENTSH_TEST_TTY") == "1" {
+		m := jobs.NewManager()
+		t.Cleanup(m.Close)
+		opts.Jobs = m
+	}
+	return opts
+}
+
 // run executes a command with a hang guard and returns the result.
 func run(t *testing.T, e *Executor, cmd string, opts RunOptions) BashResult {
 	t.Helper()
 	if opts.Shell.Path == "" {
 		opts.Shell = testShell(t)
 	}
-	if opts.Shell.TerminalStdin && opts.Jobs == nil && os.Getenv("AGENTSH_TEST_TTY") == "1" {
-		// The whole suite on the modes' shells: a terminal as stdin, and
-		// a manager for the commands that wait on it.
-		m := jobs.NewManager()
-		t.Cleanup(m.Close)
-		opts.Jobs = m
-	}
+	opts = modeOpts(t, opts)
 	type out struct {
 		r   BashResult
 		err error

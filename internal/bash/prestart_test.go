@@ -56,7 +56,7 @@ func waitIdleShell(t *testing.T, e *Executor) int {
 // shell is started.
 func TestPrestartedShellServesTheFirstRun(t *testing.T) {
 	e := newTestExecutor(t)
-	o := RunOptions{Shell: testShell(t)}
+	o := modeOpts(t, RunOptions{Shell: testShell(t)})
 	e.Prestart(o)
 	pid := waitIdleShell(t, e)
 	r := run(t, e, "echo $$", o)
@@ -86,7 +86,7 @@ func TestRunDuringPrestartTakesIt(t *testing.T) {
 	}
 	sh.Env = map[string]string{"HOME": home}
 	sh.LazySnapshot = true
-	o := RunOptions{Shell: sh}
+	o := modeOpts(t, RunOptions{Shell: sh})
 	e.Prestart(o)
 	expect(t, run(t, e, "prestart_fn", o), "from-rc\n", "0")
 	if all, idle, starting := shellCounts(e); all != 1 || idle != 1 || starting != 0 {
@@ -102,6 +102,7 @@ func TestPrestartedShellIsConfinedWithTheModelsState(t *testing.T) {
 	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
 	o := s.opts(t)
 	o.State, o.View = NewSessionState(s.work), ModelView
+	o = modeOpts(t, o)
 	// An earlier command of the model's, on another executor's shell,
 	// left a variable in the model's layer.
 	set := o
