@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -771,7 +772,7 @@ func (w wrapper) unwrap(cw cmdWords, lo int) unwrapped {
 			// env -: -i
 		case operands == 0 && strings.HasPrefix(word, "--"):
 			name, _, hasValue := strings.Cut(word, "=")
-			if contains(w.codeLong, name) {
+			if slices.Contains(w.codeLong, name) {
 				if v := word[len(name):]; hasValue {
 					u.code = append(u.code, codeWord{v[1:], true})
 				} else if i+1 < len(cw.words) {
@@ -780,7 +781,7 @@ func (w wrapper) unwrap(cw cmdWords, lo int) unwrapped {
 				}
 				continue
 			}
-			if !hasValue && contains(w.long, name) {
+			if !hasValue && slices.Contains(w.long, name) {
 				i++
 			}
 		case operands == 0 && strings.HasPrefix(word, "-") && len(word) > 1:
@@ -820,13 +821,4 @@ func (w wrapper) unwrap(cw cmdWords, lo int) unwrapped {
 		}
 	}
 	return u
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -1031,7 +1030,7 @@ func readSettingsFile(path string) ([]byte, error) {
 // on it, and a device (/dev/zero) is refused before it is read without
 // end.
 func readRegularFile(path string, max int64, what string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openRegularFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -1039,9 +1038,6 @@ func readRegularFile(path string, max int64, what string) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file", path)
 	}
 	if max > 0 && st.Size() > max {
 		return nil, fmt.Errorf("read %s: %d bytes, more than %s may have (%d)", path, st.Size(), what, max)
