@@ -173,8 +173,10 @@ func TestTUIApprovalEscStopsTheTurn(t *testing.T) {
 	tt.waitText("│ do not")
 	tt.waitText("enter answer")
 	tt.keys("Escape")
-	scr := tt.waitText("You said no, and the turn stopped")
-	for _, want := range []string{"✗ $ rm -rf keep-me", `Refused: the user declined to run this command (bash.patterns rule {"ask": "rm"})`,
+	tt.waitText("You said no, and the turn stopped")
+	// The call's block ends when the refusal reaches it, a moment later.
+	scr := tt.waitText("✗ $ rm -rf keep-me")
+	for _, want := range []string{`Refused: the user declined to run this command (bash.patterns rule {"ask": "rm"})`,
 		"│ do not"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("after esc the screen lacks %q:\n%s", want, scr)

@@ -39,7 +39,7 @@ func (tt *tmuxTUI) bang(command string) {
 func (tt *tmuxTUI) bangDone(what string) string {
 	tt.t.Helper()
 	return tt.waitScreen(what+" to end", func(s string) bool {
-		return !strings.Contains(s, "Running…") && !strings.Contains(s, "force-kill")
+		return !strings.Contains(s, "Running…") && !strings.Contains(s, "force-kill") && !strings.Contains(s, "to cancel)")
 	})
 }
 

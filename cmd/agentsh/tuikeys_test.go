@@ -122,7 +122,8 @@ func TestTUIPasteEndingInNewline(t *testing.T) {
 	}
 	tt.tmux("send-keys", "-l", " more")
 	tt.tmux("send-keys", "Enter")
-	tt.waitText("pasted-line more")
+	tt.waitText("$ echo pasted-line more")
+	tt.bangDone("!echo pasted-line more") // ctrl+d during a command asks first
 	tt.keys("C-d")
 	tt.waitExit()
 	tt.assertNoProcesses()
