@@ -17,7 +17,9 @@ import (
 	"sync"
 	"syscall"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
+	"agentsh/internal/config"
 	sbx "agentsh/internal/sandbox"
 	"agentsh/internal/session"
 	"agentsh/internal/tools"
@@ -190,7 +192,7 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	flags := session.SandboxFlags{Yolo: *yolo}
+	flags := config.SandboxFlags{Yolo: *yolo}
 	if *sandboxFlag != "" {
 		m, err := parseSandboxFlag(*sandboxFlag)
 		if err != nil {
@@ -200,7 +202,7 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 		flags.Mode = m
 	}
 	if flags.Yolo && flags.Mode != "" {
-		fmt.Fprintf(stderr, "agentsh exec: %v\n", session.ErrYoloAndSandbox)
+		fmt.Fprintf(stderr, "agentsh exec: %v\n", config.ErrYoloAndSandbox)
 		return 2
 	}
 	command := strings.Join(fs.Args(), " ")
@@ -226,17 +228,17 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 		}
 		wd = filepath.Clean(wd) // a missing one is the tool's error
 	}
-	project := session.ProjectSettingsPath(wd)
+	project := config.ProjectSettingsPath(wd)
 	if st, err := os.Stat(wd); err != nil || !st.IsDir() {
 		project = "" // no such directory: the tool says so
 	}
-	settings, err := session.LoadSettingsTrusting(session.GlobalSettingsPath(), project, *trustProject)
+	settings, err := config.LoadSettingsTrusting(config.GlobalSettingsPath(), project, *trustProject)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		return 1
 	}
 	if p := settings.Project; p != nil && !p.Trusted {
-		fmt.Fprintf(stderr, "agentsh: %v\n", &session.UntrustedError{Project: p})
+		fmt.Fprintf(stderr, "agentsh: %v\n", &config.UntrustedError{Project: p})
 		return 1
 	}
 	// The sandbox's namespace probe (a process of its own) runs beside the
@@ -278,7 +280,7 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	params := bash.ToolParams{Command: command, Timeout: timeout.v, Cwd: wd, Head: head.v, Tail: tail.v}
 	// The model's path: bash.patterns' deny and ask rules hold here too.
 	var final bash.FinalResult
-	if refused := session.RefuseUnattended(command, toolSettings.Patterns, *allowAsk); refused != nil {
+	if refused := agent.RefuseUnattended(command, toolSettings.Patterns, *allowAsk); refused != nil {
 		final = bash.Finalize(nil, refused)
 	} else {
 		res, err := (&bash.Tool{}).Execute(ctx, params, tc, nil)
@@ -336,7 +338,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 // bashToolSettings turns the loaded settings into the bash tool's settings
 // with the rc snapshot taken now.
-func bashToolSettings(settings *session.Settings) (bash.ToolSettings, error) {
+func bashToolSettings(settings *config.Settings) (bash.ToolSettings, error) {
 	ts, err := settings.ToolSettings()
 	if err == nil {
 		ts.Shell.SnapshotPath = bash.GetOrCreateSnapshot(ts.Shell.Path, ts.Shell.Env)

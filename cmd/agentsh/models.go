@@ -1,17 +1,17 @@
 package main
 
 import (
+	"agentsh/internal/agent"
+	"agentsh/internal/config"
 	"os"
-
-	"agentsh/internal/session"
 )
 
 // newModels is the process's current model (spec, "" for none) and
 // thinking level (--thinking, else settings defaultThinkingLevel), with the
 // settings' enabledModels, and its auto-retry (retry.*).
-func newModels(o printOptions, spec string, live *session.LiveSettings) (*session.Models, *session.Retry, error) {
+func newModels(o printOptions, spec string, live *config.LiveSettings) (*agent.Models, *agent.Retry, error) {
 	settings, _ := live.Current()
-	ms, err := session.ModelSettingsOf(settings)
+	ms, err := config.ModelSettingsOf(settings)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -19,11 +19,11 @@ func newModels(o printOptions, spec string, live *session.LiveSettings) (*sessio
 	if o.thinking != "" {
 		level = o.thinking
 	}
-	models, err := session.NewModels(spec, session.ModelsOptions{Getenv: os.Getenv, ThinkingLevel: level, Enabled: ms.Enabled})
+	models, err := agent.NewModels(spec, agent.ModelsOptions{Getenv: os.Getenv, ThinkingLevel: level, Enabled: ms.Enabled})
 	if err != nil {
 		return nil, nil, err
 	}
-	return models, ms.NewRetryOf(), nil
+	return models, agent.NewRetryOf(ms), nil
 }
 
 // attachModels makes agent's loop read models and retry at every call. A
@@ -31,13 +31,13 @@ func newModels(o printOptions, spec string, live *session.LiveSettings) (*sessio
 // unless --model or --thinking chose one. A new session records the model
 // it starts with, as the reference does (its first entries are the model
 // and level; they are written with the first message), then every change.
-func attachModels(agent *session.AgentSession, models *session.Models, retry *session.Retry, o printOptions) error {
+func attachModels(agent *agent.AgentSession, models *agent.Models, retry *agent.Retry, o printOptions) error {
 	return attachModelsRestoring(agent, models, retry, o.model == "" && o.thinking == "")
 }
 
 // attachModelsRestoring is attachModels; restore says whether a resumed
 // session's own model and level come back.
-func attachModelsRestoring(agent *session.AgentSession, models *session.Models, retry *session.Retry, restore bool) error {
+func attachModelsRestoring(agent *agent.AgentSession, models *agent.Models, retry *agent.Retry, restore bool) error {
 	agent.SetModels(models)
 	agent.SetRetry(retry)
 	if len(agent.Messages()) == 0 {

@@ -6,8 +6,8 @@ import (
 	"os"
 	"sync"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/guard"
-	"agentsh/internal/session"
 )
 
 // tempArtifactsPrefix names the folders that keep the artifacts of a
@@ -25,7 +25,7 @@ var removeStaleArtifacts = sync.OnceFunc(func() { guard.RemoveStale(os.TempDir()
 // process, so one left by a killed agentsh is removed by the next start.
 // When it cannot be made, the session goes on without artifacts, as it
 // would on a full disk.
-func tempArtifacts(agent *session.AgentSession, stderr io.Writer) (remove func()) {
+func tempArtifacts(agent *agent.AgentSession, stderr io.Writer) (remove func()) {
 	removeStaleArtifacts()
 	dir, err := guard.MkdirOwned(os.TempDir(), tempArtifactsPrefix)
 	if err != nil {

@@ -16,7 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
+	"agentsh/internal/config"
 	"agentsh/internal/confinedfs"
 	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
@@ -60,10 +62,10 @@ type printOptions struct {
 	help         bool // -h / --help
 	messages     []string
 
-	sandbox session.SandboxFlags // --sandbox MODE, --yolo
+	sandbox config.SandboxFlags // --sandbox MODE, --yolo
 	// sb is the sandbox of the model's commands: the settings as read at
 	// start under the flags (modeSetup).
-	sb session.SandboxSettings
+	sb config.SandboxSettings
 }
 
 // parseModeArgs parses the mode flags; flags and messages may be mixed, and
@@ -124,8 +126,8 @@ func parseModeArgs(args []string) (printOptions, error) {
 		case "--model":
 			o.model, err = value()
 		case "--thinking":
-			if o.thinking, err = value(); err == nil && !session.ValidThinkingLevel(o.thinking) {
-				err = session.ThinkingLevelError(o.thinking)
+			if o.thinking, err = value(); err == nil && !config.ValidThinkingLevel(o.thinking) {
+				err = config.ThinkingLevelError(o.thinking)
 			}
 		case "--sandbox":
 			var v string
@@ -158,7 +160,7 @@ func parseModeArgs(args []string) (printOptions, error) {
 		return o, errors.New("--continue and --resume cannot be combined")
 	}
 	if o.sandbox.Yolo && o.sandbox.Mode != "" {
-		return o, session.ErrYoloAndSandbox
+		return o, config.ErrYoloAndSandbox
 	}
 	return o, nil
 }
@@ -237,7 +239,7 @@ func runPrint(args []string, stdin func() (string, bool, error), stdout, stderr 
 
 // resolveModel picks the model: --model, else settings "model", else
 // AGENTSH_MODEL. "" means none is configured.
-func resolveModel(flagModel string, settings *session.Settings) (string, error) {
+func resolveModel(flagModel string, settings *config.Settings) (string, error) {
 	if m := strings.TrimSpace(flagModel); m != "" {
 		return m, nil
 	}
@@ -301,13 +303,13 @@ func noContinueNotice(cwd string) string {
 // session on the shared executor; closeStore is never nil. The agent
 // follows live: a change of the settings files applies from the next
 // command (SPEC §2.2). notice is openStore's.
-func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveSettings, shell bash.ShellConfig) (agent *session.AgentSession, executor *bash.Executor, closeStore func(), notice string, err error) {
+func openAgent(o printOptions, cwd string, stderr io.Writer, live *config.LiveSettings, shell bash.ShellConfig) (sess *agent.AgentSession, executor *bash.Executor, closeStore func(), notice string, err error) {
 	store, notice, err := openStore(o, cwd, stderr)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	executor = bash.Default()
-	agent, err = session.New(cwd, store, executor, shell)
+	sess, err = agent.New(cwd, store, executor, shell)
 	if err != nil {
 		if store != nil {
 			_ = store.Close()
@@ -317,11 +319,11 @@ func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveS
 	if store != nil {
 		closeStore = func() { _ = store.Close() }
 	} else {
-		closeStore = tempArtifacts(agent, stderr) // --no-session
+		closeStore = tempArtifacts(sess, stderr) // --no-session
 	}
-	agent.FollowSettings(live)
-	agent.SetSandbox(o.sb)
-	return agent, executor, closeStore, notice, nil
+	sess.FollowSettings(live)
+	sess.SetSandbox(o.sb)
+	return sess, executor, closeStore, notice, nil
 }
 
 // modeSetup is what the TUI, print and RPC mode read before they start: the
@@ -338,11 +340,11 @@ func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveS
 // on with the defaults until it is fixed (live follows it), but for the
 // model's sandbox: read-only for the run, unless the flags choose. With
 // broken nil it is the error: print and json do not start on it.
-func modeSetup(o *printOptions, ask func(*session.LiveSettings, *session.ProjectTrust) error, broken func(error)) (cwd string, live *session.LiveSettings, ts bash.ToolSettings, spec string, err error) {
+func modeSetup(o *printOptions, ask func(*config.LiveSettings, *config.ProjectTrust) error, broken func(error)) (cwd string, live *config.LiveSettings, ts bash.ToolSettings, spec string, err error) {
 	if cwd, err = os.Getwd(); err != nil {
 		return "", nil, ts, "", err
 	}
-	live, settingsErr := session.WatchSettings(cwd)
+	live, settingsErr := config.WatchSettings(cwd)
 	if settingsErr != nil {
 		if broken == nil {
 			return "", nil, ts, "", settingsErr
@@ -359,7 +361,7 @@ func modeSetup(o *printOptions, ask func(*session.LiveSettings, *session.Project
 				settings, err = live.Current()
 			}
 		default:
-			err = &session.UntrustedError{Project: p}
+			err = &config.UntrustedError{Project: p}
 		}
 		if err != nil {
 			return "", nil, ts, "", err
@@ -390,12 +392,12 @@ const brokenAtStart = "starting on the default settings until the file is fixed:
 // untrustedChange says on stderr that a change of the project's settings
 // during the run loosens what the folder is not trusted for, and is
 // ignored (the modes without a UI).
-func untrustedChange(stderr io.Writer) func(*session.ProjectTrust) {
+func untrustedChange(stderr io.Writer) func(*config.ProjectTrust) {
 	var mu sync.Mutex
-	return func(p *session.ProjectTrust) {
+	return func(p *config.ProjectTrust) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(stderr, "agentsh: %s\n", session.UntrustedChangeNotice(p))
+		fmt.Fprintf(stderr, "agentsh: %s\n", config.UntrustedChangeNotice(p))
 	}
 }
 
@@ -432,7 +434,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	defer warm.Wait() // before CloseAll removes the snapshots
 	warnSandbox(o.sb, stderr, false)
 
-	agent, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
+	sess, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
 	if err != nil {
 		return fail(err)
 	}
@@ -442,13 +444,13 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	}
 	jm := newJobs(toolSettings)
 	defer stopJobs(jm, stderr)
-	agent.SetJobs(jm)
-	if err := attachModels(agent, models, retry, o); err != nil {
+	sess.SetJobs(jm)
+	if err := attachModels(sess, models, retry, o); err != nil {
 		fmt.Fprintf(stderr, "agentsh: %v\n", err)
 	}
 	// Print mode has no UI: never a PTY.
-	reg, err := session.NewTools(session.ToolsConfig{Current: func() *session.AgentSession { return agent },
-		Executor: executor, Jobs: jm, Settings: toolSettings, Approvals: session.Approvals{AllowAsk: o.allowAsk}})
+	reg, err := agent.NewTools(agent.ToolsConfig{Current: func() *agent.AgentSession { return sess },
+		Executor: executor, Jobs: jm, Settings: toolSettings, Approvals: agent.Approvals{AllowAsk: o.allowAsk}})
 	if err != nil {
 		return fail(err)
 	}
@@ -460,20 +462,20 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	ctx, stopOutput := context.WithCancel(ctx)
 	defer stopOutput()
 
-	var emit func(session.Event)
+	var emit func(agent.Event)
 	var writeErr error
 	if mode == modeJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
-		header := session.Header{Type: "session", Version: session.SessionVersion, ID: agent.ID(),
+		header := session.Header{Type: "session", Version: session.SessionVersion, ID: sess.ID(),
 			Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), Cwd: cwd}
-		if st := agent.Store(); st != nil {
+		if st := sess.Store(); st != nil {
 			header = st.Header()
 		}
 		if err := enc.Encode(header); err != nil {
 			return fail(err)
 		}
-		emit = func(e session.Event) {
+		emit = func(e agent.Event) {
 			if writeErr == nil {
 				b, err := e.Printable().MarshalJSON()
 				if err == nil {
@@ -487,7 +489,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	}
 
 	for _, msg := range messages {
-		err := agent.Prompt(ctx, msg, provider, model, reg, emit)
+		err := sess.Prompt(ctx, msg, provider, model, reg, emit)
 		if writeErr != nil {
 			return fail(writeErr)
 		}
@@ -503,7 +505,7 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		return fail(writeErr)
 	}
 	if mode == modeText {
-		if text, ok := finalText(agent.Messages()); ok {
+		if text, ok := finalText(sess.Messages()); ok {
 			if _, err := io.WriteString(stdout, answerText(stdout, text)+"\n"); err != nil {
 				return 1
 			}
@@ -566,7 +568,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	executor := bash.Default()
 	var (
 		mu      sync.Mutex
-		current *session.AgentSession
+		current *agent.AgentSession
 		stores  []*session.Store
 		first   = true
 	)
@@ -581,8 +583,8 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	}()
 	jm := newJobs(toolSettings)
 	defer stopJobs(jm, stderr)
-	var adoptLocked func(store *session.Store) (*session.AgentSession, error)
-	newSession := func() (*session.AgentSession, error) {
+	var adoptLocked func(store *session.Store) (*agent.AgentSession, error)
+	newSession := func() (*agent.AgentSession, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		var store *session.Store
@@ -604,8 +606,8 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	}
 	// adoptLocked makes the session on store (nil: not saved) the current
 	// one; mu is held.
-	adoptLocked = func(store *session.Store) (*session.AgentSession, error) {
-		agent, err := session.New(cwd, store, executor, toolSettings.Shell)
+	adoptLocked = func(store *session.Store) (*agent.AgentSession, error) {
+		sess, err := agent.New(cwd, store, executor, toolSettings.Shell)
 		if err != nil {
 			if store != nil {
 				_ = store.Close()
@@ -613,22 +615,22 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 			return nil, err
 		}
 		if store == nil {
-			cleanups = append(cleanups, tempArtifacts(agent, stderr))
+			cleanups = append(cleanups, tempArtifacts(sess, stderr))
 		}
-		agent.FollowSettings(live) // settings.json edits apply from the next command
-		agent.SetSandbox(o.sb)
-		agent.SetJobs(jm)
-		if err := attachModels(agent, models, retry, o); err != nil {
+		sess.FollowSettings(live) // settings.json edits apply from the next command
+		sess.SetSandbox(o.sb)
+		sess.SetJobs(jm)
+		if err := attachModels(sess, models, retry, o); err != nil {
 			fmt.Fprintf(stderr, "agentsh: %v\n", err)
 		}
 		if store != nil {
 			stores = append(stores, store)
 		}
-		current = agent
-		return agent, nil
+		current = sess
+		return sess, nil
 	}
 	// switch_session: the saved session at path, opened for appending.
-	openSession := func(path string) (*session.AgentSession, error) {
+	openSession := func(path string) (*agent.AgentSession, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !filepath.IsAbs(path) {
@@ -646,15 +648,15 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		}
 		return adoptLocked(store)
 	}
-	currentAgent := func() *session.AgentSession {
+	currentAgent := func() *agent.AgentSession {
 		mu.Lock()
 		defer mu.Unlock()
 		return current
 	}
 	// new_session swaps the session: every call asks for the current one.
 	// RPC has no UI: never a PTY.
-	reg, err := session.NewTools(session.ToolsConfig{Current: currentAgent, Executor: executor, Jobs: jm, Settings: toolSettings,
-		Approvals: session.Approvals{AllowAsk: o.allowAsk}})
+	reg, err := agent.NewTools(agent.ToolsConfig{Current: currentAgent, Executor: executor, Jobs: jm, Settings: toolSettings,
+		Approvals: agent.Approvals{AllowAsk: o.allowAsk}})
 	if err != nil {
 		return fail(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"agentsh/internal/config"
 	sbx "agentsh/internal/sandbox"
-	"agentsh/internal/session"
 )
 
 // parseSandboxFlag reads --sandbox's value.
@@ -26,7 +26,7 @@ func parseSandboxFlag(v string) (sbx.Mode, error) {
 
 // sandboxStatus is the status line's sandbox: the words, and whether to
 // show them as a warning (the sandbox is off, opened or cannot be had).
-func sandboxStatus(sb session.SandboxSettings) (text string, warn bool) {
+func sandboxStatus(sb config.SandboxSettings) (text string, warn bool) {
 	text = sb.Describe()
 	return text, sb.Yolo || sb.Effective() == sbx.Off || sb.Network || sbx.Unavailable() != "" ||
 		strings.HasPrefix(text, "sandbox weaker")
@@ -38,7 +38,7 @@ func sandboxStatus(sb session.SandboxSettings) (text string, warn bool) {
 // detail is set, for `agentsh exec --sandbox MODE`, which exists to try
 // the sandbox: every other start would repeat the same line, which the
 // status line shows instead.
-func warnSandbox(sb session.SandboxSettings, w io.Writer, detail bool) {
+func warnSandbox(sb config.SandboxSettings, w io.Writer, detail bool) {
 	if !detail && sbx.Unavailable() == "" {
 		// Not asked for: Warning's namespace probe starts a process, which
 		// the start of every mode must not wait for.
@@ -52,7 +52,7 @@ func warnSandbox(sb session.SandboxSettings, w io.Writer, detail bool) {
 // sandboxStatusLine is sandboxStatus for the TUI, which asks at every
 // frame: the words are made again only when what the kernel offers changed
 // (namespaces that failed after the probe), the one thing that moves.
-func sandboxStatusLine(sb session.SandboxSettings) func() (string, bool) {
+func sandboxStatusLine(sb config.SandboxSettings) func() (string, bool) {
 	var (
 		mu       sync.Mutex
 		made, ns bool

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"agentsh/internal/config"
 	sbx "agentsh/internal/sandbox"
-	"agentsh/internal/session"
 )
 
 // TestParseSandboxFlags: --sandbox takes a mode (separate or with =),
@@ -18,17 +18,17 @@ import (
 func TestParseSandboxFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
-		want session.SandboxFlags
+		want config.SandboxFlags
 		err  string
 	}{
-		{[]string{"-p", "x"}, session.SandboxFlags{}, ""},
-		{[]string{"--sandbox", "read-only", "-p", "x"}, session.SandboxFlags{Mode: sbx.ReadOnly}, ""},
-		{[]string{"-p", "--sandbox=off", "x"}, session.SandboxFlags{Mode: sbx.Off}, ""},
-		{[]string{"--yolo", "x"}, session.SandboxFlags{Yolo: true}, ""},
-		{[]string{"--yolo", "--sandbox", "off"}, session.SandboxFlags{}, "--yolo and --sandbox cannot be combined"},
-		{[]string{"--sandbox", "strict"}, session.SandboxFlags{}, `--sandbox: unknown sandbox mode "strict" (want workspace-write, read-only or off)`},
-		{[]string{"--sandbox"}, session.SandboxFlags{}, "flag --sandbox needs a value"},
-		{[]string{"--yolo=1"}, session.SandboxFlags{}, "flag --yolo takes no value"},
+		{[]string{"-p", "x"}, config.SandboxFlags{}, ""},
+		{[]string{"--sandbox", "read-only", "-p", "x"}, config.SandboxFlags{Mode: sbx.ReadOnly}, ""},
+		{[]string{"-p", "--sandbox=off", "x"}, config.SandboxFlags{Mode: sbx.Off}, ""},
+		{[]string{"--yolo", "x"}, config.SandboxFlags{Yolo: true}, ""},
+		{[]string{"--yolo", "--sandbox", "off"}, config.SandboxFlags{}, "--yolo and --sandbox cannot be combined"},
+		{[]string{"--sandbox", "strict"}, config.SandboxFlags{}, `--sandbox: unknown sandbox mode "strict" (want workspace-write, read-only or off)`},
+		{[]string{"--sandbox"}, config.SandboxFlags{}, "flag --sandbox needs a value"},
+		{[]string{"--yolo=1"}, config.SandboxFlags{}, "flag --yolo takes no value"},
 	} {
 		o, err := parseModeArgs(c.args)
 		if c.err != "" {

@@ -17,7 +17,9 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
+	"agentsh/internal/config"
 	"agentsh/internal/confinedfs"
 	"agentsh/internal/llm"
 	"agentsh/internal/session"
@@ -47,7 +49,7 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	// A project file that loosens the user's settings: the trust question
 	// comes first, before anything runs with them.
 	trustNotice := ""
-	ask := func(live *session.LiveSettings, p *session.ProjectTrust) error {
+	ask := func(live *config.LiveSettings, p *config.ProjectTrust) error {
 		trust, ok, err := tui.AskTrust(ctx, tui.TrustConfig{Project: p, NoColor: os.Getenv("NO_COLOR") != ""})
 		switch {
 		case err != nil:
@@ -60,7 +62,7 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 			}
 			trustNotice = tui.TrustedNotice(p, true)
 		default:
-			trustNotice = session.UntrustedNotice(p)
+			trustNotice = config.UntrustedNotice(p)
 		}
 		return nil
 	}
@@ -69,7 +71,7 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	// `!vim .agentsh/settings.json` can fix it.
 	brokenNotice := ""
 	cwd, live, toolSettings, spec, err := modeSetup(&o, ask, func(error) {
-		if o.sandbox == (session.SandboxFlags{}) {
+		if o.sandbox == (config.SandboxFlags{}) {
 			brokenNotice = readOnlyNotice
 		}
 	})
@@ -163,7 +165,7 @@ var errLeftAtTrust = errors.New("left at the trust question")
 
 // printResumeHint tells, after the TUI, how to come back to a saved session
 // that has a message (an empty one left no file to resume).
-func printResumeHint(w io.Writer, agent *session.AgentSession) {
+func printResumeHint(w io.Writer, agent *agent.AgentSession) {
 	if agent.Store() == nil || len(agent.Messages()) == 0 {
 		return
 	}

@@ -5,7 +5,9 @@ import (
 	"io"
 	"sync"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
+	"agentsh/internal/config"
 	"agentsh/internal/jobs"
 	"agentsh/internal/session"
 )
@@ -17,31 +19,31 @@ import (
 type tuiSessions struct {
 	o     printOptions
 	cwd   string
-	live  *session.LiveSettings
+	live  *config.LiveSettings
 	ex    *bash.Executor
 	shell bash.ShellConfig
 	jm    *jobs.Manager
 	// models and retry serve every session (models.go).
-	models *session.Models
-	retry  *session.Retry
+	models *agent.Models
+	retry  *agent.Retry
 	// atExit closes the first session's file, or removes --no-session's
 	// artifact folder: kept until exit, since the jobs that session
 	// started may still write their full output there.
 	atExit func()
 
 	mu      sync.Mutex
-	removes []func()                                 // --no-session: the artifact folders /new made, removed at exit
-	current *session.AgentSession                    // the session on screen, as the TUI last said
-	files   map[*session.AgentSession]*session.Store // the open sessions' files
-	ending  sync.WaitGroup                           // the endings of left sessions
+	removes []func()                               // --no-session: the artifact folders /new made, removed at exit
+	current *agent.AgentSession                    // the session on screen, as the TUI last said
+	files   map[*agent.AgentSession]*session.Store // the open sessions' files
+	ending  sync.WaitGroup                         // the endings of left sessions
 }
 
 // newTUISessions starts with first, the session the TUI opens on;
 // closeFirst closes its file (or removes --no-session's folder).
-func newTUISessions(o printOptions, cwd string, live *session.LiveSettings, ex *bash.Executor, shell bash.ShellConfig,
-	jm *jobs.Manager, first *session.AgentSession, closeFirst func()) *tuiSessions {
+func newTUISessions(o printOptions, cwd string, live *config.LiveSettings, ex *bash.Executor, shell bash.ShellConfig,
+	jm *jobs.Manager, first *agent.AgentSession, closeFirst func()) *tuiSessions {
 	t := &tuiSessions{o: o, cwd: cwd, live: live, ex: ex, shell: shell, jm: jm, atExit: closeFirst, current: first,
-		files: map[*session.AgentSession]*session.Store{}}
+		files: map[*agent.AgentSession]*session.Store{}}
 	if st := first.Store(); st != nil {
 		t.files[first] = st
 	}
@@ -50,8 +52,8 @@ func newTUISessions(o printOptions, cwd string, live *session.LiveSettings, ex *
 
 // adopt makes the session on store (nil: not saved) that the TUI is about
 // to switch to.
-func (t *tuiSessions) adopt(store *session.Store) (*session.AgentSession, error) {
-	agent, err := session.New(t.cwd, store, t.ex, t.shell)
+func (t *tuiSessions) adopt(store *session.Store) (*agent.AgentSession, error) {
+	agent, err := agent.New(t.cwd, store, t.ex, t.shell)
 	if err != nil {
 		if store != nil {
 			_ = store.Close()
@@ -73,7 +75,7 @@ func (t *tuiSessions) adopt(store *session.Store) (*session.AgentSession, error)
 }
 
 // newSession is /new: a fresh session (a new file, none with --no-session).
-func (t *tuiSessions) newSession() (*session.AgentSession, error) {
+func (t *tuiSessions) newSession() (*agent.AgentSession, error) {
 	var store *session.Store
 	if !t.o.noSession {
 		var err error
@@ -103,7 +105,7 @@ func (t *tuiSessions) list() ([]session.Info, error) { return session.List(t.cwd
 
 // open is /resume's choice: the saved session, opened for appending, with a
 // warning when corrupt lines were skipped.
-func (t *tuiSessions) open(info session.Info) (*session.AgentSession, string, error) {
+func (t *tuiSessions) open(info session.Info) (*agent.AgentSession, string, error) {
 	store, loadErrs, err := session.Open(info.Path)
 	if err != nil {
 		return nil, "", err
@@ -122,7 +124,7 @@ func (t *tuiSessions) open(info session.Info) (*session.AgentSession, string, er
 // left is told by the TUI that it is done with left and goes on with
 // current. left's shells and file are ended in the background (the TUI's
 // Update must not wait), before closeAll returns.
-func (t *tuiSessions) left(left, current *session.AgentSession) {
+func (t *tuiSessions) left(left, current *agent.AgentSession) {
 	t.mu.Lock()
 	t.current = current
 	file := t.files[left]
@@ -137,7 +139,7 @@ func (t *tuiSessions) left(left, current *session.AgentSession) {
 }
 
 // final is the session the TUI ended on.
-func (t *tuiSessions) final() *session.AgentSession {
+func (t *tuiSessions) final() *agent.AgentSession {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.current

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/session"
 )
 
@@ -20,7 +21,7 @@ import (
 // message: the export is the whole history, read back from the file, with
 // the summary where the compaction took place. (A session kept in memory,
 // or one whose file cannot be read, exports what it holds.)
-func FromSession(a *session.AgentSession) ExportInput {
+func FromSession(a *agent.AgentSession) ExportInput {
 	in := ExportInput{SessionID: a.ID(), Cwd: a.StartDir(), Messages: a.Messages()}
 	st := a.Store()
 	if st == nil {
@@ -64,7 +65,7 @@ func startsWithSummary(msgs []session.Message) bool {
 // to the session's directory: agentsh-session-<session file name>.html,
 // the session file's name without .jsonl (its time and id), or the id for
 // a session kept in memory.
-func DefaultFileName(a *session.AgentSession) string {
+func DefaultFileName(a *agent.AgentSession) string {
 	name := a.ID()
 	if st := a.Store(); st != nil {
 		name = strings.TrimSuffix(filepath.Base(st.Path()), ".jsonl")
@@ -76,7 +77,7 @@ func DefaultFileName(a *session.AgentSession) string {
 // when it is "", and returns the absolute path written. A relative path is
 // taken from the session's current directory (where its shell's cd left
 // it); missing parent folders are made.
-func WriteSession(a *session.AgentSession, outputPath string) (string, error) {
+func WriteSession(a *agent.AgentSession, outputPath string) (string, error) {
 	if outputPath == "" {
 		outputPath = DefaultFileName(a)
 	}

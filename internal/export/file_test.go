@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/export/exporttest"
 	"agentsh/internal/session"
 )
 
-func storedSession(t *testing.T) (*session.AgentSession, *session.Store, string) {
+func storedSession(t *testing.T) (*agent.AgentSession, *session.Store, string) {
 	t.Helper()
 	cwd := t.TempDir()
 	store, err := session.CreateIn(filepath.Join(t.TempDir(), "sessions"), cwd)
@@ -22,7 +23,7 @@ func storedSession(t *testing.T) (*session.AgentSession, *session.Store, string)
 	t.Cleanup(func() { store.Close() })
 	exec := bash.NewExecutor()
 	t.Cleanup(exec.Close)
-	a, err := session.New(cwd, store, exec, bash.ShellConfig{})
+	a, err := agent.New(cwd, store, exec, bash.ShellConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestWriteSessionPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An absolute cd: a session's shell starts in the process's directory.
-	if _, err := a.ExecuteBash(t.Context(), "cd "+sub, nil, session.BashOptions{}); err != nil {
+	if _, err := a.ExecuteBash(t.Context(), "cd "+sub, nil, agent.BashOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if a.Cwd() != sub {
@@ -112,7 +113,7 @@ func TestWriteSessionPaths(t *testing.T) {
 	readChecked(t, abs)
 
 	// A session kept in memory is named by its id.
-	mem, err := session.New(cwd, nil, nil, bash.ShellConfig{})
+	mem, err := agent.New(cwd, nil, nil, bash.ShellConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestExportCompactedSessionHasTheWholeHistory(t *testing.T) {
 	t.Cleanup(func() { reopened.Close() })
 	exec := bash.NewExecutor()
 	t.Cleanup(exec.Close)
-	b, err := session.New(cwd, reopened, exec, bash.ShellConfig{})
+	b, err := agent.New(cwd, reopened, exec, bash.ShellConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

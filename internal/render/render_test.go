@@ -9,8 +9,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi/parser"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
-	"agentsh/internal/session"
 	"agentsh/internal/sink"
 )
 
@@ -735,7 +735,7 @@ func TestCancelNotice(t *testing.T) {
 	res := bash.Finalize(nil, &bash.ToolAbortError{Message: "[Command cancelled]\n" + seq(71, 100),
 		Details: bash.ToolDetails{Meta: &bash.OutputMeta{Truncation: tr}}})
 	c := &ToolCall{Command: "seq 100; sleep 9", IsError: true, Truncation: tr,
-		Output: res.Content + "\n\n" + session.AbortedToolText}
+		Output: res.Content + "\n\n" + agent.AbortedToolText}
 	v := c.View(100, th)
 	if !strings.Contains(v, "\n  "+CollapsedHint(90, 10, 100)+"\n  91\n") ||
 		!strings.Contains(v, "\n  100\n  Command cancelled\n  [Showing lines 71-100") ||
@@ -746,10 +746,10 @@ func TestCancelNotice(t *testing.T) {
 	if v := c.View(100, th); !strings.HasSuffix(v, "\n  partial\n  Command timed out after 1 seconds") || strings.Contains(v, "[Command") {
 		t.Errorf("timed-out tool call:\n%s", v)
 	}
-	for _, out := range []string{session.CancelledToolText, session.AbortedToolText} {
+	for _, out := range []string{agent.CancelledToolText, agent.AbortedToolText} {
 		c = &ToolCall{Command: "echo never", IsError: true, Output: out}
 		want := "✗ $ echo never\n  " + out
-		if out == session.AbortedToolText {
+		if out == agent.AbortedToolText {
 			want = "✗ $ echo never\n  Command cancelled"
 		}
 		if v := c.View(100, th); v != want {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
-	"agentsh/internal/session"
 	"agentsh/internal/sink"
 )
 
@@ -225,7 +225,7 @@ func (c *ToolCall) shownOutput() (text, status string) {
 		}
 		if status == "" && aborted != "" {
 			status = CancelledStatus
-			if aborted == session.CancelledToolText {
+			if aborted == agent.CancelledToolText {
 				status = aborted // it never ran
 			}
 		}
@@ -272,11 +272,11 @@ func cutCancelled(text string) (body, status string) {
 // cancelled turn stopped (session.AbortedToolText after the output) or
 // never ran (the whole text is session.CancelledToolText).
 func cutAborted(text string) (body, notice string) {
-	if text == session.CancelledToolText || text == session.AbortedToolText {
+	if text == agent.CancelledToolText || text == agent.AbortedToolText {
 		return "", text
 	}
-	if b, ok := strings.CutSuffix(text, "\n\n"+session.AbortedToolText); ok {
-		return b, session.AbortedToolText
+	if b, ok := strings.CutSuffix(text, "\n\n"+agent.AbortedToolText); ok {
+		return b, agent.AbortedToolText
 	}
 	return text, ""
 }

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
-	"agentsh/internal/session"
 	"agentsh/internal/tools"
 )
 
@@ -42,8 +42,8 @@ func BenchmarkRPCPrompt(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := Config{
-		NewSession: func() (*session.AgentSession, error) {
-			return session.New(dir, nil, exec, bash.ShellConfig{})
+		NewSession: func() (*agent.AgentSession, error) {
+			return agent.New(dir, nil, exec, bash.ShellConfig{})
 		},
 		Provider: llm.NewOpenAI(llm.OpenAIConfig{Name: "openai", BaseURL: srv.OpenAIBaseURL(), APIKey: "k"}),
 		Model:    "fake-model",

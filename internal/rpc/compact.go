@@ -5,10 +5,9 @@ package rpc
 // with the reference's request and response shapes.
 
 import (
+	"agentsh/internal/agent"
 	"context"
 	"errors"
-
-	"agentsh/internal/session"
 )
 
 // Compaction commands.
@@ -21,7 +20,7 @@ const (
 // saveError when the compaction could not be written to the session file
 // (it holds in memory all the same).
 type CompactData struct {
-	*session.CompactionResult
+	*agent.CompactionResult
 	SaveError string `json:"saveError,omitempty"`
 }
 
@@ -57,7 +56,7 @@ func (s *server) compact(c *command) {
 		s.mu.Lock()
 		delete(s.compactions, j)
 		s.mu.Unlock()
-		var save *session.SaveError
+		var save *agent.SaveError
 		switch {
 		case res != nil && errors.As(err, &save):
 			s.ok(c, CompactData{CompactionResult: res, SaveError: err.Error()})

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
+	"agentsh/internal/config"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
-	"agentsh/internal/session"
 )
 
 func TestCompactAndAutoCompaction(t *testing.T) {
@@ -32,16 +33,16 @@ func TestCompactAndAutoCompaction(t *testing.T) {
 	if err := os.WriteFile(settings, []byte(`{"compaction":{"keepRecentTokens":1000}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	live, err := session.WatchSettingsFrom(settings, filepath.Join(dir, "none.json"))
+	live, err := config.WatchSettingsFrom(settings, filepath.Join(dir, "none.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	exec := bash.NewExecutor()
 	t.Cleanup(exec.Close)
-	var sess *session.AgentSession
+	var sess *agent.AgentSession
 	cfg := Config{
-		NewSession: func() (*session.AgentSession, error) {
-			a, err := session.New(dir, nil, exec, bash.ShellConfig{})
+		NewSession: func() (*agent.AgentSession, error) {
+			a, err := agent.New(dir, nil, exec, bash.ShellConfig{})
 			if err == nil {
 				a.FollowSettings(live)
 				sess = a
@@ -143,15 +144,15 @@ func TestAbortStopsCompact(t *testing.T) {
 	if err := os.WriteFile(settings, []byte(`{"compaction":{"keepRecentTokens":1000}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	live, err := session.WatchSettingsFrom(settings, filepath.Join(dir, "none.json"))
+	live, err := config.WatchSettingsFrom(settings, filepath.Join(dir, "none.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	exec := bash.NewExecutor()
 	t.Cleanup(exec.Close)
 	cfg := Config{
-		NewSession: func() (*session.AgentSession, error) {
-			a, err := session.New(dir, nil, exec, bash.ShellConfig{})
+		NewSession: func() (*agent.AgentSession, error) {
+			a, err := agent.New(dir, nil, exec, bash.ShellConfig{})
 			if err == nil {
 				a.FollowSettings(live)
 			}

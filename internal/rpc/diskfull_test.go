@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/disktest"
 	"agentsh/internal/session"
@@ -24,14 +25,14 @@ func TestBashOnFullDiskKeepsTheOutput(t *testing.T) {
 	t.Cleanup(exec.Close)
 	cwd := t.TempDir()
 	var store *session.Store
-	c := serve(t, Config{NewSession: func() (*session.AgentSession, error) {
+	c := serve(t, Config{NewSession: func() (*agent.AgentSession, error) {
 		s, err := session.CreateIn(dir, cwd)
 		if err != nil {
 			return nil, err
 		}
 		store = s
 		t.Cleanup(func() { s.Close() })
-		return session.New(cwd, s, exec, bash.ShellConfig{})
+		return agent.New(cwd, s, exec, bash.ShellConfig{})
 	}}, "")
 	filler := disktest.Fill(t, dir, 0)
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/export/exporttest"
 	"agentsh/internal/session"
@@ -21,13 +22,13 @@ func TestExportHTML(t *testing.T) {
 	t.Cleanup(exec.Close)
 	cwd := t.TempDir()
 	sessions := t.TempDir()
-	c := serve(t, Config{NewSession: func() (*session.AgentSession, error) {
+	c := serve(t, Config{NewSession: func() (*agent.AgentSession, error) {
 		s, err := session.CreateIn(sessions, cwd)
 		if err != nil {
 			return nil, err
 		}
 		t.Cleanup(func() { s.Close() })
-		return session.New(cwd, s, exec, bash.ShellConfig{})
+		return agent.New(cwd, s, exec, bash.ShellConfig{})
 	}}, "")
 
 	// The shell starts in the process's directory: go to the session's.

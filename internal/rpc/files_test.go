@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/session"
 )
@@ -51,21 +52,21 @@ func startFileRig(t *testing.T) *fileRig {
 			s.Close()
 		}
 	})
-	adopt := func(store *session.Store) (*session.AgentSession, error) {
+	adopt := func(store *session.Store) (*agent.AgentSession, error) {
 		smu.Lock()
 		stores = append(stores, store)
 		smu.Unlock()
-		return session.New(r.cwd, store, exec, bash.ShellConfig{})
+		return agent.New(r.cwd, store, exec, bash.ShellConfig{})
 	}
 	r.client = serve(t, Config{
-		NewSession: func() (*session.AgentSession, error) {
+		NewSession: func() (*agent.AgentSession, error) {
 			store, err := session.CreateIn(sessions, r.cwd)
 			if err != nil {
 				return nil, err
 			}
 			return adopt(store)
 		},
-		OpenSession: func(path string) (*session.AgentSession, error) {
+		OpenSession: func(path string) (*agent.AgentSession, error) {
 			r.mu.Lock()
 			hook := r.open
 			r.mu.Unlock()

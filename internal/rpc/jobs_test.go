@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/jobs"
 	"agentsh/internal/proctest"
-	"agentsh/internal/session"
 )
 
 // startJobs is start with a job manager; dir is the session's cwd.
@@ -22,8 +22,8 @@ func startJobs(t *testing.T) (*client, string) {
 	t.Cleanup(m.Close)
 	dir := t.TempDir()
 	cfg := Config{
-		NewSession: func() (*session.AgentSession, error) {
-			return session.New(dir, nil, exec, bash.ShellConfig{Env: map[string]string{"RPCTEST_TAG": tag}})
+		NewSession: func() (*agent.AgentSession, error) {
+			return agent.New(dir, nil, exec, bash.ShellConfig{Env: map[string]string{"RPCTEST_TAG": tag}})
 		},
 		Jobs: m,
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/llm"
-	"agentsh/internal/session"
 )
 
 // Model, thinking and retry command types (docs/rpc.md).
@@ -33,7 +33,7 @@ func (s *server) currentModel() (llm.Provider, string) {
 
 // attachModels gives sess the server's models and retry, so its loop reads
 // the model and level at every call.
-func (s *server) attachModels(sess *session.AgentSession) {
+func (s *server) attachModels(sess *agent.AgentSession) {
 	if s.cfg.Models != nil {
 		sess.SetModels(s.cfg.Models)
 	}
@@ -95,7 +95,7 @@ func (s *server) modelCommand(c *command) {
 		s.background(func(ctx context.Context) {
 			models := ms.Available(ctx)
 			if models == nil {
-				models = []session.Model{}
+				models = []agent.Model{}
 			}
 			s.ok(c, map[string]any{"models": models})
 		})

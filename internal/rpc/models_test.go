@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/session"
@@ -37,9 +38,9 @@ type modelsSetup struct {
 	store   string // a sessions folder; "" = in memory
 }
 
-func startModels(t *testing.T, ms modelsSetup) (*client, *session.Models, *session.Retry) {
+func startModels(t *testing.T, ms modelsSetup) (*client, *agent.Models, *agent.Retry) {
 	t.Helper()
-	models, err := session.NewModels(ms.spec, session.ModelsOptions{Getenv: envOf(ms.env), ThinkingLevel: ms.level, Enabled: ms.enabled})
+	models, err := agent.NewModels(ms.spec, agent.ModelsOptions{Getenv: envOf(ms.env), ThinkingLevel: ms.level, Enabled: ms.enabled})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,13 +48,13 @@ func startModels(t *testing.T, ms modelsSetup) (*client, *session.Models, *sessi
 	if base == 0 {
 		base = time.Millisecond
 	}
-	retry := session.NewRetry(3, base, time.Hour)
+	retry := agent.NewRetry(3, base, time.Hour)
 	tag := newTag(t)
 	exec := bash.NewExecutor()
 	t.Cleanup(exec.Close)
 	dir := t.TempDir()
 	cfg := Config{
-		NewSession: func() (*session.AgentSession, error) {
+		NewSession: func() (*agent.AgentSession, error) {
 			var store *session.Store
 			if ms.store != "" {
 				var err error
@@ -61,7 +62,7 @@ func startModels(t *testing.T, ms modelsSetup) (*client, *session.Models, *sessi
 					return nil, err
 				}
 			}
-			return session.New(dir, store, exec, bash.ShellConfig{})
+			return agent.New(dir, store, exec, bash.ShellConfig{})
 		},
 		Models: models,
 		Retry:  retry,
@@ -487,12 +488,12 @@ func TestModelChangesRecordedInTheSessionFile(t *testing.T) {
 	if m, l := store.ModelState(); m != "openai/thinker" || l != "high" {
 		t.Errorf("loaded %q %q", m, l)
 	}
-	agent, err := session.New(t.TempDir(), store, nil, bash.ShellConfig{})
+	sess, err := agent.New(t.TempDir(), store, nil, bash.ShellConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	models, _ := session.NewModels("openai/test", session.ModelsOptions{Getenv: envOf(srv.OpenAIEnv())})
-	if err := agent.RestoreModel(models); err != nil {
+	models, _ := agent.NewModels("openai/test", agent.ModelsOptions{Getenv: envOf(srv.OpenAIEnv())})
+	if err := sess.RestoreModel(models); err != nil {
 		t.Fatal(err)
 	}
 	if models.Spec() != "openai/thinker" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
@@ -23,7 +24,7 @@ type modelRig struct {
 	dir     string // the sessions folder
 	work    string // the sessions' cwd
 	mu      sync.Mutex
-	current *session.AgentSession
+	current *agent.AgentSession
 }
 
 // startModel serves sessions whose model is the fake server answering with
@@ -43,8 +44,8 @@ func startModel(t *testing.T, script fakemodel.Script) *modelRig {
 			s.Close()
 		}
 	})
-	adopt := func(store *session.Store) (*session.AgentSession, error) {
-		a, err := session.New(r.work, store, exec, bash.ShellConfig{})
+	adopt := func(store *session.Store) (*agent.AgentSession, error) {
+		a, err := agent.New(r.work, store, exec, bash.ShellConfig{})
 		if err != nil {
 			return nil, err
 		}
@@ -54,7 +55,7 @@ func startModel(t *testing.T, script fakemodel.Script) *modelRig {
 		r.mu.Unlock()
 		return a, nil
 	}
-	reg, err := session.NewTools(session.ToolsConfig{Executor: exec, Current: func() *session.AgentSession {
+	reg, err := agent.NewTools(agent.ToolsConfig{Executor: exec, Current: func() *agent.AgentSession {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		return r.current
@@ -63,14 +64,14 @@ func startModel(t *testing.T, script fakemodel.Script) *modelRig {
 		t.Fatal(err)
 	}
 	cfg := Config{
-		NewSession: func() (*session.AgentSession, error) {
+		NewSession: func() (*agent.AgentSession, error) {
 			store, err := session.CreateIn(r.dir, r.work)
 			if err != nil {
 				return nil, err
 			}
 			return adopt(store)
 		},
-		OpenSession: func(path string) (*session.AgentSession, error) {
+		OpenSession: func(path string) (*agent.AgentSession, error) {
 			store, _, err := session.Open(path)
 			if err != nil {
 				return nil, err

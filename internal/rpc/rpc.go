@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
 	"agentsh/internal/sandbox"
@@ -31,7 +32,7 @@ import (
 type Config struct {
 	// NewSession makes the session Serve starts with and the fresh one
 	// new_session switches to. Required.
-	NewSession func() (*session.AgentSession, error)
+	NewSession func() (*agent.AgentSession, error)
 	// Provider and Model answer prompts; a nil Provider makes prompt fail
 	// with a "no model configured" error while bash still works.
 	Provider llm.Provider
@@ -45,12 +46,12 @@ type Config struct {
 	Jobs *jobs.Manager
 	// OpenSession opens a saved session file for switch_session (its
 	// messages, appended to from then on). nil = switch_session fails.
-	OpenSession func(path string) (*session.AgentSession, error)
+	OpenSession func(path string) (*agent.AgentSession, error)
 	// Models, when set, is the current model and thinking level (it wins
 	// over Provider and Model) and answers the model commands; Retry is
 	// the auto-retry of failed model calls (models.go).
-	Models *session.Models
-	Retry  *session.Retry
+	Models *agent.Models
+	Retry  *agent.Retry
 }
 
 // Command types.
@@ -158,7 +159,7 @@ type Response struct {
 
 // ModelInfo is a model in the reference's Model shape (get_state's model,
 // set_model's answer). What agentsh does not know is zero.
-type ModelInfo = session.Model
+type ModelInfo = agent.Model
 
 // State is get_state's data: the reference's RpcSessionState, plus
 // isBashRunning and sandbox.
@@ -182,10 +183,10 @@ type State struct {
 	TodoPhases            []any      `json:"todoPhases"`
 	// SystemPrompt is the system prompt the model gets now (one part), and
 	// ContextUsage how full its context is (both absent without a model).
-	SystemPrompt  []string              `json:"systemPrompt,omitempty"`
-	ContextUsage  *session.ContextUsage `json:"contextUsage,omitempty"`
-	IsBashRunning bool                  `json:"isBashRunning"`
-	Sandbox       Sandbox               `json:"sandbox"`
+	SystemPrompt  []string            `json:"systemPrompt,omitempty"`
+	ContextUsage  *agent.ContextUsage `json:"contextUsage,omitempty"`
+	IsBashRunning bool                `json:"isBashRunning"`
+	Sandbox       Sandbox             `json:"sandbox"`
 }
 
 // job is a running prompt or bash command.
@@ -205,7 +206,7 @@ type server struct {
 	stopped  bool          // Serve has returned: late job events are dropped
 
 	mu   sync.Mutex
-	sess *session.AgentSession
+	sess *agent.AgentSession
 	sbox sandboxChoice // the client's set_sandbox, kept across new_session
 	// autoCompact is the client's set_auto_compaction, kept across
 	// new_session and switch_session (nil: the settings decide).
@@ -340,7 +341,7 @@ loop:
 func (s *server) writeLine(v any) {
 	var b []byte
 	var err error
-	if e, ok := v.(session.Event); ok {
+	if e, ok := v.(agent.Event); ok {
 		// Already compact: json.Marshal would re-scan every snapshot.
 		b, err = e.MarshalJSON()
 	} else {
@@ -530,7 +531,7 @@ func (s *server) startPrompt(c *command) {
 		s.ok(c, nil)
 		return
 	}
-	launch := s.runLocked(c, func(ctx context.Context, sess *session.AgentSession, emit func(session.Event)) error {
+	launch := s.runLocked(c, func(ctx context.Context, sess *agent.AgentSession, emit func(agent.Event)) error {
 		provider, model := s.currentModel()
 		return sess.Prompt(ctx, text, provider, model, s.cfg.Tools, emit)
 	})
@@ -576,7 +577,7 @@ func (s *server) queueInput(c *command) {
 }
 
 // continueRun runs the agent on the session's queued input.
-func (s *server) continueRun(ctx context.Context, sess *session.AgentSession, emit func(session.Event)) error {
+func (s *server) continueRun(ctx context.Context, sess *agent.AgentSession, emit func(agent.Event)) error {
 	provider, model := s.currentModel()
 	return sess.Continue(ctx, provider, model, s.cfg.Tools, emit)
 }
@@ -586,7 +587,7 @@ func (s *server) continueRun(ctx context.Context, sess *session.AgentSession, em
 // comes before it). A failure is reported to c; an abort only by agent_end.
 // Input queued after the run's last look at the queues is not left behind:
 // a run that ended well is followed by one on it. Called with s.mu held.
-func (s *server) runLocked(c *command, run func(ctx context.Context, sess *session.AgentSession, emit func(session.Event)) error) (launch func()) {
+func (s *server) runLocked(c *command, run func(ctx context.Context, sess *agent.AgentSession, emit func(agent.Event)) error) (launch func()) {
 	if c == nil { // not expected: queued input always has its command
 		typ := CmdPrompt
 		c = &command{Type: &typ}
@@ -616,8 +617,8 @@ func (s *server) runLocked(c *command, run func(ctx context.Context, sess *sessi
 					next = s.runLocked(s.queuedBy, s.continueRun)
 				}
 			}
-			err := run(ctx, sess, func(e session.Event) {
-				if e.Type == session.EventAgentEnd {
+			err := run(ctx, sess, func(e agent.Event) {
+				if e.Type == agent.EventAgentEnd {
 					end(e.Error != "")
 				}
 				s.writeLine(e)
@@ -693,7 +694,7 @@ func (s *server) startBash(c *command) {
 		defer close(j.done)
 		defer cancel()
 		dir := sess.Cwd()
-		run, err := sess.ExecuteBashRun(ctx, cmd, nil, session.BashOptions{Sandbox: policy})
+		run, err := sess.ExecuteBashRun(ctx, cmd, nil, agent.BashOptions{Sandbox: policy})
 		s.mu.Lock()
 		delete(s.bashes, j)
 		s.mu.Unlock()
@@ -701,7 +702,7 @@ func (s *server) startBash(c *command) {
 		if run.Job != nil {
 			data.JobID = run.Job.ID()
 		}
-		var save *session.SaveError
+		var save *agent.SaveError
 		switch {
 		case errors.As(err, &save):
 			// The command ran: its output must not be lost because the
@@ -721,7 +722,7 @@ func (s *server) startBash(c *command) {
 // saveError when the run could not be written to the session file, and
 // jobId when the command waited for input and became that job (SPEC §9).
 type BashData struct {
-	session.BashRun
+	agent.BashRun
 	// WorkingDir is the directory the command started in (the reference's
 	// field; a `cd` in the command moves the next one's).
 	WorkingDir string `json:"workingDir,omitempty"`
@@ -760,7 +761,7 @@ func (s *server) state() State {
 		if s.cfg.Tools != nil {
 			names = s.cfg.Tools.Names()
 		}
-		st.SystemPrompt = []string{session.SystemPrompt(sess.Cwd(), names)}
+		st.SystemPrompt = []string{agent.SystemPrompt(sess.Cwd(), names)}
 	}
 	return st
 }
@@ -780,7 +781,7 @@ func (s *server) modelInfo() *ModelInfo {
 	if p == nil {
 		return nil
 	}
-	m := &ModelInfo{ID: s.cfg.Model, Name: s.cfg.Model, API: session.APIName(p), Provider: p.Name(), Input: []string{"text"}}
+	m := &ModelInfo{ID: s.cfg.Model, Name: s.cfg.Model, API: agent.APIName(p), Provider: p.Name(), Input: []string{"text"}}
 	if b, ok := p.(interface{ BaseURL() string }); ok {
 		m.BaseURL = b.BaseURL()
 	}
@@ -802,7 +803,7 @@ func (s *server) thinkingLevel() string {
 
 // contextUsage is how full sess's context is for the current model; nil
 // without one.
-func (s *server) contextUsage(sess *session.AgentSession) *session.ContextUsage {
+func (s *server) contextUsage(sess *agent.AgentSession) *agent.ContextUsage {
 	p, model := s.currentModel()
 	if p == nil {
 		return nil
@@ -856,7 +857,7 @@ func (s *server) stopWork() {
 
 // adopt makes sess the session commands go to, with the client's sandbox.
 // The queue modes, like the sandbox, are the client's choice: kept.
-func (s *server) adopt(sess *session.AgentSession) {
+func (s *server) adopt(sess *agent.AgentSession) {
 	s.mu.Lock()
 	old := s.sess
 	_ = sess.SetSteeringMode(old.SteeringMode())

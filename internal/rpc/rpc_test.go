@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"agentsh/internal/agent"
 	"agentsh/internal/proctest"
 	"bufio"
 	"bytes"
@@ -17,7 +18,6 @@ import (
 
 	"agentsh/internal/bash"
 	"agentsh/internal/llm"
-	"agentsh/internal/session"
 )
 
 // client drives Serve over io.Pipe.
@@ -48,8 +48,8 @@ func start(t *testing.T, provider llm.Provider) *client {
 	t.Cleanup(exec.Close)
 	dir := t.TempDir()
 	cfg := Config{
-		NewSession: func() (*session.AgentSession, error) {
-			return session.New(dir, nil, exec, bash.ShellConfig{Env: map[string]string{"RPCTEST_TAG": tag}})
+		NewSession: func() (*agent.AgentSession, error) {
+			return agent.New(dir, nil, exec, bash.ShellConfig{Env: map[string]string{"RPCTEST_TAG": tag}})
 		},
 		Provider: provider,
 		Model:    "fake-model",
@@ -457,8 +457,8 @@ func TestContextCancelEndsServe(t *testing.T) {
 	exec := bash.NewExecutor()
 	t.Cleanup(exec.Close)
 	dir := t.TempDir()
-	cfg := Config{NewSession: func() (*session.AgentSession, error) {
-		return session.New(dir, nil, exec, bash.ShellConfig{})
+	cfg := Config{NewSession: func() (*agent.AgentSession, error) {
+		return agent.New(dir, nil, exec, bash.ShellConfig{})
 	}}
 	inR, inW := io.Pipe()
 	defer inW.Close()

@@ -7,8 +7,9 @@ package rpc
 import (
 	"errors"
 
+	"agentsh/internal/agent"
+	"agentsh/internal/config"
 	"agentsh/internal/sandbox"
-	"agentsh/internal/session"
 )
 
 // Sandbox is the sandbox state in get_state and set_sandbox's answer.
@@ -25,7 +26,7 @@ type Sandbox struct {
 
 // sandboxChoice is what the client chose, over the settings and flags.
 type sandboxChoice struct {
-	model session.SandboxSettings
+	model config.SandboxSettings
 	bash  sandbox.Mode
 }
 
@@ -35,7 +36,7 @@ func (c sandboxChoice) state() Sandbox {
 
 // bashPolicy confines a client's bash command in sess: its mode with the
 // settings' paths and network; nil when off.
-func (c sandboxChoice) bashPolicy(sess *session.AgentSession) *sandbox.Policy {
+func (c sandboxChoice) bashPolicy(sess *agent.AgentSession) *sandbox.Policy {
 	sb := c.model
 	sb.Mode, sb.Yolo = c.bash, false
 	return sess.SandboxPolicyOf(sb)
@@ -67,12 +68,12 @@ func (s *server) setSandbox(c *command) {
 	ch := s.sbox
 	switch {
 	case c.Yolo != nil && *c.Yolo:
-		ch.model = ch.model.With(session.SandboxFlags{Yolo: true})
+		ch.model = ch.model.With(config.SandboxFlags{Yolo: true})
 	case c.Yolo != nil:
 		ch.model.Yolo = false
 	}
 	if mode != "" {
-		ch.model = ch.model.With(session.SandboxFlags{Mode: mode})
+		ch.model = ch.model.With(config.SandboxFlags{Mode: mode})
 	}
 	if bash != "" {
 		ch.bash = bash

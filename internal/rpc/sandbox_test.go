@@ -6,9 +6,10 @@ import (
 	"sync"
 	"testing"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
+	"agentsh/internal/config"
 	"agentsh/internal/sandbox"
-	"agentsh/internal/session"
 )
 
 // TestSetSandbox: get_state shows the sandbox the session started with
@@ -23,16 +24,16 @@ func TestSetSandbox(t *testing.T) {
 	t.Cleanup(exec.Close)
 	dir := t.TempDir()
 	var mu sync.Mutex
-	var sessions []*session.AgentSession
-	current := func() *session.AgentSession {
+	var sessions []*agent.AgentSession
+	current := func() *agent.AgentSession {
 		mu.Lock()
 		defer mu.Unlock()
 		return sessions[len(sessions)-1]
 	}
-	c := serve(t, Config{NewSession: func() (*session.AgentSession, error) {
-		a, err := session.New(dir, nil, exec, bash.ShellConfig{})
+	c := serve(t, Config{NewSession: func() (*agent.AgentSession, error) {
+		a, err := agent.New(dir, nil, exec, bash.ShellConfig{})
 		if err == nil {
-			a.SetSandbox(session.DefaultSandboxSettings()) // as the modes do
+			a.SetSandbox(config.DefaultSandboxSettings()) // as the modes do
 			mu.Lock()
 			sessions = append(sessions, a)
 			mu.Unlock()
@@ -129,11 +130,11 @@ func TestBashPolicy(t *testing.T) {
 	exec := bash.NewExecutor()
 	t.Cleanup(exec.Close)
 	dir := t.TempDir()
-	sess, err := session.New(dir, nil, exec, bash.ShellConfig{})
+	sess, err := agent.New(dir, nil, exec, bash.ShellConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := sandboxChoice{model: session.SandboxSettings{Mode: sandbox.ReadOnly, Network: true, Yolo: true}, bash: sandbox.Off}
+	ch := sandboxChoice{model: config.SandboxSettings{Mode: sandbox.ReadOnly, Network: true, Yolo: true}, bash: sandbox.Off}
 	if p := ch.bashPolicy(sess); p != nil {
 		t.Fatalf("default bash policy %+v, want none", p)
 	}

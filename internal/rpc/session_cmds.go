@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/session"
 )
 
@@ -208,7 +209,7 @@ type SessionStats struct {
 	Cost              float64     `json:"cost"`
 	// ContextUsage is how full the model's context is (nil without a
 	// model).
-	ContextUsage *session.ContextUsage `json:"contextUsage,omitempty"`
+	ContextUsage *agent.ContextUsage `json:"contextUsage,omitempty"`
 }
 
 // StatsTokens sums the answers' usage.
@@ -322,8 +323,8 @@ type AvailableCmdInput struct {
 
 // availableCommands lists agentsh's slash commands (the TUI's).
 func availableCommands() []AvailableCommand {
-	out := make([]AvailableCommand, 0, len(session.SlashCommands))
-	for _, sc := range session.SlashCommands {
+	out := make([]AvailableCommand, 0, len(agent.SlashCommands))
+	for _, sc := range agent.SlashCommands {
 		ac := AvailableCommand{Name: sc.Name, Description: sc.Description, Source: "builtin"}
 		if sc.Args != "" {
 			ac.Input = &AvailableCmdInput{Hint: sc.Args}

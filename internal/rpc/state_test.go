@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
+	"agentsh/internal/config"
 	"agentsh/internal/sandbox"
-	"agentsh/internal/session"
 )
 
 // TestBashGetsNoModelState (issue 21 §6): a function, an alias and a PATH
@@ -19,11 +20,11 @@ func TestBashGetsNoModelState(t *testing.T) {
 	exec := bash.NewExecutor()
 	t.Cleanup(exec.Close)
 	dir := t.TempDir()
-	var a *session.AgentSession
-	c := serve(t, Config{NewSession: func() (*session.AgentSession, error) {
-		s, err := session.New(dir, nil, exec, bash.ShellConfig{})
+	var a *agent.AgentSession
+	c := serve(t, Config{NewSession: func() (*agent.AgentSession, error) {
+		s, err := agent.New(dir, nil, exec, bash.ShellConfig{})
 		if err == nil && sandbox.Unavailable() == "" {
-			s.SetSandbox(session.DefaultSandboxSettings()) // as the modes do
+			s.SetSandbox(config.DefaultSandboxSettings()) // as the modes do
 		}
 		a = s
 		return s, err

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"syscall"
 )
 
 // MaxEntryBytes bounds one line of a session file that Load and the
@@ -15,26 +13,6 @@ import (
 // nothing agentsh wrote, and reading it whole could take all the memory
 // (a 1 GB line). It is skipped with a LoadError, without being held.
 const MaxEntryBytes = 64 << 20
-
-// openRegularFile opens path for reading; it must be a regular file
-// (through links). It opens without blocking, so a FIFO is refused before
-// anything waits on it and a device (/dev/zero) before it is read
-// without end.
-func openRegularFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("read %s: not a regular file", path)
-	}
-	if err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return f, nil
-}
 
 // errLongLine is the error of a line longer than a lineReader's limit.
 type errLongLine struct{ size, max int64 }

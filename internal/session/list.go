@@ -1,6 +1,7 @@
 package session
 
 import (
+	"agentsh/internal/xdg"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -141,7 +142,7 @@ func hasMessage(path string) bool {
 // eachLine calls fn with every non-blank line of a session file (1-based
 // numbers) until fn returns false. The first line must be a session header.
 func eachLine(path string, fn func(n int, line []byte) bool) error {
-	f, err := openRegularFile(path)
+	f, err := xdg.OpenRegular(path)
 	if err != nil {
 		return fmt.Errorf("session: %w", err)
 	}

@@ -36,7 +36,10 @@ type UserMessage struct {
 	// "user" for what the user typed, "agent" for what agentsh added on
 	// its own (a job notice); empty in older session files.
 	Attribution string `json:"attribution,omitempty"`
-	queued      bool   // sent with Steer or FollowUp (steer.go); not saved
+	// Queued marks a message sent with Steer or FollowUp (not saved): a UI
+	// that shows the prompts it sends itself shows these when they join the
+	// conversation.
+	Queued bool `json:"-"`
 }
 
 // ToolCall is one tool invocation requested by the model.
@@ -96,9 +99,9 @@ type AssistantMessage struct {
 	ErrorMessage string `json:"errorMessage,omitempty"`
 	Timestamp    int64  `json:"timestamp,omitempty"`
 
-	// textOpen marks a snapshot taken while a text block streams: its
+	// TextOpen marks a snapshot taken while a text block streams: its
 	// content has the text block even while it is still empty.
-	textOpen bool
+	TextOpen bool `json:"-"`
 }
 
 // ToolResultMessage answers one ToolCall. Content is exactly what the model

@@ -1,55 +1,16 @@
 package session
 
 import (
+	"agentsh/internal/xdg"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
 
-// appName is the directory name used under the XDG base directories.
-const appName = "agentsh"
-
 // maxEncodedLen keeps an encoded cwd well below the usual 255-byte NAME_MAX,
 // leaving room for anything a caller might append.
 const maxEncodedLen = 200
-
-// DataDir returns $XDG_DATA_HOME/agentsh, else $HOME/.local/share/agentsh.
-//
-// A relative XDG_DATA_HOME is ignored, as the XDG base directory spec requires,
-// because it would make the location depend on the process's cwd.
-func DataDir() string {
-	return xdgDir("XDG_DATA_HOME", filepath.Join(".local", "share"))
-}
-
-// ConfigDir returns $XDG_CONFIG_HOME/agentsh, else $HOME/.config/agentsh.
-//
-// A relative XDG_CONFIG_HOME is ignored for the same reason as in DataDir.
-func ConfigDir() string {
-	return xdgDir("XDG_CONFIG_HOME", ".config")
-}
-
-func xdgDir(envVar, homeRel string) string {
-	if v := os.Getenv(envVar); v != "" && filepath.IsAbs(v) {
-		return filepath.Join(v, appName)
-	}
-	if home := homeDir(); home != "" {
-		return filepath.Join(home, homeRel, appName)
-	}
-	// Without HOME (some containers and service managers) a per-user temp
-	// location is still better than a path relative to wherever we started.
-	return filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d", appName, os.Getuid()), homeRel)
-}
-
-func homeDir() string {
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" || !filepath.IsAbs(home) {
-		return ""
-	}
-	return filepath.Clean(home)
-}
 
 // EncodeCwd turns a working directory into a single, file-name-safe path
 // component that identifies it.
@@ -77,7 +38,7 @@ func EncodeCwd(cwd string) string {
 	p = filepath.ToSlash(filepath.Clean(p))
 
 	var enc string
-	home := filepath.ToSlash(homeDir())
+	home := filepath.ToSlash(xdg.Home())
 	// HOME="/" would put every path "under home"; treat it as no home at all.
 	switch {
 	case home != "" && home != "/" && p == home:
@@ -111,7 +72,7 @@ func sanitizeName(s string) string {
 // SessionsDir returns DataDir()/sessions/<EncodeCwd(cwd)>, the folder holding
 // everything agentsh keeps for one working directory.
 func SessionsDir(cwd string) string {
-	return filepath.Join(DataDir(), "sessions", EncodeCwd(cwd))
+	return filepath.Join(xdg.DataDir(), "sessions", EncodeCwd(cwd))
 }
 
 // ExecArtifactsDir returns SessionsDir(cwd)/exec, the single artifact folder

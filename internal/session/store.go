@@ -1,6 +1,7 @@
 package session
 
 import (
+	"agentsh/internal/xdg"
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
@@ -141,7 +142,7 @@ func (e LoadError) Error() string {
 func Load(path string) (*Session, []LoadError, error) {
 	// A FIFO or a device named as a session (switch_session, -r PATH)
 	// would hold the caller, or fill memory from /dev/zero.
-	f, err := openRegularFile(path)
+	f, err := xdg.OpenRegular(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("session: %w", err)
 	}
@@ -211,14 +212,14 @@ func decodeEntry(line []byte) (Message, error) {
 // decodeLine reads entry line lineNo into s by its type: a message, a
 // compaction, the session's name, a model or thinking level change. The
 // entry becomes the parent of the next; a line of an older agentsh has no
-// id and gets a stable one (legacyEntryID).
+// id and gets a stable one (LegacyEntryID).
 func (s *Session) decodeLine(line []byte, lineNo int) error {
 	var base EntryBase
 	if err := json.Unmarshal(line, &base); err != nil {
 		return err
 	}
 	if base.ID == "" {
-		base.ID = legacyEntryID(s.Header.ID, lineNo)
+		base.ID = LegacyEntryID(s.Header.ID, lineNo)
 	}
 	var err error
 	switch base.Type {
@@ -252,14 +253,14 @@ func (s *Session) decodeLine(line []byte, lineNo int) error {
 	return nil
 }
 
-// legacyEntryID is the id of an entry line written without one: the same
+// LegacyEntryID is the id of an entry line written without one: the same
 // at every load, so a later entry can name it.
-func legacyEntryID(sessionID string, line int) string {
+func LegacyEntryID(sessionID string, line int) string {
 	return fmt.Sprintf("%08x", crc32.ChecksumIEEE([]byte(sessionID+":"+strconv.Itoa(line))))
 }
 
-// newEntryID returns a random 8-hex-digit entry id.
-func newEntryID() string {
+// NewEntryID returns a random 8-hex-digit entry id.
+func NewEntryID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
 	return hex.EncodeToString(b[:])
@@ -454,7 +455,7 @@ func (s *Store) appendEntry(build func(EntryBase) any) (string, error) {
 	var buf []byte
 	lastID := s.lastID
 	entry := func(build func(EntryBase) any) (string, error) {
-		base := EntryBase{ID: newEntryID(), Timestamp: entryTime()}
+		base := EntryBase{ID: NewEntryID(), Timestamp: entryTime()}
 		if lastID != "" {
 			parent := lastID
 			base.ParentID = &parent

@@ -18,10 +18,10 @@ import (
 
 // Block types of message content.
 const (
-	blockText             = "text"
-	blockThinking         = "thinking"
+	BlockText             = "text"
+	BlockThinking         = "thinking"
 	blockRedactedThinking = "redactedThinking"
-	blockToolCall         = "toolCall"
+	BlockToolCall         = "toolCall"
 	blockImage            = "image"
 )
 
@@ -48,8 +48,8 @@ func WireStopReason(r string) string {
 	return r
 }
 
-// contentBlock is one element of a content array, any type.
-type contentBlock struct {
+// ContentBlock is one element of a content array, any type.
+type ContentBlock struct {
 	Type              string          `json:"type"`
 	Text              *string         `json:"text,omitempty"`
 	Thinking          *string         `json:"thinking,omitempty"`
@@ -61,39 +61,39 @@ type contentBlock struct {
 	MimeType          string          `json:"mimeType,omitempty"`
 }
 
-func textBlocks(text string) []contentBlock {
-	return []contentBlock{{Type: blockText, Text: &text}}
+func TextBlocks(text string) []ContentBlock {
+	return []ContentBlock{{Type: BlockText, Text: &text}}
 }
 
 // TextContent is a content array holding text as one text block.
 func TextContent(text string) json.RawMessage {
-	b, _ := json.Marshal(textBlocks(text))
+	b, _ := json.Marshal(TextBlocks(text))
 	return b
 }
 
 // assistantContent is the content array of m: thinking, then text, then
 // tool calls (the order the providers stream them in).
-func assistantContent(m *AssistantMessage) []contentBlock {
-	out := make([]contentBlock, 0, len(m.Thinking)+1+len(m.ToolCalls))
+func assistantContent(m *AssistantMessage) []ContentBlock {
+	out := make([]ContentBlock, 0, len(m.Thinking)+1+len(m.ToolCalls))
 	for _, t := range m.Thinking {
 		if t.Redacted {
-			out = append(out, contentBlock{Type: blockRedactedThinking, Data: t.Data})
+			out = append(out, ContentBlock{Type: blockRedactedThinking, Data: t.Data})
 			continue
 		}
 		th := t.Thinking
-		out = append(out, contentBlock{Type: blockThinking, Thinking: &th, ThinkingSignature: t.Signature})
+		out = append(out, ContentBlock{Type: BlockThinking, Thinking: &th, ThinkingSignature: t.Signature})
 	}
-	if m.Text != "" || m.textOpen {
+	if m.Text != "" || m.TextOpen {
 		text := m.Text
-		out = append(out, contentBlock{Type: blockText, Text: &text})
+		out = append(out, ContentBlock{Type: BlockText, Text: &text})
 	}
 	for _, c := range m.ToolCalls {
-		out = append(out, contentBlock{Type: blockToolCall, ID: c.ID, Name: c.Name, Arguments: llmArgs(c.Arguments)})
+		out = append(out, ContentBlock{Type: BlockToolCall, ID: c.ID, Name: c.Name, Arguments: WireArgs(c.Arguments)})
 	}
 	return out
 }
 
-func llmArgs(a json.RawMessage) json.RawMessage {
+func WireArgs(a json.RawMessage) json.RawMessage {
 	if len(strings.TrimSpace(string(a))) == 0 || !json.Valid(a) {
 		return json.RawMessage("{}")
 	}
@@ -102,7 +102,7 @@ func llmArgs(a json.RawMessage) json.RawMessage {
 
 type wireUser struct {
 	Role        string         `json:"role"`
-	Content     []contentBlock `json:"content"`
+	Content     []ContentBlock `json:"content"`
 	Steering    bool           `json:"steering,omitempty"`
 	Attribution string         `json:"attribution,omitempty"`
 	Timestamp   int64          `json:"timestamp"`
@@ -110,7 +110,7 @@ type wireUser struct {
 
 type wireAssistant struct {
 	Role         string         `json:"role"`
-	Content      []contentBlock `json:"content"`
+	Content      []ContentBlock `json:"content"`
 	API          string         `json:"api"`
 	Provider     string         `json:"provider"`
 	Model        string         `json:"model"`
@@ -124,7 +124,7 @@ type wireToolResult struct {
 	Role       string          `json:"role"`
 	ToolCallID string          `json:"toolCallId"`
 	ToolName   string          `json:"toolName"`
-	Content    []contentBlock  `json:"content"`
+	Content    []ContentBlock  `json:"content"`
 	Details    json.RawMessage `json:"details,omitempty"`
 	IsError    bool            `json:"isError"`
 	Timestamp  int64           `json:"timestamp"`
@@ -134,7 +134,7 @@ type wireToolResult struct {
 func MarshalMessage(m Message) ([]byte, error) {
 	switch v := m.(type) {
 	case *UserMessage:
-		return json.Marshal(wireUser{RoleUser, textBlocks(v.Text), v.Steering, v.Attribution, v.Timestamp})
+		return json.Marshal(wireUser{RoleUser, TextBlocks(v.Text), v.Steering, v.Attribution, v.Timestamp})
 	case *AssistantMessage:
 		w := wireAssistant{Role: RoleAssistant, Content: assistantContent(v), API: v.API,
 			Provider: v.Provider, Model: v.Model, StopReason: v.StopReason,
@@ -151,7 +151,7 @@ func MarshalMessage(m Message) ([]byte, error) {
 		return json.Marshal(w)
 	case *ToolResultMessage:
 		return json.Marshal(wireToolResult{RoleToolResult, v.ToolCallID, v.ToolName,
-			textBlocks(v.Content), v.Details, v.IsError, v.Timestamp})
+			TextBlocks(v.Content), v.Details, v.IsError, v.Timestamp})
 	case *BashExecutionMessage:
 		return json.Marshal(struct {
 			Role string `json:"role"`
@@ -166,7 +166,7 @@ func MarshalMessage(m Message) ([]byte, error) {
 }
 
 // readContent decodes a content field: a string, or an array of blocks.
-func readContent(raw json.RawMessage) ([]contentBlock, error) {
+func readContent(raw json.RawMessage) ([]ContentBlock, error) {
 	raw = json.RawMessage(strings.TrimSpace(string(raw)))
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -176,9 +176,9 @@ func readContent(raw json.RawMessage) ([]contentBlock, error) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, err
 		}
-		return textBlocks(s), nil
+		return TextBlocks(s), nil
 	}
-	var blocks []contentBlock
+	var blocks []ContentBlock
 	if err := json.Unmarshal(raw, &blocks); err != nil {
 		return nil, err
 	}
@@ -187,10 +187,10 @@ func readContent(raw json.RawMessage) ([]contentBlock, error) {
 
 // joinText is the text of blocks' text blocks, in order. An image a client
 // sent is not kept: agentsh sends no images to the model.
-func joinText(blocks []contentBlock) string {
+func joinText(blocks []ContentBlock) string {
 	var parts []string
 	for _, b := range blocks {
-		if b.Type == blockText && b.Text != nil {
+		if b.Type == BlockText && b.Text != nil {
 			parts = append(parts, *b.Text)
 		}
 	}
@@ -199,16 +199,16 @@ func joinText(blocks []contentBlock) string {
 
 // setContent makes m's thinking, text and tool calls those of a content
 // array.
-func (m *AssistantMessage) setContent(blocks []contentBlock) {
+func (m *AssistantMessage) setContent(blocks []ContentBlock) {
 	m.Thinking, m.ToolCalls = nil, nil
 	var text strings.Builder
 	for _, b := range blocks {
 		switch b.Type {
-		case blockText:
+		case BlockText:
 			if b.Text != nil {
 				text.WriteString(*b.Text)
 			}
-		case blockThinking:
+		case BlockThinking:
 			t := ThinkingBlock{Signature: b.ThinkingSignature}
 			if b.Thinking != nil {
 				t.Thinking = *b.Thinking
@@ -216,8 +216,8 @@ func (m *AssistantMessage) setContent(blocks []contentBlock) {
 			m.Thinking = append(m.Thinking, t)
 		case blockRedactedThinking:
 			m.Thinking = append(m.Thinking, ThinkingBlock{Redacted: true, Data: b.Data})
-		case blockToolCall:
-			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: llmArgs(b.Arguments)})
+		case BlockToolCall:
+			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: WireArgs(b.Arguments)})
 		}
 	}
 	m.Text = text.String()

@@ -10,20 +10,21 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
-	"agentsh/internal/session"
+	"agentsh/internal/config"
 )
 
 // approvalAskMsg brings a question of the model's bash call (an ask rule,
 // a sandbox denial) to the screen; the answer goes back on reply.
 type approvalAskMsg struct {
-	q     session.ApprovalQuestion
-	reply chan session.ApprovalAnswer
+	q     agent.ApprovalQuestion
+	reply chan agent.ApprovalAnswer
 }
 
 // approvalGoneMsg: the call stopped waiting (the turn was cancelled); its
 // question leaves the screen.
-type approvalGoneMsg struct{ reply chan session.ApprovalAnswer }
+type approvalGoneMsg struct{ reply chan agent.ApprovalAnswer }
 
 // approver is the session's Approver in the TUI: called from the tool's
 // goroutine, it hands the question to the program and waits for the
@@ -31,15 +32,15 @@ type approvalGoneMsg struct{ reply chan session.ApprovalAnswer }
 type approver struct{ send func(tea.Msg) }
 
 // Approve implements session.Approver.
-func (a approver) Approve(ctx context.Context, q session.ApprovalQuestion) session.ApprovalAnswer {
-	reply := make(chan session.ApprovalAnswer, 1) // the layer never waits on it
+func (a approver) Approve(ctx context.Context, q agent.ApprovalQuestion) agent.ApprovalAnswer {
+	reply := make(chan agent.ApprovalAnswer, 1) // the layer never waits on it
 	a.send(approvalAskMsg{q: q, reply: reply})
 	select {
 	case ans := <-reply:
 		return ans
 	case <-ctx.Done():
 		go a.send(approvalGoneMsg{reply: reply})
-		return session.Decline
+		return agent.Decline
 	}
 }
 
@@ -67,12 +68,12 @@ type approvalTickMsg struct{ a *approval }
 
 // declineAndStop is the approval's action for "No": the call is declined
 // and the turn stops, so the user can tell the model what to do instead.
-type declineAndStop struct{ reply chan session.ApprovalAnswer }
+type declineAndStop struct{ reply chan agent.ApprovalAnswer }
 
 // approvalChoice is one row of the question's menu.
 type approvalChoice struct {
 	label  string
-	answer session.ApprovalAnswer
+	answer agent.ApprovalAnswer
 }
 
 // The choices' texts; the "always" one names the prefix it saves.
@@ -94,8 +95,8 @@ const (
 // (session.Once), always also saves the prefix among the folder's outside
 // commands in the user's own config (session.SaveOutsideRule).
 type approval struct {
-	q       session.ApprovalQuestion
-	reply   chan session.ApprovalAnswer
+	q       agent.ApprovalQuestion
+	reply   chan agent.ApprovalAnswer
 	dir     string // where the command runs, as shown
 	choices []approvalChoice
 	sel     int // the highlighted choice
@@ -131,20 +132,20 @@ type approval struct {
 // newApproval is the question q, answered on reply, about a command that
 // runs in dir; now is the clock, width the window's, top the editor's
 // first row.
-func newApproval(q session.ApprovalQuestion, reply chan session.ApprovalAnswer, dir string, now func() time.Time,
+func newApproval(q agent.ApprovalQuestion, reply chan agent.ApprovalAnswer, dir string, now func() time.Time,
 	width int, top func() int, editorEmpty func() bool) *approval {
 	a := &approval{q: q, reply: reply, dir: dir, now: now, opened: now(), width: width, top: top, editorEmpty: editorEmpty}
 	yes := approvalYesAsk
-	if q.Kind == session.SandboxDenial {
+	if q.Kind == agent.SandboxDenial {
 		yes = approvalYesDenial
 	}
-	a.choices = append(a.choices, approvalChoice{label: yes, answer: session.Once})
+	a.choices = append(a.choices, approvalChoice{label: yes, answer: agent.Once})
 	if a.offersAlways() {
 		a.choices = append(a.choices, approvalChoice{label: fmt.Sprintf(approvalAlways, strconv.Quote(q.Prefix)),
-			answer: session.Always})
+			answer: agent.Always})
 	}
 	a.choices = append(a.choices, approvalChoice{label: approvalNo + " (" + name(keys.Approval.No) + ")",
-		answer: session.Decline})
+		answer: agent.Decline})
 	a.sel = len(a.choices) - 1 // the safe answer is the default
 	return a
 }
@@ -170,7 +171,7 @@ func (a *approval) tick() tea.Cmd {
 // command for less than approvalGrace: enter does not answer it yet (↑
 // then enter, the habit that resends a message, never says yes).
 func (a *approval) settling() bool {
-	return a.choices[a.sel].answer != session.Decline && a.now().Sub(a.moved) < approvalGrace
+	return a.choices[a.sel].answer != agent.Decline && a.now().Sub(a.moved) < approvalGrace
 }
 
 // settleTick redraws the footer once a moved highlight has rested.
@@ -274,7 +275,7 @@ func (a *approval) update(msg tea.Msg) (action, tea.Cmd) {
 
 // choose answers choice i.
 func (a *approval) choose(i int) (action, tea.Cmd) {
-	if ans := a.choices[i].answer; ans != session.Decline {
+	if ans := a.choices[i].answer; ans != agent.Decline {
 		a.reply <- ans
 		return closeLayer{}, nil
 	}
@@ -290,7 +291,7 @@ func (m *model) declineAndStop(d declineAndStop) {
 		m.agentCancel()
 	}
 	select {
-	case d.reply <- session.Decline:
+	case d.reply <- agent.Decline:
 	default:
 	}
 	m.tr.notice(kindInfo, approvalStopped)
@@ -299,18 +300,18 @@ func (m *model) declineAndStop(d declineAndStop) {
 // stop implements stopper: quitting answers no.
 func (a *approval) stop() {
 	select {
-	case a.reply <- session.Decline:
+	case a.reply <- agent.Decline:
 	default:
 	}
 }
 
 func (a *approval) offersAlways() bool {
-	return a.q.Kind == session.SandboxDenial && a.q.Prefix != ""
+	return a.q.Kind == agent.SandboxDenial && a.q.Prefix != ""
 }
 
 // title is the question, with its reason.
 func (a *approval) title() string {
-	if a.q.Kind == session.AskRule {
+	if a.q.Kind == agent.AskRule {
 		switch {
 		case a.q.Unknown && a.q.Matched != "":
 			return "Run this command? " + quoteCmd(a.q.Matched) + " cannot be read before it runs, so it counts as matching the bash.patterns rule " + a.q.Rule.String() + "."
@@ -325,7 +326,7 @@ func (a *approval) title() string {
 // quoteCmd is a part of the command as the title names it: one line,
 // every character shown, cut when long (the box shows the whole command).
 func quoteCmd(c string) string {
-	return "`" + ansi.Truncate(session.Printable(strings.Join(strings.Fields(c), " ")), 60, "…") + "`"
+	return "`" + ansi.Truncate(config.Printable(strings.Join(strings.Fields(c), " ")), 60, "…") + "`"
 }
 
 // inner is the box's text width.
@@ -337,7 +338,7 @@ func (a *approval) inner() int { return max(a.width-4, 1) }
 func (a *approval) commandRows() (rows []string, window int) {
 	w := max(a.inner()-2, 1)
 	for _, l := range strings.Split(strings.TrimRight(a.q.Command, "\n"), "\n") {
-		rows = append(rows, strings.Split(ansi.Hardwrap(session.Printable(l), w, true), "\n")...)
+		rows = append(rows, strings.Split(ansi.Hardwrap(config.Printable(l), w, true), "\n")...)
 	}
 	fixed := len(a.wrap(a.title())) + len(a.note()) + 1 + 1 + len(a.choiceRows(nil)) + 1 + 2 + 1
 	return rows, min(maxApprovalCommandLines, max(a.top()-fixed, 3))
@@ -346,8 +347,8 @@ func (a *approval) commandRows() (rows []string, window int) {
 // note says where the command runs and, for a re-run outside the sandbox,
 // how.
 func (a *approval) note() []string {
-	n := a.wrap("Directory: " + session.Printable(tildePath(a.dir)))
-	if a.q.Kind == session.SandboxDenial {
+	n := a.wrap("Directory: " + config.Printable(tildePath(a.dir)))
+	if a.q.Kind == agent.SandboxDenial {
 		n = append(n, a.wrap(a.q.OutsideNote())...)
 	}
 	return n
@@ -453,7 +454,7 @@ func (a *approval) covers() bool { return false }
 // started it are brought in first.
 func (m *model) askApproval(msg approvalAskMsg) tea.Cmd {
 	if m.quitting {
-		msg.reply <- session.Decline
+		msg.reply <- agent.Decline
 		return nil
 	}
 	m.applyPump()
@@ -528,10 +529,10 @@ func (p *permissions) rows() int { return len(p.outside) + len(p.rules) }
 func loadPermissions(folder, path, note string) tea.Cmd {
 	return func() tea.Msg {
 		var outside []string
-		for _, r := range session.OutsideRules(folder) {
+		for _, r := range config.OutsideRules(folder) {
 			outside = append(outside, r.Pattern)
 		}
-		rules, err := session.ProjectPatternRules(path)
+		rules, err := config.ProjectPatternRules(path)
 		return permissionsLoadedMsg{outside: outside, rules: rules, note: note, err: err}
 	}
 }
@@ -561,7 +562,7 @@ func (p *permissions) update(msg tea.Msg) (action, tea.Cmd) {
 		case is(k, pk.Remove) && p.sel < len(p.outside):
 			prefix, folder, path := p.outside[p.sel], p.folder, p.path
 			return nil, func() tea.Msg {
-				if err := session.RemoveOutsideRule(folder, prefix); err != nil {
+				if err := config.RemoveOutsideRule(folder, prefix); err != nil {
 					return permissionsLoadedMsg{err: err}
 				}
 				return loadPermissions(folder, path, "removed outside "+strconv.Quote(prefix))()
@@ -570,7 +571,7 @@ func (p *permissions) update(msg tea.Msg) (action, tea.Cmd) {
 			i := p.sel - len(p.outside)
 			r, folder, path := p.rules[i], p.folder, p.path
 			return nil, func() tea.Msg {
-				if err := session.RemovePatternRule(path, i, r); err != nil {
+				if err := config.RemovePatternRule(path, i, r); err != nil {
 					return permissionsLoadedMsg{err: err}
 				}
 				return loadPermissions(folder, path, "removed "+r.String())()
@@ -636,7 +637,7 @@ func padRight(s string, n int) string {
 // cmdPermissions is /permissions.
 func (m *model) cmdPermissions(string) tea.Cmd {
 	dir := m.session().StartDir()
-	p := &permissions{folder: dir, path: session.ProjectSettingsPath(dir)}
+	p := &permissions{folder: dir, path: config.ProjectSettingsPath(dir)}
 	m.push(p)
 	return loadPermissions(p.folder, p.path, "")
 }

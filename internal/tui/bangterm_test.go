@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/jobs"
 	"agentsh/internal/pty"
@@ -20,14 +21,14 @@ import (
 // withTerminalShell puts a session on screen whose shell has a terminal and
 // a job manager, as agentsh's own sessions have: `!` commands then run on
 // the shell's terminal.
-func withTerminalShell(h *harness) *session.AgentSession {
+func withTerminalShell(h *harness) *agent.AgentSession {
 	h.t.Helper()
 	shell, err := bash.ResolveShell("")
 	if err != nil {
 		h.t.Skipf("no shell: %v", err)
 	}
 	work := h.t.TempDir()
-	sess, err := session.New(work, nil, h.ex, bash.ShellConfig{Path: shell, TerminalStdin: true})
+	sess, err := agent.New(work, nil, h.ex, bash.ShellConfig{Path: shell, TerminalStdin: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func (h *harness) bang(command string) {
 }
 
 // lastBang is the newest `!` command the session recorded.
-func lastBang(t *testing.T, sess *session.AgentSession) *session.BashExecutionMessage {
+func lastBang(t *testing.T, sess *agent.AgentSession) *session.BashExecutionMessage {
 	t.Helper()
 	msgs := sess.Messages()
 	for i := len(msgs) - 1; i >= 0; i-- {

@@ -35,6 +35,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	uv "github.com/charmbracelet/ultraviolet"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/render"
 	"agentsh/internal/session"
@@ -64,7 +65,7 @@ func newBenchModel(b *testing.B) *model {
 	}
 	ex := bash.NewExecutor()
 	b.Cleanup(func() { ex.Close() })
-	sess, err := session.New(filepath.Join(root, "work"), nil, ex, bash.ShellConfig{Path: "/bin/sh"})
+	sess, err := agent.New(filepath.Join(root, "work"), nil, ex, bash.ShellConfig{Path: "/bin/sh"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func BenchmarkTranscriptView(b *testing.B) {
 			// The tool's update carries the whole live tail, as the bash
 			// tool sends it; keep ~50 lines.
 			live = live[strings.IndexByte(live, '\n')+1:] + "line " + strconv.Itoa(i) + " of the build\n"
-			m.pump.event(session.Event{Type: session.EventToolExecutionUpdate, ToolCallID: "live", ToolName: tools.BashName, PartialResult: live})
+			m.pump.event(agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: "live", ToolName: tools.BashName, PartialResult: live})
 			m.Update(flushMsg{})
 			m.View()
 		})
@@ -261,7 +262,7 @@ func BenchmarkTranscriptView(b *testing.B) {
 	b.Run("stream-answer", func(b *testing.B) {
 		m := newBenchModel(b)
 		m.agentRunning = true
-		m.pump.event(session.Event{Type: session.EventMessageStart, Message: &session.AssistantMessage{}})
+		m.pump.event(agent.Event{Type: agent.EventMessageStart, Message: &session.AssistantMessage{}})
 		m.Update(flushMsg{})
 		text := ""
 		benchFrames(b, m, func(int) {
@@ -272,7 +273,7 @@ func BenchmarkTranscriptView(b *testing.B) {
 			if len(text)%7 == 0 {
 				text += "\n\n"
 			}
-			m.pump.event(session.Event{Type: session.EventMessageUpdate, UpdateKind: session.UpdateTextDelta,
+			m.pump.event(agent.Event{Type: agent.EventMessageUpdate, UpdateKind: agent.UpdateTextDelta,
 				Message: &session.AssistantMessage{Text: text}})
 			m.Update(flushMsg{})
 			m.View()
@@ -311,9 +312,9 @@ func BenchmarkTranscriptView(b *testing.B) {
 // agent's events would.
 func startTool(m *model, live string) {
 	m.agentRunning = true
-	m.pump.event(session.Event{Type: session.EventToolExecutionStart, ToolCallID: "live", ToolName: tools.BashName,
+	m.pump.event(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "live", ToolName: tools.BashName,
 		Args: []byte(`{"command":"make test"}`)})
-	m.pump.event(session.Event{Type: session.EventToolExecutionUpdate, ToolCallID: "live", ToolName: tools.BashName, PartialResult: live})
+	m.pump.event(agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: "live", ToolName: tools.BashName, PartialResult: live})
 	m.Update(flushMsg{})
 	m.View()
 }

@@ -12,9 +12,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
+	"agentsh/internal/config"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
-	"agentsh/internal/session"
 )
 
 // withServer makes srv's model spec (openai/NAME) the model on screen.
@@ -49,7 +50,7 @@ func TestRetryNoticeGoesOnSuccess(t *testing.T) {
 	})
 	h := newHarness(t, 120, 30)
 	withServer(h, srv, "openai/model-a")
-	h.m.session().SetRetry(session.NewRetry(2, time.Millisecond, time.Millisecond))
+	h.m.session().SetRetry(agent.NewRetry(2, time.Millisecond, time.Millisecond))
 	h.sendLine("hello")
 	h.waitFor("the answer", h.agentIdle)
 	s := h.screen()
@@ -139,7 +140,7 @@ func TestBangRunsOnBrokenSettings(t *testing.T) {
 	h := newHarness(t, 120, 30)
 	sess := h.m.session()
 	global := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "agentsh", "settings.json")
-	project := session.ProjectSettingsPath(sess.Cwd())
+	project := config.ProjectSettingsPath(sess.Cwd())
 	for _, f := range []string{global, project} {
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 			t.Fatal(err)
@@ -153,7 +154,7 @@ func TestBangRunsOnBrokenSettings(t *testing.T) {
 	}
 	write(global, `{"shell": {"env": {"GREETING": "hello from the settings"}}}`)
 	write(project, `{}`)
-	live, err := session.WatchSettingsFrom(global, project)
+	live, err := config.WatchSettingsFrom(global, project)
 	if err != nil {
 		t.Fatal(err)
 	}

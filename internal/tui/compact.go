@@ -6,18 +6,17 @@ package tui
 // summarized (the transcript above it stays).
 
 import (
+	"agentsh/internal/agent"
 	"context"
 	"errors"
 	"strconv"
 
 	tea "charm.land/bubbletea/v2"
-
-	"agentsh/internal/session"
 )
 
 // compactDoneMsg ends a /compact.
 type compactDoneMsg struct {
-	res *session.CompactionResult
+	res *agent.CompactionResult
 	err error
 }
 
@@ -54,7 +53,7 @@ func (m *model) compactFinished(msg compactDoneMsg) tea.Cmd {
 		m.agentCancel()
 	}
 	m.agentRunning, m.agentCancel, m.compacting = false, nil, false
-	var save *session.SaveError
+	var save *agent.SaveError
 	switch {
 	case msg.res != nil:
 		m.tr.add(compactedItem(msg.res.TokensBefore, msg.res.TokensAfter))
@@ -63,7 +62,7 @@ func (m *model) compactFinished(msg compactDoneMsg) tea.Cmd {
 		}
 	case aborted:
 		m.tr.notice(kindInfo, "Compaction aborted.")
-	case errors.Is(msg.err, session.ErrNothingToCompact):
+	case errors.Is(msg.err, agent.ErrNothingToCompact):
 		m.tr.notice(kindWarning, msg.err.Error()+".")
 	default:
 		m.tr.notice(kindError, "Compaction failed: "+msg.err.Error())
@@ -111,11 +110,11 @@ func tokenCount(n int64) string {
 
 // applyCompaction brings an automatic compaction's events into the
 // transcript.
-func (t *transcript) applyCompaction(e session.Event) {
+func (t *transcript) applyCompaction(e agent.Event) {
 	switch e.Type {
-	case session.EventAutoCompactionStart:
+	case agent.EventAutoCompactionStart:
 		t.compacting = true
-	case session.EventAutoCompactionEnd:
+	case agent.EventAutoCompactionEnd:
 		t.compacting = false
 		c := e.Compaction
 		switch {

@@ -8,9 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"agentsh/internal/agent"
+	"agentsh/internal/config"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
-	"agentsh/internal/session"
 )
 
 // compactModel answers summary requests with "TUI-SUMMARY" once release
@@ -40,7 +41,7 @@ func compactModel(t *testing.T, h *harness, release chan struct{}) *fakemodel.Se
 	if err := os.WriteFile(global, []byte(`{"compaction":{"keepRecentTokens":500}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	live, err := session.WatchSettingsFrom(global, filepath.Join(dir, "none.json"))
+	live, err := config.WatchSettingsFrom(global, filepath.Join(dir, "none.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +100,13 @@ func TestSlashCompact(t *testing.T) {
 func TestAutoCompactionShown(t *testing.T) {
 	h := newHarness(t, 120, 30)
 	h.m.agentRunning = true // as during a turn
-	h.m.pump.event(session.Event{Type: session.EventAutoCompactionStart, Compaction: &session.AutoCompaction{Reason: session.CompactReasonThreshold}})
+	h.m.pump.event(agent.Event{Type: agent.EventAutoCompactionStart, Compaction: &agent.AutoCompaction{Reason: agent.CompactReasonThreshold}})
 	h.update(flushMsg{})
 	if !strings.Contains(h.statusLine(), "compacting the conversation…") {
 		t.Errorf("status during an automatic compaction: %q", h.statusLine())
 	}
-	h.m.pump.event(session.Event{Type: session.EventAutoCompactionEnd, Compaction: &session.AutoCompaction{
-		Result: &session.CompactionResult{Summary: "s", TokensBefore: 151_000, TokensAfter: 12_345}}})
+	h.m.pump.event(agent.Event{Type: agent.EventAutoCompactionEnd, Compaction: &agent.AutoCompaction{
+		Result: &agent.CompactionResult{Summary: "s", TokensBefore: 151_000, TokensAfter: 12_345}}})
 	h.update(flushMsg{})
 	if s := h.statusLine(); strings.Contains(s, "compacting") {
 		t.Errorf("status after it: %q", s)
@@ -113,8 +114,8 @@ func TestAutoCompactionShown(t *testing.T) {
 	if !strings.Contains(h.screen(), "── compacted: the model now reads a summary of the conversation above (151.0k → 12.3k tokens) ──") {
 		t.Errorf("no marker:\n%s", h.screen())
 	}
-	h.m.pump.event(session.Event{Type: session.EventAutoCompactionStart, Compaction: &session.AutoCompaction{Reason: session.CompactReasonOverflow}})
-	h.m.pump.event(session.Event{Type: session.EventAutoCompactionEnd, Compaction: &session.AutoCompaction{ErrorMessage: "compaction: summarize: boom"}})
+	h.m.pump.event(agent.Event{Type: agent.EventAutoCompactionStart, Compaction: &agent.AutoCompaction{Reason: agent.CompactReasonOverflow}})
+	h.m.pump.event(agent.Event{Type: agent.EventAutoCompactionEnd, Compaction: &agent.AutoCompaction{ErrorMessage: "compaction: summarize: boom"}})
 	h.update(flushMsg{})
 	if !strings.Contains(h.screen(), "Automatic compaction failed: compaction: summarize: boom") {
 		t.Errorf("no failure notice:\n%s", h.screen())

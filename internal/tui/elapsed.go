@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/render"
-	"agentsh/internal/session"
 	"agentsh/internal/tools"
 )
 
@@ -31,7 +31,7 @@ func (t *toolItem) at(now time.Time) {
 // streamToolCall shows a bash call while the model is still writing it:
 // `○ $ writing command…` from its start, then the command as far as it
 // has arrived. The item becomes the running call at tool_execution_start.
-func (t *transcript) streamToolCall(e session.Event) {
+func (t *transcript) streamToolCall(e agent.Event) {
 	if e.ToolCallID == "" {
 		return
 	}
@@ -39,7 +39,7 @@ func (t *transcript) streamToolCall(e session.Event) {
 		// Another tool's place is kept from its start too, so the calls
 		// stand in the order the model wrote them (as a resumed session
 		// shows them); it is drawn once it runs.
-		if e.UpdateKind == session.UpdateToolCallStart && t.tools[e.ToolCallID] == nil {
+		if e.UpdateKind == agent.UpdateToolCallStart && t.tools[e.ToolCallID] == nil {
 			it := &toolItem{id: e.ToolCallID, started: t.clock(), placeholder: true}
 			t.tools[e.ToolCallID] = it
 			t.add(it)
@@ -47,7 +47,7 @@ func (t *transcript) streamToolCall(e session.Event) {
 		return
 	}
 	switch e.UpdateKind {
-	case session.UpdateToolCallStart:
+	case agent.UpdateToolCallStart:
 		if t.tools[e.ToolCallID] != nil {
 			return
 		}
@@ -55,7 +55,7 @@ func (t *transcript) streamToolCall(e session.Event) {
 			call: &render.ToolCall{Running: true, Streaming: true}}
 		t.tools[e.ToolCallID] = it
 		t.add(it)
-	case session.UpdateToolCallDelta:
+	case agent.UpdateToolCallDelta:
 		it := t.tools[e.ToolCallID]
 		if it == nil || it.call == nil || !it.call.Streaming {
 			return

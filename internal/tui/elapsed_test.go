@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/session"
 	"agentsh/internal/tools"
 )
@@ -49,25 +50,25 @@ func TestToolCallHeaderWhileArgumentsStream(t *testing.T) {
 	h := newHarness(t, 70, 20)
 	clock := withClock(h)
 	h.m.agentRunning = true
-	ev := func(e session.Event) {
+	ev := func(e agent.Event) {
 		h.m.pump.event(e)
 		h.update(flushMsg{})
 	}
-	ev(session.Event{Type: session.EventMessageStart, Message: &session.AssistantMessage{}})
-	ev(session.Event{Type: session.EventMessageUpdate, UpdateKind: session.UpdateToolCallStart,
+	ev(agent.Event{Type: agent.EventMessageStart, Message: &session.AssistantMessage{}})
+	ev(agent.Event{Type: agent.EventMessageUpdate, UpdateKind: agent.UpdateToolCallStart,
 		ToolCallID: "c1", ToolName: tools.BashName, Message: &session.AssistantMessage{}})
 	if s := h.screen(); !strings.Contains(s, "○ $ writing command…") {
 		t.Fatalf("no hint before the arguments:\n%s", s)
 	}
 	for _, piece := range []string{`{"comm`, `and": "go test`, ` ./internal/\u00e9`} {
-		ev(session.Event{Type: session.EventMessageUpdate, UpdateKind: session.UpdateToolCallDelta, Delta: piece,
+		ev(agent.Event{Type: agent.EventMessageUpdate, UpdateKind: agent.UpdateToolCallDelta, Delta: piece,
 			ToolCallID: "c1", ToolName: tools.BashName, Message: &session.AssistantMessage{}})
 	}
 	if s := h.screen(); !strings.Contains(s, "○ $ go test ./internal/é…") || strings.Contains(s, "Running…") {
 		t.Fatalf("the partial command is not shown (or claims to run):\n%s", s)
 	}
 	args := json.RawMessage(`{"command":"go test ./internal/é"}`)
-	ev(session.Event{Type: session.EventToolExecutionStart, ToolCallID: "c1", ToolName: tools.BashName, Args: args})
+	ev(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "c1", ToolName: tools.BashName, Args: args})
 	clock.advance(9 * time.Second)
 	h.update(tickMsg{})
 	s := h.screen()
@@ -80,7 +81,7 @@ func TestToolCallHeaderWhileArgumentsStream(t *testing.T) {
 func TestToolCallCutOffWhileStreamingIsRemoved(t *testing.T) {
 	h := newHarness(t, 70, 20)
 	h.m.agentRunning = true
-	h.m.pump.event(session.Event{Type: session.EventMessageUpdate, UpdateKind: session.UpdateToolCallStart,
+	h.m.pump.event(agent.Event{Type: agent.EventMessageUpdate, UpdateKind: agent.UpdateToolCallStart,
 		ToolCallID: "c1", ToolName: tools.BashName, Message: &session.AssistantMessage{}})
 	h.update(flushMsg{})
 	if !strings.Contains(h.screen(), "writing command…") {

@@ -12,9 +12,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/llm"
-	"agentsh/internal/session"
 	"agentsh/internal/tools"
 )
 
@@ -66,7 +66,7 @@ func goldenHarness(t *testing.T, w, h int, color bool) *harness {
 func truncatedCall(h *harness) {
 	args := json.RawMessage(`{"command":"go test ./...","timeout":120}`)
 	h.m.agentRunning = true
-	h.m.pump.event(session.Event{Type: session.EventToolExecutionStart, ToolCallID: "t1", ToolName: tools.BashName, Args: args})
+	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "t1", ToolName: tools.BashName, Args: args})
 	var out strings.Builder
 	for i := 1; i <= 40; i++ {
 		out.WriteString("ok  \tagentsh/pkg" + strings.Repeat("x", i%7) + "\t0.01s\n")
@@ -74,7 +74,7 @@ func truncatedCall(h *harness) {
 	details, _ := json.Marshal(bash.ToolDetails{Meta: &bash.OutputMeta{Truncation: &bash.TruncationMeta{
 		TruncatedBy: "lines", TotalLines: 5000, OutputLines: 41, ShownRange: bash.ShownRange{Start: 4960, End: 5000},
 		ArtifactID: "3"}}})
-	h.m.pump.event(session.Event{Type: session.EventToolExecutionEnd, ToolCallID: "t1", ToolName: tools.BashName,
+	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionEnd, ToolCallID: "t1", ToolName: tools.BashName,
 		Result: &tools.Result{Content: out.String() + "FAIL\n\nCommand exited with code 1", IsError: true, Details: details}})
 	h.update(flushMsg{})
 	h.update(agentDoneMsg{})

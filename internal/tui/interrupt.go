@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"agentsh/internal/session"
+	"agentsh/internal/agent"
 	"agentsh/internal/tools"
 )
 
@@ -110,7 +110,7 @@ func (m *model) sendQueued(err error) tea.Cmd {
 		return nil
 	}
 	provider, modelName, _ := m.modelNow()
-	return m.startRun(func(ctx context.Context, sess *session.AgentSession, reg *tools.Registry, emit func(session.Event)) error {
+	return m.startRun(func(ctx context.Context, sess *agent.AgentSession, reg *tools.Registry, emit func(agent.Event)) error {
 		return sess.Continue(ctx, provider, modelName, reg, emit)
 	})
 }

@@ -9,8 +9,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/config"
 	"agentsh/internal/sandbox"
-	"agentsh/internal/session"
 )
 
 // writeTree creates files (relative paths) with some content below root.
@@ -165,7 +165,7 @@ func TestMentionThroughSandbox(t *testing.T) {
 	sess := h.m.session()
 	cwd := sess.Cwd()
 	writeTree(t, cwd, "main.go", "private/keys.go")
-	sess.SetSandbox(session.SandboxSettings{Mode: sandbox.WorkspaceWrite, DenyRead: []string{filepath.Join(cwd, "private")}})
+	sess.SetSandbox(config.SandboxSettings{Mode: sandbox.WorkspaceWrite, DenyRead: []string{filepath.Join(cwd, "private")}})
 	if sess.SandboxPolicy() == nil {
 		t.Skip("no sandbox on this system")
 	}

@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/render"
 	"agentsh/internal/session"
@@ -48,7 +49,7 @@ type model struct {
 	send func(tea.Msg)
 	// current is the session on screen; the model's tools read it on
 	// every call (from the agent's goroutine).
-	current atomic.Pointer[session.AgentSession]
+	current atomic.Pointer[agent.AgentSession]
 	pump    *pump
 	host    *terminalHost
 	reg     *tools.Registry
@@ -95,7 +96,7 @@ type model struct {
 }
 
 // session is the session on screen.
-func (m *model) session() *session.AgentSession { return m.current.Load() }
+func (m *model) session() *agent.AgentSession { return m.current.Load() }
 
 // newModel builds the screen; send delivers messages to the running
 // program (p.Send) and must be safe to call from any goroutine.
@@ -113,7 +114,7 @@ func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, erro
 	m.current.Store(cfg.Session)
 	approvals := cfg.Approvals
 	approvals.Approver = approver{send: send}
-	reg, err := session.NewTools(session.ToolsConfig{Current: m.session, Executor: cfg.Executor, Jobs: cfg.Jobs,
+	reg, err := agent.NewTools(agent.ToolsConfig{Current: m.session, Executor: cfg.Executor, Jobs: cfg.Jobs,
 		Settings: cfg.ToolSettings, Terminal: m.host, Approvals: approvals})
 	if err != nil {
 		return nil, err
@@ -471,7 +472,7 @@ func (m *model) submit(steer bool) tea.Cmd {
 		}
 		if m.bangRunning || m.session().IsBashRunning() {
 			// SPEC §5: refused, and the text stays for after the esc.
-			m.tr.notice(kindWarning, session.ErrBashRunning.Error())
+			m.tr.notice(kindWarning, agent.ErrBashRunning.Error())
 			return nil
 		}
 		m.pushHistory(text)
@@ -525,7 +526,7 @@ func (m *model) startBang(command string, excluded bool) tea.Cmd {
 	go func() {
 		defer m.wg.Done()
 		run, err := sess.ExecuteBashRun(ctx, command, func(b []byte) { p.chunk(gen, b) },
-			session.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg, Styled: !m.cfg.NoColor, Terminal: term.view})
+			agent.BashOptions{ExcludeFromContext: excluded, BackgroundNow: bg, Styled: !m.cfg.NoColor, Terminal: term.view})
 		term.end()
 		send(bangDoneMsg{gen: gen, res: run.BashResult, settingsErr: run.SettingsError, fullScreen: term.usedFullScreen(), err: err})
 	}()
@@ -541,7 +542,7 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 	if msg.err != nil && msg.res.Output == "" && msg.res.ExitCode == nil && !msg.res.Cancelled {
 		// Nothing ran: the component would only show an empty result.
 		m.tr.remove(it)
-		if errors.Is(msg.err, session.ErrBashRunning) {
+		if errors.Is(msg.err, agent.ErrBashRunning) {
 			m.tr.notice(kindWarning, msg.err.Error())
 			return
 		}
@@ -567,14 +568,14 @@ func (m *model) bangFinished(msg bangDoneMsg) {
 
 func (m *model) startPrompt(text string) tea.Cmd {
 	provider, modelName, _ := m.modelNow()
-	return m.startRun(func(ctx context.Context, sess *session.AgentSession, reg *tools.Registry, emit func(session.Event)) error {
+	return m.startRun(func(ctx context.Context, sess *agent.AgentSession, reg *tools.Registry, emit func(agent.Event)) error {
 		return sess.Prompt(ctx, text, provider, modelName, reg, emit)
 	})
 }
 
 // startRun runs the agent (a Prompt, or a Continue on the queued
 // messages) in the background.
-func (m *model) startRun(run func(ctx context.Context, sess *session.AgentSession, reg *tools.Registry, emit func(session.Event)) error) tea.Cmd {
+func (m *model) startRun(run func(ctx context.Context, sess *agent.AgentSession, reg *tools.Registry, emit func(agent.Event)) error) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.agentRunning, m.agentCancel, m.tr.toolAborted = true, cancel, false
 	sess, p, send, reg := m.session(), m.pump, m.send, m.reg
@@ -618,7 +619,7 @@ func (m *model) applyPump() {
 			if v.gen == m.bangGen && m.bangRunning && m.bang != nil {
 				m.tr.bangOutput(m.bang, v.data)
 			}
-		case session.Event:
+		case agent.Event:
 			m.tr.apply(v, m.session().Cwd)
 			m.usage.observe(v, m.contextWindow)
 			m.waiting.observe(v, m.tr.clock())

@@ -16,12 +16,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/llm"
-	"agentsh/internal/session"
 )
 
 // modelsLoadedMsg carries the available models to the picker.
-type modelsLoadedMsg struct{ models []session.Model }
+type modelsLoadedMsg struct{ models []agent.Model }
 
 // thinkingCycledMsg carries the thinking level after a cycle; ok is false
 // when the model cannot think.
@@ -31,12 +31,12 @@ type thinkingCycledMsg struct {
 }
 
 // switchModel is the picker's action (see layers.go): use model from now.
-type switchModel struct{ model session.Model }
+type switchModel struct{ model agent.Model }
 
 // modelPicker lists the available models; the current one is marked and
 // selected first.
 type modelPicker struct {
-	models  []session.Model
+	models  []agent.Model
 	loaded  bool
 	sel     int
 	current string // "provider/id" of the model in use
@@ -121,7 +121,7 @@ func (p *modelPicker) covers() bool { return true }
 
 // modelFacts is what the picker says of a model: its context window and
 // whether it thinks.
-func modelFacts(md session.Model) string {
+func modelFacts(md agent.Model) string {
 	var facts []string
 	if md.ContextWindow > 0 {
 		facts = append(facts, tokensShort(md.ContextWindow)+" context")
@@ -155,7 +155,7 @@ func (m *model) openModelPicker() tea.Cmd {
 }
 
 // modelChosen switches to the picker's choice.
-func (m *model) modelChosen(md session.Model) {
+func (m *model) modelChosen(md agent.Model) {
 	if err := m.cfg.Models.Use(md.Provider, md.ID); err != nil {
 		m.tr.notice(kindError, "Model unchanged: "+err.Error())
 		return
@@ -269,7 +269,7 @@ type modelCheckedMsg struct {
 
 // closeModels are up to three of provider's models whose ids hold id, or
 // id theirs, with case and punctuation aside ("gpt4o" finds gpt-4o).
-func closeModels(models []session.Model, provider, id string) []string {
+func closeModels(models []agent.Model, provider, id string) []string {
 	norm := func(s string) string {
 		return strings.Map(func(r rune) rune {
 			if unicode.IsLetter(r) || unicode.IsDigit(r) {
@@ -314,7 +314,7 @@ func (m *model) modelChecked(msg modelCheckedMsg) {
 }
 
 // retryNotice says that a model call failed and is tried again.
-func retryNotice(e session.Event) string {
+func retryNotice(e agent.Event) string {
 	return fmt.Sprintf("%s · trying again in %s (%d of %d; %s gives up)", e.ErrorMessage,
 		time.Duration(e.DelayMs)*time.Millisecond, e.Attempt, e.MaxAttempts, name(keys.Main.Cancel))
 }

@@ -8,20 +8,21 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/session"
 )
 
 // withModels gives the harness a Models on a fake server's OpenAI-compatible
 // endpoint, starting on spec.
-func withModels(t *testing.T, h *harness, srv *fakemodel.Server, spec string) *session.Models {
+func withModels(t *testing.T, h *harness, srv *fakemodel.Server, spec string) *agent.Models {
 	t.Helper()
 	env := map[string]string{}
 	for _, kv := range srv.OpenAIEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	ms, err := session.NewModels(spec, session.ModelsOptions{Getenv: func(k string) string { return env[k] }})
+	ms, err := agent.NewModels(spec, agent.ModelsOptions{Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +109,14 @@ func TestThinkingLevelKeyCycles(t *testing.T) {
 // thinkingAnswer streams an answer that thinks first, as the loop reports it.
 func thinkingAnswer(h *harness, thinking, text string) {
 	h.m.agentRunning = true
-	ev := func(e session.Event) { h.m.pump.event(e) }
-	ev(session.Event{Type: session.EventMessageStart, Message: &session.AssistantMessage{}})
+	ev := func(e agent.Event) { h.m.pump.event(e) }
+	ev(agent.Event{Type: agent.EventMessageStart, Message: &session.AssistantMessage{}})
 	half := thinking[:len(thinking)/2]
-	ev(session.Event{Type: session.EventMessageUpdate, UpdateKind: session.UpdateThinkingDelta, Delta: half,
+	ev(agent.Event{Type: agent.EventMessageUpdate, UpdateKind: agent.UpdateThinkingDelta, Delta: half,
 		Message: &session.AssistantMessage{Thinking: []session.ThinkingBlock{{Thinking: half}}}})
 	done := &session.AssistantMessage{Thinking: []session.ThinkingBlock{{Thinking: thinking, Signature: "sig"}}, Text: text}
-	ev(session.Event{Type: session.EventMessageUpdate, UpdateKind: session.UpdateTextDelta, Delta: text, Message: done})
-	ev(session.Event{Type: session.EventMessageEnd, Message: done, StopReason: "stop"})
+	ev(agent.Event{Type: agent.EventMessageUpdate, UpdateKind: agent.UpdateTextDelta, Delta: text, Message: done})
+	ev(agent.Event{Type: agent.EventMessageEnd, Message: done, StopReason: "stop"})
 	h.update(flushMsg{})
 	h.update(agentDoneMsg{})
 }
@@ -169,7 +170,7 @@ func TestGoldenModelScreens(t *testing.T) {
 		{"model_picker", func(h *harness) {
 			p := &modelPicker{current: "openai/gpt-4.1"}
 			h.m.push(p)
-			h.update(modelsLoadedMsg{models: []session.Model{
+			h.update(modelsLoadedMsg{models: []agent.Model{
 				{ID: "gpt-4.1", Provider: "openai", ContextWindow: 1_047_576},
 				{ID: "o3", Provider: "openai", ContextWindow: 200_000, Reasoning: true},
 				{ID: "claude-sonnet-4-5", Provider: "anthropic", ContextWindow: 200_000, Reasoning: true},
@@ -198,9 +199,9 @@ func TestGoldenModelScreens(t *testing.T) {
 func TestRetryShownInTheTranscript(t *testing.T) {
 	h := newHarness(t, 100, 24)
 	h.m.agentRunning = true
-	h.m.pump.event(session.Event{Type: session.EventMessageStart, Message: &session.AssistantMessage{}})
-	h.m.pump.event(session.Event{Type: session.EventMessageEnd, Message: &session.AssistantMessage{StopReason: "error"}})
-	h.m.pump.event(session.Event{Type: session.EventAutoRetryStart, Attempt: 1, MaxAttempts: 10, DelayMs: 2000,
+	h.m.pump.event(agent.Event{Type: agent.EventMessageStart, Message: &session.AssistantMessage{}})
+	h.m.pump.event(agent.Event{Type: agent.EventMessageEnd, Message: &session.AssistantMessage{StopReason: "error"}})
+	h.m.pump.event(agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 10, DelayMs: 2000,
 		ErrorMessage: "openai: HTTP 429 Too Many Requests: slow down"})
 	h.update(flushMsg{})
 	if s := h.screen(); !strings.Contains(s, "openai: HTTP 429 Too Many Requests: slow down · trying again in 2s (1 of 10; esc gives up)") {

@@ -8,7 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"agentsh/internal/session"
+	"agentsh/internal/agent"
 )
 
 // frameInterval bounds how often streamed output reaches Update: a flood
@@ -51,14 +51,14 @@ func newPump(send func(tea.Msg)) *pump { return &pump{send: send, bufAt: -1} }
 // event queues an agent event, merging it into the previous one when only
 // the newest snapshot matters (text deltas carry the whole answer so far;
 // tool updates carry the whole live tail).
-func (p *pump) event(e session.Event) {
+func (p *pump) event(e agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if n := len(p.queue); n > 0 {
-		if prev, ok := p.queue[n-1].(session.Event); ok && prev.Type == e.Type {
+		if prev, ok := p.queue[n-1].(agent.Event); ok && prev.Type == e.Type {
 			switch {
-			case e.Type == session.EventMessageUpdate && e.UpdateKind == session.UpdateTextDelta && prev.UpdateKind == session.UpdateTextDelta,
-				e.Type == session.EventToolExecutionUpdate && e.ToolCallID == prev.ToolCallID:
+			case e.Type == agent.EventMessageUpdate && e.UpdateKind == agent.UpdateTextDelta && prev.UpdateKind == agent.UpdateTextDelta,
+				e.Type == agent.EventToolExecutionUpdate && e.ToolCallID == prev.ToolCallID:
 				p.queue[n-1] = e
 				return
 			}

@@ -1,20 +1,19 @@
 package tui
 
 import (
+	"agentsh/internal/agent"
 	"strconv"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
-
-	"agentsh/internal/session"
 )
 
 func TestPumpChunks(t *testing.T) {
 	p := newPump(func(tea.Msg) {})
 	p.chunk(1, []byte("a\n"))
 	p.chunk(1, []byte("b\n"))
-	p.event(session.Event{Type: session.EventAgentStart})
+	p.event(agent.Event{Type: agent.EventAgentStart})
 	p.chunk(1, []byte("c\n"))
 	p.chunk(2, []byte("d\n"))
 	q := p.drain()
@@ -23,7 +22,7 @@ func TestPumpChunks(t *testing.T) {
 		switch v := x.(type) {
 		case bangChunk:
 			got = append(got, strconv.Itoa(v.gen)+":"+v.data)
-		case session.Event:
+		case agent.Event:
 			got = append(got, "event")
 		}
 	}

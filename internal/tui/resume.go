@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/render"
 	"agentsh/internal/session"
@@ -125,7 +126,7 @@ func (m *model) resume() {
 
 // redraw adds s's saved conversation to the transcript, followed by the
 // resumed notice.
-func (m *model) redraw(s *session.AgentSession) {
+func (m *model) redraw(s *agent.AgentSession) {
 	msgs := s.Messages()
 	for _, it := range resumeItems(msgs, s.Cwd()) {
 		m.tr.add(it)

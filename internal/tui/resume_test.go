@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
@@ -29,7 +30,7 @@ func reopen(t *testing.T, h *harness) *model {
 		t.Fatalf("open the session again: %v %v", errs, err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	sess, err := session.New(old.StartDir(), store, h.ex, h.m.cfg.ToolSettings.Shell)
+	sess, err := agent.New(old.StartDir(), store, h.ex, h.m.cfg.ToolSettings.Shell)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/session"
 )
 
@@ -22,7 +23,7 @@ type resumeSession struct{ info session.Info }
 // sessionOpenedMsg carries Config.OpenSession's answer.
 type sessionOpenedMsg struct {
 	info    session.Info
-	sess    *session.AgentSession
+	sess    *agent.AgentSession
 	warning string
 	err     error
 }
@@ -129,7 +130,7 @@ func (m *model) sessionOpened(msg sessionOpenedMsg) {
 // enter makes s the session on screen, with a transcript to start over
 // and the old conversation's token count gone; it returns the session it
 // replaced.
-func (m *model) enter(s *session.AgentSession) (old *session.AgentSession) {
+func (m *model) enter(s *agent.AgentSession) (old *agent.AgentSession) {
 	old = m.session()
 	m.current.Store(s)
 	m.tr = newTranscript()
@@ -138,7 +139,7 @@ func (m *model) enter(s *session.AgentSession) (old *session.AgentSession) {
 }
 
 // leave hands a session the TUI is done with to LeftSession, which ends it.
-func (m *model) leave(s *session.AgentSession) {
+func (m *model) leave(s *agent.AgentSession) {
 	if m.cfg.LeftSession != nil && s != nil && s != m.session() {
 		m.cfg.LeftSession(s, m.session())
 	}

@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
 	"agentsh/internal/session"
@@ -43,8 +44,8 @@ func saveSession(t *testing.T, cwd string, mod time.Time, msgs ...session.Messag
 // harness's executor, and records what the TUI said it left.
 type switchRecorder struct {
 	h      *harness
-	opened []*session.AgentSession
-	left   [][2]*session.AgentSession // left, current
+	opened []*agent.AgentSession
+	left   [][2]*agent.AgentSession // left, current
 }
 
 func withResume(h *harness) *switchRecorder {
@@ -52,18 +53,18 @@ func withResume(h *harness) *switchRecorder {
 	cwd := h.m.session().StartDir()
 	shell := h.m.cfg.ToolSettings.Shell
 	h.m.cfg.ListSessions = func() ([]session.Info, error) { return session.List(cwd) }
-	h.m.cfg.OpenSession = func(info session.Info) (*session.AgentSession, string, error) {
+	h.m.cfg.OpenSession = func(info session.Info) (*agent.AgentSession, string, error) {
 		st, _, err := session.Open(info.Path)
 		if err != nil {
 			return nil, "", err
 		}
 		h.t.Cleanup(func() { _ = st.Close() })
-		s, err := session.New(cwd, st, h.ex, shell)
+		s, err := agent.New(cwd, st, h.ex, shell)
 		r.opened = append(r.opened, s)
 		return s, "", err
 	}
-	h.m.cfg.LeftSession = func(left, current *session.AgentSession) {
-		r.left = append(r.left, [2]*session.AgentSession{left, current})
+	h.m.cfg.LeftSession = func(left, current *agent.AgentSession) {
+		r.left = append(r.left, [2]*agent.AgentSession{left, current})
 		h.ex.CloseSession(left.ID())
 	}
 	return r
@@ -301,7 +302,7 @@ func TestResumeRefusals(t *testing.T) {
 	h.press(tea.KeyEscape, 0)
 	h.waitFor("the cancel", h.bangIdle)
 
-	h.m.cfg.OpenSession = func(session.Info) (*session.AgentSession, string, error) {
+	h.m.cfg.OpenSession = func(session.Info) (*agent.AgentSession, string, error) {
 		return nil, "", errors.New("permission denied")
 	}
 	h.run(h.sendLine("/resume"))
@@ -318,9 +319,9 @@ func TestNewCommandLeavesTheOldSession(t *testing.T) {
 	h := newHarness(t, 100, 30)
 	r := withResume(h)
 	old := h.m.session()
-	var made *session.AgentSession
-	h.m.cfg.NewSession = func() (*session.AgentSession, error) {
-		s, err := session.New(old.StartDir(), nil, h.ex, h.m.cfg.ToolSettings.Shell)
+	var made *agent.AgentSession
+	h.m.cfg.NewSession = func() (*agent.AgentSession, error) {
+		s, err := agent.New(old.StartDir(), nil, h.ex, h.m.cfg.ToolSettings.Shell)
 		made = s
 		return s, err
 	}
@@ -357,7 +358,7 @@ func TestGoldenResumePicker(t *testing.T) {
 		h := goldenHarness(t, sz[0], sz[1], false)
 		list := pickerList(6)
 		h.m.cfg.ListSessions = func() ([]session.Info, error) { return list, nil }
-		h.m.cfg.OpenSession = func(session.Info) (*session.AgentSession, string, error) {
+		h.m.cfg.OpenSession = func(session.Info) (*agent.AgentSession, string, error) {
 			return nil, "", errors.New("not opened in this test")
 		}
 		list[1].ID = h.m.session().ID()

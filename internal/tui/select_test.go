@@ -11,8 +11,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/render"
-	"agentsh/internal/session"
 	"agentsh/internal/tools"
 )
 
@@ -106,7 +106,7 @@ func TestScrollAnchorWhileStreaming(t *testing.T) {
 	}
 	h.m.agentRunning = true
 	args := json.RawMessage(`{"command":"make test"}`)
-	h.m.pump.event(session.Event{Type: session.EventToolExecutionStart, ToolCallID: "c1", ToolName: tools.BashName, Args: args})
+	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "c1", ToolName: tools.BashName, Args: args})
 	h.update(flushMsg{})
 	h.m.tr.tools["c1"].call.Expanded = true
 	h.press(tea.KeyPgUp, 0)
@@ -118,7 +118,7 @@ func TestScrollAnchorWhileStreaming(t *testing.T) {
 	var out strings.Builder
 	for i := range 50 {
 		out.WriteString("streamed " + strconv.Itoa(i) + "\n")
-		h.m.pump.event(session.Event{Type: session.EventToolExecutionUpdate, ToolCallID: "c1", ToolName: tools.BashName,
+		h.m.pump.event(agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: "c1", ToolName: tools.BashName,
 			Args: args, PartialResult: out.String()})
 		h.update(flushMsg{})
 		if got := transcriptRows(h); got != before {
@@ -213,13 +213,13 @@ func TestFileToolItems(t *testing.T) {
 	h := newHarness(t, 80, 30)
 	h.m.agentRunning = true
 	args := json.RawMessage(`{"path":"main.go"}`)
-	h.m.pump.event(session.Event{Type: session.EventToolExecutionStart, ToolCallID: "r1", ToolName: tools.ReadName, Args: args})
+	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "r1", ToolName: tools.ReadName, Args: args})
 	h.update(flushMsg{})
 	if s := h.screen(); !strings.Contains(s, "read main.go") {
 		t.Fatalf("running read call missing:\n%s", s)
 	}
 	details, _ := json.Marshal(tools.ReadDetails{Path: "/w/main.go", StartLine: 1, EndLine: 3, TotalLines: 3})
-	h.m.pump.event(session.Event{Type: session.EventToolExecutionEnd, ToolCallID: "r1", ToolName: tools.ReadName,
+	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionEnd, ToolCallID: "r1", ToolName: tools.ReadName,
 		Result: &tools.Result{Content: "     1\tpackage main\n     2\t\n     3\tfunc main() {}\n", Details: details}})
 	h.update(flushMsg{})
 	s := h.screen()

@@ -1,12 +1,11 @@
 package tui
 
 import (
+	"agentsh/internal/config"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"agentsh/internal/session"
 )
 
 // settingsWatch follows whether the settings files load (issue 22): a file
@@ -21,7 +20,7 @@ type settingsWatch struct {
 
 // check reads the files as they are now; fixed says that they load again
 // after they did not.
-func (w *settingsWatch) check(live *session.LiveSettings, cwd string) (fixed bool) {
+func (w *settingsWatch) check(live *config.LiveSettings, cwd string) (fixed bool) {
 	if live == nil {
 		return false
 	}
@@ -30,7 +29,7 @@ func (w *settingsWatch) check(live *session.LiveSettings, cwd string) (fixed boo
 	w.err, w.status = err, ""
 	if err != nil {
 		w.status = "settings do not load"
-		var se *session.SettingsError
+		var se *config.SettingsError
 		if errors.As(err, &se) {
 			w.status = "⚠ " + shortPath(se.File, cwd) + " does not load"
 		}

@@ -1,12 +1,11 @@
 package tui
 
 import (
+	"agentsh/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"agentsh/internal/session"
 )
 
 // A project settings file broken at start does not keep the TUI from
@@ -16,7 +15,7 @@ import (
 func TestSettingsBrokenAtStart(t *testing.T) {
 	var project string
 	h := newHarnessWith(t, 100, 40, false, false, func(cfg *Config) {
-		project = session.ProjectSettingsPath(cfg.Session.Cwd())
+		project = config.ProjectSettingsPath(cfg.Session.Cwd())
 		if err := os.MkdirAll(filepath.Dir(project), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -24,7 +23,7 @@ func TestSettingsBrokenAtStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		global := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "agentsh", "settings.json")
-		live, err := session.WatchSettingsFrom(global, project)
+		live, err := config.WatchSettingsFrom(global, project)
 		if err == nil {
 			t.Fatal("the broken file loads")
 		}

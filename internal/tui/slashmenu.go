@@ -1,13 +1,12 @@
 package tui
 
 import (
+	"agentsh/internal/agent"
 	"regexp"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-
-	"agentsh/internal/session"
 )
 
 // slashCommand is one command typed as /name in the editor. Commands run
@@ -44,8 +43,8 @@ func slashRuns() map[string]func(m *model, arg string) tea.Cmd {
 // slashCommands is every command, in the menu's order.
 func slashCommands() []slashCommand {
 	runs := slashRuns()
-	out := make([]slashCommand, 0, len(session.SlashCommands))
-	for _, c := range session.SlashCommands {
+	out := make([]slashCommand, 0, len(agent.SlashCommands))
+	for _, c := range agent.SlashCommands {
 		name := "/" + c.Name
 		out = append(out, slashCommand{name: name, args: c.Args, desc: c.Description, run: runs[name]})
 	}

@@ -8,10 +8,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
-	"agentsh/internal/session"
 )
 
 // withModel gives the harness a provider on a fake model server that
@@ -247,9 +247,9 @@ func TestNewCommandStartsAFreshSession(t *testing.T) {
 	h := newHarness(t, 100, 30)
 	srv := withModel(h, "openai/model-a")
 	old := h.m.session()
-	var made []*session.AgentSession
-	h.m.cfg.NewSession = func() (*session.AgentSession, error) {
-		s, err := session.New(old.StartDir(), nil, h.ex, bash.ShellConfig{Path: h.m.cfg.ToolSettings.Shell.Path})
+	var made []*agent.AgentSession
+	h.m.cfg.NewSession = func() (*agent.AgentSession, error) {
+		s, err := agent.New(old.StartDir(), nil, h.ex, bash.ShellConfig{Path: h.m.cfg.ToolSettings.Shell.Path})
 		made = append(made, s)
 		return s, err
 	}

@@ -8,6 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/render"
 	"agentsh/internal/session"
 )
@@ -166,13 +167,13 @@ type requestClock struct {
 }
 
 // observe takes an event of the agent at now.
-func (c *requestClock) observe(e session.Event, now time.Time) {
+func (c *requestClock) observe(e agent.Event, now time.Time) {
 	switch e.Type {
-	case session.EventMessageStart, session.EventMessageUpdate:
+	case agent.EventMessageStart, agent.EventMessageUpdate:
 		if _, ok := e.Message.(*session.AssistantMessage); ok {
 			c.since, c.on = now, true
 		}
-	case session.EventMessageEnd:
+	case agent.EventMessageEnd:
 		if _, ok := e.Message.(*session.AssistantMessage); ok || e.Message == nil {
 			c.on = false
 		}
@@ -189,7 +190,7 @@ func (c *requestClock) text(now time.Time, timeout time.Duration, hint string) s
 	}
 	s := " " + render.FormatElapsed(now.Sub(c.since)) + " ("
 	if timeout > 0 {
-		s += "timeout " + session.FormatTimeout(timeout) + "; "
+		s += "timeout " + agent.FormatTimeout(timeout) + "; "
 	}
 	return s + hint + ")"
 }

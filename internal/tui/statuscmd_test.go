@@ -6,8 +6,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
-	"agentsh/internal/session"
 )
 
 // /clear starts a fresh session as /new does (under its own name in the
@@ -21,9 +21,9 @@ func TestClearAndQuitAreAliases(t *testing.T) {
 	if s := h.screen(); !strings.Contains(s, "/clear is not available here.") {
 		t.Errorf("/clear without sessions:\n%s", s)
 	}
-	var made []*session.AgentSession
-	h.m.cfg.NewSession = func() (*session.AgentSession, error) {
-		s, err := session.New(old.StartDir(), nil, h.ex, bash.ShellConfig{Path: h.m.cfg.ToolSettings.Shell.Path})
+	var made []*agent.AgentSession
+	h.m.cfg.NewSession = func() (*agent.AgentSession, error) {
+		s, err := agent.New(old.StartDir(), nil, h.ex, bash.ShellConfig{Path: h.m.cfg.ToolSettings.Shell.Path})
 		made = append(made, s)
 		return s, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/render"
 	"agentsh/internal/session"
@@ -178,16 +179,16 @@ func (t *transcript) endTurn() {
 
 // apply brings an agent event into the transcript; cwd is the session's
 // directory, against which a call's cwd is shown.
-func (t *transcript) apply(e session.Event, cwd func() string) {
+func (t *transcript) apply(e agent.Event, cwd func() string) {
 	t.dirty = true
 	switch e.Type {
-	case session.EventAutoCompactionStart, session.EventAutoCompactionEnd:
+	case agent.EventAutoCompactionStart, agent.EventAutoCompactionEnd:
 		t.applyCompaction(e)
-	case session.EventMessageStart:
+	case agent.EventMessageStart:
 		// User messages and tool results are reported too (the
 		// reference's events); the transcript already shows them, but
 		// for the queued messages, shown as they join.
-		if u, ok := e.Message.(*session.UserMessage); ok && u.Queued() {
+		if u, ok := e.Message.(*session.UserMessage); ok && u.Queued {
 			t.add(&textItem{kind: kindUser, text: u.Text})
 			return
 		}
@@ -196,7 +197,7 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 		}
 		t.assistant = &textItem{kind: kindAssistant, live: true}
 		t.add(t.assistant)
-	case session.EventMessageUpdate, session.EventMessageEnd:
+	case agent.EventMessageUpdate, agent.EventMessageEnd:
 		am, isAnswer := e.Message.(*session.AssistantMessage)
 		if !isAnswer && e.Message != nil {
 			return // a user message's or tool result's end
@@ -206,7 +207,7 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 			t.streamThinking(am)
 		}
 		t.streamToolCall(e)
-		if e.Type == session.EventMessageEnd && t.assistant != nil {
+		if e.Type == agent.EventMessageEnd && t.assistant != nil {
 			t.thinking = nil
 			t.assistant.live = false
 			if t.assistant.text == "" {
@@ -214,20 +215,20 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 			}
 			t.assistant = nil
 		}
-	case session.EventAutoRetryStart:
+	case agent.EventAutoRetryStart:
 		if t.retry != nil {
 			t.remove(t.retry)
 		}
 		t.retry = &textItem{kind: kindWarning, text: retryNotice(e)}
 		t.add(t.retry)
-	case session.EventAutoRetryEnd:
+	case agent.EventAutoRetryEnd:
 		// A failure keeps the notice: it tells what was tried before the
 		// error that ends the turn.
 		if e.Success && t.retry != nil {
 			t.remove(t.retry)
 		}
 		t.retry = nil
-	case session.EventToolExecutionStart:
+	case agent.EventToolExecutionStart:
 		it := t.tools[e.ToolCallID] // shown while its arguments streamed
 		if it == nil {
 			it = &toolItem{id: e.ToolCallID}
@@ -240,12 +241,12 @@ func (t *transcript) apply(e session.Event, cwd func() string) {
 		} else {
 			it.call = newToolCall(e.ToolName, e.Args, cwd())
 		}
-	case session.EventToolExecutionUpdate:
+	case agent.EventToolExecutionUpdate:
 		if it := t.tools[e.ToolCallID]; it != nil && it.call != nil {
 			// With a UI the snapshot keeps the output's colours.
 			it.call.Output, it.call.Styled = e.PartialResult, e.PartialResult
 		}
-	case session.EventToolExecutionEnd:
+	case agent.EventToolExecutionEnd:
 		it := t.tools[e.ToolCallID]
 		if it == nil || e.Result == nil {
 			return

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"agentsh/internal/config"
 	"context"
 	"fmt"
 	"io"
@@ -9,8 +10,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-
-	"agentsh/internal/session"
 )
 
 // The trust question (issue 21): a project's .agentsh/settings.json lies
@@ -33,18 +32,18 @@ const (
 // ignored, the rest of the file applies). ↑/↓ and enter choose; 1/y and
 // 2/n answer at once; esc is "don't trust".
 type trustQuestion struct {
-	p      *session.ProjectTrust
+	p      *config.ProjectTrust
 	sel    int // 0: trust, 1: don't
 	choice trustChoice
 }
 
-func newTrustQuestion(p *session.ProjectTrust) *trustQuestion {
+func newTrustQuestion(p *config.ProjectTrust) *trustQuestion {
 	return &trustQuestion{p: p, sel: 1} // the safe answer is the default
 }
 
 // trustAnswer is the question's action: the user answered.
 type trustAnswer struct {
-	p     *session.ProjectTrust
+	p     *config.ProjectTrust
 	trust bool
 }
 
@@ -94,9 +93,9 @@ func (q *trustQuestion) answer(trust bool) (action, tea.Cmd) {
 // format characters escaped (session.Printable): the model wrote them.
 func (q *trustQuestion) lines() (title string, head, values, tail, choices []string) {
 	head = []string{
-		session.Printable(q.p.Folder),
+		config.Printable(q.p.Folder),
 		"",
-		session.Printable(q.p.File) + " loosens your own settings:",
+		config.Printable(q.p.File) + " loosens your own settings:",
 	}
 	for _, l := range q.p.Loosens {
 		values = append(values, "  "+l.String())
@@ -139,7 +138,7 @@ func (q *trustQuestion) view(width, height int, st *styles) surface {
 	for i, v := range values {
 		w := wrap([]string{v})
 		if len(shown)+len(w) > room || (i < len(values)-1 && len(shown)+len(w) > room-1) {
-			more := wrap([]string{"  … " + strconv.Itoa(len(values)-i) + " more: see " + session.Printable(q.p.File)})
+			more := wrap([]string{"  … " + strconv.Itoa(len(values)-i) + " more: see " + config.Printable(q.p.File)})
 			shown = append(shown, more[:min(len(more), max(room-len(shown), 0))]...)
 			break
 		}
@@ -167,7 +166,7 @@ func (q *trustQuestion) covers() bool { return true }
 
 // TrustConfig is what AskTrust shows.
 type TrustConfig struct {
-	Project *session.ProjectTrust
+	Project *config.ProjectTrust
 	NoColor bool
 
 	// Input and Output default to the process's terminal; tests set them.
@@ -226,11 +225,11 @@ func (a *trustApp) View() tea.View {
 
 // trustAskMsg: the project file changed during the session to loosen
 // something the folder is not trusted for; the question comes up again.
-type trustAskMsg struct{ p *session.ProjectTrust }
+type trustAskMsg struct{ p *config.ProjectTrust }
 
 // trustDoneMsg: a trust answer was recorded (err: it could not be).
 type trustDoneMsg struct {
-	p     *session.ProjectTrust
+	p     *config.ProjectTrust
 	trust bool
 	err   error
 }
@@ -240,16 +239,16 @@ type trustDoneMsg struct {
 // model's bash call, a `!` command, or anything that reads them from
 // Update itself, where a blocking send would wait on its own loop: the
 // message goes from a goroutine of its own, joined with the others at exit.
-func (m *model) followTrust(live *session.LiveSettings) {
+func (m *model) followTrust(live *config.LiveSettings) {
 	m.cfg.Settings = live
 	if live != nil {
-		live.OnUntrusted(func(p *session.ProjectTrust) { m.wg.Go(func() { m.send(trustAskMsg{p: p}) }) })
+		live.OnUntrusted(func(p *config.ProjectTrust) { m.wg.Go(func() { m.send(trustAskMsg{p: p}) }) })
 	}
 }
 
 // askTrust shows the question again, unless one for the same values is
 // up already.
-func (m *model) askTrust(p *session.ProjectTrust) {
+func (m *model) askTrust(p *config.ProjectTrust) {
 	for _, l := range m.layers {
 		if q, ok := l.(*trustQuestion); ok && q.p.Hash == p.Hash {
 			return
@@ -278,14 +277,14 @@ func (m *model) trustDone(msg trustDoneMsg) {
 	case msg.trust:
 		m.tr.notice(kindInfo, TrustedNotice(msg.p, false))
 	default:
-		m.tr.notice(kindInfo, session.UntrustedNotice(msg.p))
+		m.tr.notice(kindInfo, config.UntrustedNotice(msg.p))
 	}
 }
 
 // TrustedNotice is the line shown once the user trusted the folder: at
 // start, or during the session (when the sandbox, read at start, keeps
 // its values until the next start).
-func TrustedNotice(p *session.ProjectTrust, atStart bool) string {
+func TrustedNotice(p *config.ProjectTrust, atStart bool) string {
 	s := "Trusted " + p.Folder + ": " + p.Keys() + " from " + p.File + " now apply"
 	if !atStart {
 		for _, l := range p.Loosens {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"agentsh/internal/config"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,13 +11,11 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-
-	"agentsh/internal/session"
 )
 
 // trustProject is a project file that loosens two things.
-var trustProject = &session.ProjectTrust{Folder: "~/work", File: "~/work/.agentsh/settings.json",
-	Loosens: []session.Loosening{{Key: "yolo", Value: "true"}, {Key: "bash.patterns", Value: `{"allow": "/.*/"}`}}, Hash: "h1"}
+var trustProject = &config.ProjectTrust{Folder: "~/work", File: "~/work/.agentsh/settings.json",
+	Loosens: []config.Loosening{{Key: "yolo", Value: "true"}, {Key: "bash.patterns", Value: `{"allow": "/.*/"}`}}, Hash: "h1"}
 
 // TestTrustQuestionUpdateView: the question shows the folder, the file and
 // each loosening value with "don't trust" selected; ↑/↓ move the
@@ -73,7 +72,7 @@ func TestTrustQuestionUpdateView(t *testing.T) {
 func TestTrustAskedAgainMidSession(t *testing.T) {
 	h := newHarness(t, 100, 30)
 	work := h.m.session().StartDir()
-	live, err := session.WatchSettings(work)
+	live, err := config.WatchSettings(work)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +82,7 @@ func TestTrustAskedAgainMidSession(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(work, ".agentsh"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(session.ProjectSettingsPath(work), []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(config.ProjectSettingsPath(work), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,11 +101,11 @@ func TestTrustAskedAgainMidSession(t *testing.T) {
 	if s, _ := live.Current(); s.ShellEnv["PROJECT_X"] != "1" {
 		t.Errorf("trusted but not applied: %v", s.ShellEnv)
 	}
-	data, _ := os.ReadFile(session.TrustedFoldersPath())
+	data, _ := os.ReadFile(config.TrustedFoldersPath())
 	if !strings.Contains(string(data), `"`+work+`": {`) {
 		t.Errorf("trusted folders:\n%s", data)
 	}
-	wantTrusted := "Trusted " + work + ": shell.env.PROJECT_X from " + session.ProjectSettingsPath(work) + " now apply."
+	wantTrusted := "Trusted " + work + ": shell.env.PROJECT_X from " + config.ProjectSettingsPath(work) + " now apply."
 	if scr := h.screen(); !strings.Contains(strings.Join(strings.Fields(scr), " "), wantTrusted) {
 		t.Errorf("no notice %q:\n%s", wantTrusted, scr)
 	}
@@ -118,7 +117,7 @@ func TestTrustAskedAgainMidSession(t *testing.T) {
 	if s, _ := live.Current(); s.ShellEnv["PROJECT_X"] != "" {
 		t.Errorf("not trusted but applied: %v", s.ShellEnv)
 	}
-	wantIgnored := "Folder not trusted: ignoring shell.env.PROJECT_X from " + session.ProjectSettingsPath(work) + " (the rest of it applies)."
+	wantIgnored := "Folder not trusted: ignoring shell.env.PROJECT_X from " + config.ProjectSettingsPath(work) + " (the rest of it applies)."
 	if scr := h.screen(); !strings.Contains(strings.Join(strings.Fields(scr), " "), wantIgnored) {
 		t.Errorf("no notice %q:\n%s", wantIgnored, scr)
 	}
@@ -146,7 +145,7 @@ func TestTrustQuestionShowsEveryValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	s, err := session.LoadSettingsFrom("", file)
+	s, err := config.LoadSettingsFrom("", file)
 	if err != nil || s.Project == nil {
 		t.Fatalf("settings %v, %v", s, err)
 	}

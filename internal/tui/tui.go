@@ -13,7 +13,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
+	"agentsh/internal/config"
 	"agentsh/internal/jobs"
 	"agentsh/internal/llm"
 	"agentsh/internal/session"
@@ -21,7 +23,7 @@ import (
 
 // Config is what the TUI runs on.
 type Config struct {
-	Session      *session.AgentSession
+	Session      *agent.AgentSession
 	Executor     *bash.Executor // nil = bash.Default()
 	Jobs         *jobs.Manager  // where the model's background commands run; nil = none
 	ToolSettings bash.ToolSettings
@@ -39,21 +41,21 @@ type Config struct {
 
 	// NewSession makes the fresh session /new switches to (on the same
 	// job manager); nil: /new is not available.
-	NewSession func() (*session.AgentSession, error)
+	NewSession func() (*agent.AgentSession, error)
 	// ListSessions lists the saved sessions of the directory, newest
 	// first, for /resume's picker; OpenSession opens the chosen one (on
 	// the same executor and job manager), with a warning to show, if any
 	// (corrupt lines skipped). Both do I/O: the TUI calls them in
 	// commands, never in Update. Either nil: /resume is not available.
 	ListSessions func() ([]session.Info, error)
-	OpenSession  func(info session.Info) (sess *session.AgentSession, warning string, err error)
+	OpenSession  func(info session.Info) (sess *agent.AgentSession, warning string, err error)
 	// LeftSession tells that the TUI is done with left (/new or /resume
 	// replaced it, or a /resume could not go on with the session it
 	// opened) and goes on with current. It is called from Update and must
 	// not block: it ends left's shells and closes its file in the
 	// background, at once rather than at exit. nil: the caller ends every
 	// session at exit.
-	LeftSession func(left, current *session.AgentSession)
+	LeftSession func(left, current *agent.AgentSession)
 	// SwitchModel builds the provider for a "provider/name" spec, for
 	// /model; it returns the provider and the model name the requests
 	// carry. nil: /model only shows the model.
@@ -62,14 +64,14 @@ type Config struct {
 	// (it wins over Provider, Model and SwitchModel): /model opens a
 	// picker of its available models, keys.Main.ThinkingLevel cycles the
 	// level (modelpicker.go).
-	Models *session.Models
+	Models *agent.Models
 	// Approvals decide on the model's commands that bash.patterns rules
 	// or the sandbox stop; the TUI is their Approver (approval.go).
-	Approvals session.Approvals
+	Approvals agent.Approvals
 	// Settings are the settings files the sessions follow: a change of
 	// the project's that loosens something the folder is not trusted for
 	// brings the trust question back (trust.go). nil: never asked here.
-	Settings *session.LiveSettings
+	Settings *config.LiveSettings
 
 	// Input and Output default to the process's terminal; tests set them.
 	Input  io.Reader

@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/confinedfs"
 	"agentsh/internal/pty"
@@ -70,7 +71,7 @@ func newHarnessWith(t *testing.T, width, height int, stored, color bool, opts ..
 		}
 		t.Cleanup(func() { _ = store.Close() })
 	}
-	sess, err := session.New(work, store, ex, bash.ShellConfig{Path: shell})
+	sess, err := agent.New(work, store, ex, bash.ShellConfig{Path: shell})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,17 +368,17 @@ func TestToolCallEventsStream(t *testing.T) {
 	h := newHarness(t, 80, 30)
 	h.m.agentRunning = true
 	args := json.RawMessage(`{"command":"make test","timeout":60}`)
-	h.m.pump.event(session.Event{Type: session.EventMessageStart, Message: &session.AssistantMessage{}})
-	h.m.pump.event(session.Event{Type: session.EventMessageUpdate, UpdateKind: session.UpdateTextDelta,
+	h.m.pump.event(agent.Event{Type: agent.EventMessageStart, Message: &session.AssistantMessage{}})
+	h.m.pump.event(agent.Event{Type: agent.EventMessageUpdate, UpdateKind: agent.UpdateTextDelta,
 		Message: &session.AssistantMessage{Text: "Running the **tests**."}})
-	h.m.pump.event(session.Event{Type: session.EventMessageEnd, Message: &session.AssistantMessage{Text: "Running the **tests**."}})
-	h.m.pump.event(session.Event{Type: session.EventToolExecutionStart, ToolCallID: "c1", ToolName: tools.BashName, Args: args})
+	h.m.pump.event(agent.Event{Type: agent.EventMessageEnd, Message: &session.AssistantMessage{Text: "Running the **tests**."}})
+	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "c1", ToolName: tools.BashName, Args: args})
 	for i := 1; i <= 30; i++ {
 		var b strings.Builder
 		for j := 1; j <= i; j++ {
 			b.WriteString("line " + strings.Repeat("x", j%3) + "\n")
 		}
-		h.m.pump.event(session.Event{Type: session.EventToolExecutionUpdate, ToolCallID: "c1", ToolName: tools.BashName,
+		h.m.pump.event(agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: "c1", ToolName: tools.BashName,
 			Args: args, PartialResult: b.String() + "partial-" + string(rune('a'+i%26))})
 	}
 	// The updates coalesce: one flush applies only the newest snapshot.
@@ -389,7 +390,7 @@ func TestToolCallEventsStream(t *testing.T) {
 	if !strings.Contains(s, "Running the tests.") || !strings.Contains(s, "$ make test") || !strings.Contains(s, "partial-e") {
 		t.Errorf("live tool call missing:\n%s", s)
 	}
-	h.m.pump.event(session.Event{Type: session.EventToolExecutionEnd, ToolCallID: "c1", ToolName: tools.BashName,
+	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionEnd, ToolCallID: "c1", ToolName: tools.BashName,
 		Result: &tools.Result{Content: "ok\n\nCommand exited with code 2", IsError: true}, IsError: true})
 	h.update(flushMsg{})
 	if s := h.screen(); !strings.Contains(s, "Command exited with code 2") || !strings.Contains(s, "Timeout: 60s") {

@@ -1,9 +1,8 @@
 package tui
 
 import (
+	"agentsh/internal/agent"
 	"strconv"
-
-	"agentsh/internal/session"
 )
 
 // usage is what the status line knows of the conversation's size: the
@@ -18,8 +17,8 @@ type usage struct {
 
 // observe takes the token counts a model call ends with; window is the
 // context window of the model on screen (model.contextWindow).
-func (u *usage) observe(e session.Event, window func() int) {
-	if e.Type == session.EventMessageEnd && e.Usage != nil {
+func (u *usage) observe(e agent.Event, window func() int) {
+	if e.Type == agent.EventMessageEnd && e.Usage != nil {
 		u.tokens, u.window, u.known = e.Usage.TotalTokens(), window(), true
 	}
 }

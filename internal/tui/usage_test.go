@@ -4,13 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/llm"
 	"agentsh/internal/session"
 )
 
 // reportUsage is a model call ending with the provider's token counts.
 func reportUsage(h *harness, in, out int64) {
-	h.m.pump.event(session.Event{Type: session.EventMessageEnd, Message: &session.AssistantMessage{},
+	h.m.pump.event(agent.Event{Type: agent.EventMessageEnd, Message: &session.AssistantMessage{},
 		Usage: &llm.Usage{InputTokens: in, OutputTokens: out}})
 	h.update(flushMsg{})
 }
@@ -31,7 +32,7 @@ func TestStatusLineShowsTokensAndContextLeft(t *testing.T) {
 		t.Errorf("status = %q", s)
 	}
 	// A call without usage keeps the last figures.
-	h.m.pump.event(session.Event{Type: session.EventMessageEnd, Message: &session.AssistantMessage{}})
+	h.m.pump.event(agent.Event{Type: agent.EventMessageEnd, Message: &session.AssistantMessage{}})
 	h.update(flushMsg{})
 	if s := statusLine(h); !strings.Contains(s, "24.0k tokens") {
 		t.Errorf("status lost the usage: %q", s)
