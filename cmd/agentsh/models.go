@@ -2,7 +2,11 @@ package main
 
 import (
 	"agentsh/internal/agent"
+	"agentsh/internal/bash"
 	"agentsh/internal/config"
+	"agentsh/internal/jobs"
+	"fmt"
+	"io"
 	"os"
 )
 
@@ -26,25 +30,24 @@ func newModels(o printOptions, spec string, live *config.LiveSettings) (*agent.M
 	return models, agent.NewRetryOf(ms), nil
 }
 
-// attachModels makes agent's loop read models and retry at every call. A
-// resumed session continues with the model and level it recorded last,
-// unless --model or --thinking chose one. A new session records the model
-// it starts with, as the reference does (its first entries are the model
-// and level; they are written with the first message), then every change.
-func attachModels(agent *agent.AgentSession, models *agent.Models, retry *agent.Retry, o printOptions) error {
-	return attachModelsRestoring(agent, models, retry, o.model == "" && o.thinking == "")
-}
+// restoreOf says whether the session a mode starts on, when resumed,
+// continues with the model and level it recorded last: not when --model
+// or --thinking chose.
+func restoreOf(o printOptions) bool { return o.model == "" && o.thinking == "" }
 
-// attachModelsRestoring is attachModels; restore says whether a resumed
-// session's own model and level come back.
-func attachModelsRestoring(agent *agent.AgentSession, models *agent.Models, retry *agent.Retry, restore bool) error {
-	agent.SetModels(models)
-	agent.SetRetry(retry)
-	if len(agent.Messages()) == 0 {
-		return agent.RecordModelsOf(models)
-	}
-	if restore {
-		return agent.RestoreModel(models)
-	}
-	return nil
+// newSessions is the one owner of a mode's conversations (agent.Sessions):
+// the executor, settings, jobs, sandbox and models they share. restore is
+// whether a saved conversation opened later continues with its model.
+// What goes wrong on the side is said on stderr while warn says so.
+func newSessions(o printOptions, cwd string, live *config.LiveSettings, ts bash.ToolSettings, jm *jobs.Manager,
+	models *agent.Models, retry *agent.Retry, restore bool, warn func() bool, stderr io.Writer) *agent.Sessions {
+	return agent.NewSessions(agent.SessionsConfig{
+		Cwd: cwd, Live: live, Executor: bash.Default(), Shell: ts.Shell, Jobs: jm, Sandbox: o.sb,
+		Models: models, Retry: retry, NoSave: o.noSession, RestoreModel: restore,
+		Warn: func(msg string) {
+			if warn == nil || warn() {
+				fmt.Fprintf(stderr, "agentsh: %s\n", msg)
+			}
+		},
+	})
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -299,33 +298,6 @@ func noContinueNotice(cwd string) string {
 	return "No session to continue in " + cwd + ": starting a new one."
 }
 
-// openAgent opens the session store (none with --no-session) and the agent
-// session on the shared executor; closeStore is never nil. The agent
-// follows live: a change of the settings files applies from the next
-// command (SPEC §2.2). notice is openStore's.
-func openAgent(o printOptions, cwd string, stderr io.Writer, live *config.LiveSettings, shell bash.ShellConfig) (sess *agent.AgentSession, executor *bash.Executor, closeStore func(), notice string, err error) {
-	store, notice, err := openStore(o, cwd, stderr)
-	if err != nil {
-		return nil, nil, nil, "", err
-	}
-	executor = bash.Default()
-	sess, err = agent.New(cwd, store, executor, shell)
-	if err != nil {
-		if store != nil {
-			_ = store.Close()
-		}
-		return nil, nil, nil, "", err
-	}
-	if store != nil {
-		closeStore = func() { _ = store.Close() }
-	} else {
-		closeStore = tempArtifacts(sess, stderr) // --no-session
-	}
-	sess.FollowSettings(live)
-	sess.SetSandbox(o.sb)
-	return sess, executor, closeStore, notice, nil
-}
-
 // modeSetup is what the TUI, print and RPC mode read before they start: the
 // cwd, the settings files (followed from now on), the bash tool's settings
 // as they are at start (the rc snapshot is left to warmSnapshot), the model
@@ -434,20 +406,25 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	defer warm.Wait() // before CloseAll removes the snapshots
 	warnSandbox(o.sb, stderr, false)
 
-	sess, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
+	store, notice, err := openStore(o, cwd, stderr)
 	if err != nil {
 		return fail(err)
 	}
-	defer closeStore()
 	if notice != "" {
 		fmt.Fprintf(stderr, "agentsh: %s\n", notice)
 	}
 	jm := newJobs(toolSettings)
-	defer stopJobs(jm, stderr)
-	sess.SetJobs(jm)
-	if err := attachModels(sess, models, retry, o); err != nil {
-		fmt.Fprintf(stderr, "agentsh: %v\n", err)
+	sessions := newSessions(o, cwd, live, toolSettings, jm, models, retry, true, nil, stderr)
+	defer sessions.Close()     // after the jobs: they may write full outputs until they stop
+	defer stopJobs(jm, stderr) // every job dies with the session
+	sess, modelErr, err := sessions.First(store, restoreOf(o))
+	if err != nil {
+		return fail(err)
 	}
+	if modelErr != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", modelErr)
+	}
+	executor := bash.Default()
 	// Print mode has no UI: never a PTY.
 	reg, err := agent.NewTools(agent.ToolsConfig{Current: func() *agent.AgentSession { return sess },
 		Executor: executor, Jobs: jm, Settings: toolSettings, Approvals: agent.Approvals{AllowAsk: o.allowAsk}})
@@ -565,97 +542,36 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	defer warm.Wait() // before CloseAll removes the snapshots
 	warnSandbox(o.sb, stderr, false)
 
-	executor := bash.Default()
-	var (
-		mu      sync.Mutex
-		current *agent.AgentSession
-		stores  []*session.Store
-		first   = true
-	)
-	var cleanups []func() // --no-session: the temporary artifact folders
-	defer func() {
-		for _, st := range stores {
-			st.Close()
-		}
-		for _, c := range cleanups {
-			c()
-		}
-	}()
-	jm := newJobs(toolSettings)
-	defer stopJobs(jm, stderr)
-	var adoptLocked func(store *session.Store) (*agent.AgentSession, error)
-	newSession := func() (*agent.AgentSession, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		var store *session.Store
-		var err error
-		if first {
-			var notice string
-			store, notice, err = openStore(o, cwd, stderr) // --continue / --resume / --no-session
-			if notice != "" {
-				fmt.Fprintf(stderr, "agentsh: %s\n", notice)
-			}
-		} else if !o.noSession {
-			store, err = session.Create(cwd)
-		}
-		if err != nil {
-			return nil, err
-		}
-		first = false
-		return adoptLocked(store)
+	store, notice, err := openStore(o, cwd, stderr) // --continue / --resume / --no-session
+	if notice != "" {
+		fmt.Fprintf(stderr, "agentsh: %s\n", notice)
 	}
-	// adoptLocked makes the session on store (nil: not saved) the current
-	// one; mu is held.
-	adoptLocked = func(store *session.Store) (*agent.AgentSession, error) {
-		sess, err := agent.New(cwd, store, executor, toolSettings.Shell)
-		if err != nil {
-			if store != nil {
-				_ = store.Close()
-			}
-			return nil, err
-		}
-		if store == nil {
-			cleanups = append(cleanups, tempArtifacts(sess, stderr))
-		}
-		sess.FollowSettings(live) // settings.json edits apply from the next command
-		sess.SetSandbox(o.sb)
-		sess.SetJobs(jm)
-		if err := attachModels(sess, models, retry, o); err != nil {
-			fmt.Fprintf(stderr, "agentsh: %v\n", err)
-		}
-		if store != nil {
-			stores = append(stores, store)
-		}
-		current = sess
-		return sess, nil
+	if err != nil {
+		return fail(err)
+	}
+	jm := newJobs(toolSettings)
+	sessions := newSessions(o, cwd, live, toolSettings, jm, models, retry, restoreOf(o), nil, stderr)
+	defer sessions.Close()     // after the jobs: they may write full outputs until they stop
+	defer stopJobs(jm, stderr) // every job dies with the session
+	first, modelErr, err := sessions.First(store, restoreOf(o))
+	if err != nil {
+		return fail(err)
+	}
+	if modelErr != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", modelErr)
 	}
 	// switch_session: the saved session at path, opened for appending.
 	openSession := func(path string) (*agent.AgentSession, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(cwd, path)
+		sess, skipped, err := sessions.Open(path)
+		if len(skipped) > 0 {
+			fmt.Fprintf(stderr, "agentsh: skipped %d corrupt line(s) of the session: %v\n", len(skipped), skipped[0])
 		}
-		if st := current.Store(); st != nil && st.Path() == path {
-			return current, nil // already open: one store per file
-		}
-		store, loadErrs, err := session.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		if len(loadErrs) > 0 {
-			fmt.Fprintf(stderr, "agentsh: skipped %d corrupt line(s) of the session: %v\n", len(loadErrs), loadErrs[0])
-		}
-		return adoptLocked(store)
+		return sess, err
 	}
-	currentAgent := func() *agent.AgentSession {
-		mu.Lock()
-		defer mu.Unlock()
-		return current
-	}
+	executor := bash.Default()
 	// new_session swaps the session: every call asks for the current one.
 	// RPC has no UI: never a PTY.
-	reg, err := agent.NewTools(agent.ToolsConfig{Current: currentAgent, Executor: executor, Jobs: jm, Settings: toolSettings,
+	reg, err := agent.NewTools(agent.ToolsConfig{Current: sessions.Current, Executor: executor, Jobs: jm, Settings: toolSettings,
 		Approvals: agent.Approvals{AllowAsk: o.allowAsk}})
 	if err != nil {
 		return fail(err)
@@ -664,7 +580,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	// stdout closed by the client: Serve returns the write error after the
 	// same shutdown as on stdin EOF, and agentsh exits 1 (docs/rpc.md).
-	err = rpc.Serve(ctx, in, stdout, rpc.Config{NewSession: newSession, OpenSession: openSession, Models: models, Retry: retry, Tools: reg, Jobs: jm})
+	err = rpc.Serve(ctx, in, stdout, rpc.Config{Session: first, NewSession: sessions.New, OpenSession: openSession, Models: models, Retry: retry, Tools: reg, Jobs: jm})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fail(err)
 	}

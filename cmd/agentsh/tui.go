@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/charmbracelet/x/term"
@@ -112,7 +113,7 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 		}
 		o.resume, pickNotice = path, notice
 	}
-	agent, executor, closeStore, notice, err := openAgent(o, cwd, stderr, live, toolSettings.Shell)
+	store, notice, err := openStore(o, cwd, stderr)
 	if err != nil {
 		return fail(err)
 	}
@@ -126,30 +127,43 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 		notice = strings.TrimSpace(brokenNotice + " " + notice)
 	}
 	jm := newJobs(toolSettings)
-	agent.SetJobs(jm)
 	defer jm.Close() // quitting stops every job (their guardians would anyway)
-	if err := attachModels(agent, models, retry, o); err != nil {
-		notice = strings.TrimSpace(notice + " " + err.Error())
+	// Until the TUI is up, what goes wrong on the side is said on stderr;
+	// then it has no stderr, and a session /new makes goes on without.
+	var tuiUp atomic.Bool
+	sessions := newSessions(o, cwd, live, toolSettings, jm, models, retry, true, func() bool { return !tuiUp.Load() }, stderr)
+	defer sessions.Close()
+	first, attachErr, err := sessions.First(store, restoreOf(o))
+	if err != nil {
+		return fail(err)
 	}
-	sessions := newTUISessions(o, cwd, live, executor, toolSettings.Shell, jm, agent, closeStore)
-	sessions.models, sessions.retry = models, retry
-	defer sessions.closeAll()
+	if attachErr != nil {
+		notice = strings.TrimSpace(notice + " " + attachErr.Error())
+	}
+	tuiUp.Store(true)
 	cfg := tui.Config{
-		Session: agent, Executor: executor, ToolSettings: toolSettings, Jobs: jm,
+		Session: first, Executor: bash.Default(), ToolSettings: toolSettings, Jobs: jm,
 		Provider: provider, Model: model, ModelLabel: spec, ModelError: modelErr,
 		NoColor: os.Getenv("NO_COLOR") != "",
 		Sandbox: sandboxStatusLine(o.sb),
 		Notice:  notice, Prompt: strings.Join(o.messages, " "),
-		NewSession: sessions.newSession, LeftSession: sessions.left, Models: models, Settings: live,
+		NewSession: sessions.New, LeftSession: sessions.Leave, Models: models, Settings: live,
 		SwitchModel: func(spec string) (llm.Provider, string, error) {
 			return llm.FromEnv(spec, os.Getenv)
 		},
 	}
 	if !o.noSession { // --no-session saves nothing and so resumes nothing either
-		cfg.ListSessions, cfg.OpenSession = sessions.list, sessions.open
+		cfg.ListSessions = sessions.List
+		cfg.OpenSession = func(info session.Info) (*agent.AgentSession, string, error) {
+			sess, skipped, err := sessions.Open(info.Path)
+			if err != nil || len(skipped) == 0 {
+				return sess, "", err
+			}
+			return sess, fmt.Sprintf("Skipped %d corrupt line(s) of the session: %v", len(skipped), skipped[0]), nil
+		}
 	}
 	err = tui.Run(ctx, cfg)
-	printResumeHint(stdout, sessions.final())
+	printResumeHint(stdout, sessions.Current())
 	if err != nil {
 		return fail(err)
 	}

@@ -30,8 +30,10 @@ import (
 
 // Config is what Serve needs to run and replace sessions.
 type Config struct {
-	// NewSession makes the session Serve starts with and the fresh one
-	// new_session switches to. Required.
+	// Session is the session Serve starts with; nil: NewSession's.
+	Session *agent.AgentSession
+	// NewSession makes the fresh session new_session switches to (and the
+	// one Serve starts with when Session is nil). Required.
 	NewSession func() (*agent.AgentSession, error)
 	// Provider and Model answer prompts; a nil Provider makes prompt fail
 	// with a "no model configured" error while bash still works.
@@ -234,9 +236,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	if cfg.NewSession == nil {
 		return errors.New("rpc: Config.NewSession is required")
 	}
-	sess, err := cfg.NewSession()
-	if err != nil {
-		return err
+	sess := cfg.Session
+	if sess == nil {
+		var err error
+		if sess, err = cfg.NewSession(); err != nil {
+			return err
+		}
 	}
 	base, cancel := context.WithCancel(ctx)
 	defer cancel()
