@@ -1,6 +1,6 @@
 package main
 
-// Print mode (SPEC §7, reference §15): `agentsh -p "prompt"` runs one agent
+// Print mode (spec §7, reference §15): `agentsh -p "prompt"` runs one agent
 // prompt non-interactively and prints the final answer (text) or every
 // event as a JSON line (json). The mode dispatch also owns `--mode rpc`.
 
@@ -300,7 +300,7 @@ func noContinueNotice(cwd string) string {
 // openAgent opens the session store (none with --no-session) and the agent
 // session on the shared executor; closeStore is never nil. The agent
 // follows live: a change of the settings files applies from the next
-// command (SPEC §2.2). notice is openStore's.
+// command (spec §2.2). notice is openStore's.
 func openAgent(o printOptions, cwd string, stderr io.Writer, live *session.LiveSettings, shell bash.ShellConfig) (agent *session.AgentSession, executor *bash.Executor, closeStore func(), notice string, err error) {
 	store, notice, err := openStore(o, cwd, stderr)
 	if err != nil {
@@ -680,7 +680,7 @@ func newJobs(ts bash.ToolSettings) *jobs.Manager {
 }
 
 // stopJobs ends every job still running when a mode exits, saying so on
-// stderr (SPEC §9: every job dies with the session).
+// stderr (spec §9: every job dies with the session).
 func stopJobs(m *jobs.Manager, stderr io.Writer) {
 	if n := m.Running(); n > 0 {
 		fmt.Fprintf(stderr, "agentsh: stopping %d running job(s) at exit\n", n)

@@ -11,7 +11,7 @@ import (
 )
 
 // A settings.json edit between two commands applies from the next one,
-// without a restart (SPEC §2.2, issue 11): the model's bash tool in print
+// without a restart (spec §2.2, issue 11): the model's bash tool in print
 // mode sees the new shell.env and the newly enabled interceptor. (The
 // user's own file: a project's looser env would wait for trust, issue 21.)
 func TestSettingsEditAppliesToNextToolCall(t *testing.T) {

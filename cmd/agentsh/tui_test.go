@@ -304,7 +304,7 @@ func TestTUIPTYOverlayVim(t *testing.T) {
 	writeFile(t, filepath.Join(s.config, "agentsh", "settings.json"), `{"bash":{"virtualTerminal":"on"}}`)
 	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
 	tt.typeLine("edit the notes")
-	// vim is on the alternate screen: esc is vim's, ctrl+\ kills (SPEC §3).
+	// vim is on the alternate screen: esc is vim's, ctrl+\ kills (spec §3).
 	scr := tt.waitText(`ctrl+\ force-kill · esc and every other key go to the program`)
 	if !strings.Contains(scr, "running") || !strings.Contains(scr, "vim -u NONE notes.txt") {
 		t.Errorf("overlay header wrong:\n%s", scr)

@@ -544,7 +544,7 @@ func BenchmarkBrokenShellReturns(b *testing.B) {
 }
 
 // BenchmarkTrailingHead is one tool call with a trailing `| head -n 5`
-// (SPEC §1.1: the stage taken off, its upstream in a subshell, the output
+// (spec §1.1: the stage taken off, its upstream in a subshell, the output
 // closed after 5 lines) next to Executor.Run of the same text, where bash's
 // own head runs: what the extraction costs or saves per call.
 func BenchmarkTrailingHead(b *testing.B) {

@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// SessionState is the shell state of one agent session (SPEC §2.1, ours):
+// SessionState is the shell state of one agent session (spec §2.1, ours):
 // its working directory (moved by the user's `!cd`), exported variables,
 // functions, aliases and shell options. The engine captures it after runs
 // that may change it and gives it to every shell of the session (a replaced,
@@ -227,7 +227,7 @@ const (
 	// CaptureNone leaves the state as it is (a command that cannot change it).
 	CaptureNone CaptureMode = iota
 	// CaptureShell records variables, functions, aliases and options, not
-	// the directory: a model's `cd` ends with its call (SPEC §1.3).
+	// the directory: a model's `cd` ends with its call (spec §1.3).
 	CaptureShell
 	// CaptureAll also records the directory: the user's `!cd` moves the
 	// session.

@@ -1,5 +1,5 @@
 // Package jobs runs long-running and interactive commands as jobs of an
-// agent session (SPEC §9): each on a pseudo-terminal below a guardian, so a
+// agent session (spec §9): each on a pseudo-terminal below a guardian, so a
 // prompt waits instead of reading EOF and nothing outlives the session. A
 // job's output is read piece by piece, its terminal is fed text, and the
 // kernel tells when it waits for input.

@@ -1,4 +1,4 @@
-// Package pty runs a tool call's command in a pseudo-terminal (SPEC §3): it
+// Package pty runs a tool call's command in a pseudo-terminal (spec §3): it
 // starts `<shell> -c <command>` (or the caller's arguments, never a
 // login shell) on a creack/pty master, reads the program's
 // output as fast as it is written into an OutputSink (with artifact spill)

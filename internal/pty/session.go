@@ -23,7 +23,7 @@ import (
 	"agentsh/internal/sink"
 )
 
-// Size bounds of a PTY session (SPEC §3).
+// Size bounds of a PTY session (spec §3).
 const (
 	MinCols = 20
 	MaxCols = 400
@@ -173,14 +173,14 @@ type Session struct {
 	tk takeoverState
 }
 
-// ClampSize limits a requested size to what SPEC §3 allows.
+// ClampSize limits a requested size to what spec §3 allows.
 func ClampSize(cols, rows int) (int, int) {
 	return min(max(cols, MinCols), MaxCols), min(max(rows, MinRows), MaxRows)
 }
 
 // Start runs opts.Command in a new PTY. It never fails: when the program
 // cannot be started, the session ends at once with "PTY error: …" as its
-// output and no exit code, as SPEC §3 asks. ctx cancels the run like Kill.
+// output and no exit code, as spec §3 asks. ctx cancels the run like Kill.
 func Start(ctx context.Context, opts Options) *Session {
 	if opts.KillGrace <= 0 {
 		opts.KillGrace = DefaultKillGrace

@@ -1,5 +1,5 @@
 // Package render draws the transcript components of the bash tool: the
-// model's tool calls (SPEC §5 BashToolRenderer) and the user's bang commands
+// model's tool calls (spec §5 BashToolRenderer) and the user's bang commands
 // (BashExecutionComponent). It is pure string rendering with per-component
 // caches, so the TUI can redraw a long transcript every frame cheaply.
 package render

@@ -1,4 +1,4 @@
-// Package rpc serves an AgentSession over newline-delimited JSON (SPEC §7,
+// Package rpc serves an AgentSession over newline-delimited JSON (spec §7,
 // docs/rpc.md): commands on one stream, responses and agent events on the
 // other, shapes compatible with the reference's RPC protocol.
 //
@@ -719,7 +719,7 @@ func (s *server) startBash(c *command) {
 // BashData is the bash command's data: the BashResult's fields, plus
 // artifactError when a truncated output could not be saved in full and
 // saveError when the run could not be written to the session file, and
-// jobId when the command waited for input and became that job (SPEC §9).
+// jobId when the command waited for input and became that job (spec §9).
 type BashData struct {
 	session.BashRun
 	// WorkingDir is the directory the command started in (the reference's

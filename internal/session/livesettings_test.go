@@ -32,7 +32,7 @@ func toolOK(t *testing.T, l *LiveSettings) bash.ToolSettings {
 	return ts
 }
 
-// A settings change applies from the next call, without a restart (SPEC
+// A settings change applies from the next call, without a restart (spec
 // §2.2, issue 11): env, interceptor, a file that appears, one that goes.
 func TestLiveSettingsFollowTheFiles(t *testing.T) {
 	gdir, pdir := t.TempDir(), t.TempDir()

@@ -276,7 +276,7 @@ func (s *OutputSink) Dump(notice string) Summary {
 
 // Handover returns the summary of the output so far without ending the
 // stream, and sends every later chunk to onChunk in place of
-// Options.OnChunk: a foreground command that becomes a job (SPEC §9)
+// Options.OnChunk: a foreground command that becomes a job (spec §9)
 // reports what it printed until then, and the job takes the rest, with no
 // chunk in both or in neither. The artifact stays open and is flushed, so
 // the ArtifactID the summary names (once the output outgrew the tail) can

@@ -13,7 +13,7 @@ import (
 const BashName = "bash"
 
 // bashDescription states the contract the model relies on: a trailing
-// `| head`/`| tail` is taken off and applied to the whole output (SPEC §1.1,
+// `| head`/`| tail` is taken off and applied to the whole output (spec §1.1,
 // see bash.Tool.Execute), the exit status is the command's own, truncation is
 // by bytes only (the sink has no line cap), and the head/tail parameters
 // replace an extracted limit and are described exactly by the notice.

@@ -147,7 +147,7 @@ func (r *Registry) Prestart() {
 // Standard is the registry every mode gives the model: bash first, then the
 // file tools, so `agentsh exec`, print mode, RPC and the TUI all offer (and
 // the interceptor suggests) the same set; then the job tools when the bash
-// tool has a job manager (SPEC §9).
+// tool has a job manager (spec §9).
 func Standard(bt Tool, env Env) (*Registry, error) {
 	ts := append([]Tool{bt}, FileTools(env)...)
 	if b, ok := bt.(*bashTool); ok && b.tool.Jobs != nil {

@@ -155,7 +155,7 @@ func TestBangREPLAndPersistence(t *testing.T) {
 	}
 }
 
-// TestOverlayEscOnAltScreen (SPEC §3): esc kills a plain program, but a
+// TestOverlayEscOnAltScreen (spec §3): esc kills a plain program, but a
 // program on the alternate screen gets esc, and the kill chord ends it.
 func TestOverlayEscOnAltScreen(t *testing.T) {
 	h := newHarness(t, 80, 30)

@@ -1,4 +1,4 @@
-// Package tui is agentsh's full-screen interface (SPEC §5, §7): a
+// Package tui is agentsh's full-screen interface (spec §5, §7): a
 // scrollable transcript of the conversation, the user's bang commands and
 // the model's tool calls streaming live, a multi-line editor, a status line,
 // and the PTY overlay for tool calls that run in a pseudo-terminal.
