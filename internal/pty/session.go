@@ -122,7 +122,7 @@ type Result struct {
 	sink.Summary
 	ExitCode  *int // nil when killed, timed out or failed
 	Cancelled bool // killed by Kill (esc) or by the caller's context
-	TimedOut  bool // killed because the timeout passed (SPEC: explicit for PTY)
+	TimedOut  bool // killed because the timeout passed (spec §3: explicit for PTY)
 }
 
 // endReason says why a session is being torn down.
