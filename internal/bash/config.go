@@ -41,7 +41,7 @@ type ShellConfig struct {
 	// exists for unattended runs (spec §3), so `git log` pages and
 	// `git commit` opens the user's editor.
 	Attended bool
-	// Sandbox confines the shell and everything it starts (issue 14); nil
+	// Sandbox confines the shell and everything it starts; nil
 	// or Mode off: none. The user's own `!` commands are never confined.
 	Sandbox *sandbox.Policy
 }

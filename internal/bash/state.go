@@ -15,9 +15,9 @@ import (
 // a parallel or a model's shell) before that shell's next run, so a cancel,
 // a timeout or a broken shell loses nothing of it. Safe for concurrent use.
 //
-// It has two layers (issue 21): the user's, captured from the user's own
-// shells (`!` commands, an RPC client's bash), and the model's, what the
-// model's shells changed on top of it. The model's shells get both
+// It has two layers: the user's, captured from the user's own shells
+// (`!` commands, an RPC client's bash), and the model's, what the model's
+// shells changed on top of it. The model's shells get both
 // (ModelView); every other shell gets the user's layer only (UserView):
 // nothing the model defines (a function named like a command, an alias,
 // PATH, LD_PRELOAD, BASH_ENV, GIT_SSH_COMMAND, PYTHONPATH, options) runs in

@@ -311,8 +311,8 @@ func seqLines(from, to int) string {
 	return b.String()
 }
 
-// A trailing `| head`/`| tail` follows spec §1.1 for every command shape
-// (issue 11 §5): the stage is taken off, the command without it runs, the
+// A trailing `| head`/`| tail` follows spec §1.1 for every command shape:
+// the stage is taken off, the command without it runs, the
 // limit cuts the command's whole output (stdout and stderr merged) and the
 // exit status is the command's own, the same for a builtin as for a program.
 func TestTrailingHeadTailSPECRule(t *testing.T) {
@@ -414,7 +414,7 @@ func checkSeqLines(t *testing.T, text string, start, end int) {
 
 // After the head/tail arguments on a truncated output, the notice and
 // details.meta.truncation describe the lines returned, not the 50 KB tail
-// they came from, and keep the artifact link (issue 11).
+// they came from, and keep the artifact link.
 func TestHeadTailNoticeDescribesShownLines(t *testing.T) {
 	te := newToolEnv(t)
 	const total, totalBytes = 200000, 1288895

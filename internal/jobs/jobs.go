@@ -106,7 +106,7 @@ type Spec struct {
 	// ArtifactMaxBytes caps the file (artifacts.maxBytes); <= 0 = the default.
 	ArtifactMaxBytes int
 	Timeout          time.Duration // 0 = none; when it passes the job is killed
-	// Sandbox confines the job's processes (issue 14); nil = none.
+	// Sandbox confines the job's processes; nil = none.
 	Sandbox *sandbox.Policy
 }
 

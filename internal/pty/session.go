@@ -110,8 +110,8 @@ type Options struct {
 	// session) when the program switches to the alternate screen or waits
 	// reading its terminal: the UI shows the screen from then on.
 	OnTakeover func(Takeover)
-	// Sandbox confines the program and everything it starts (issue 14);
-	// nil or Mode off: none.
+	// Sandbox confines the program and everything it starts; nil or Mode
+	// off: none.
 	Sandbox *sandbox.Policy
 }
 

@@ -32,7 +32,7 @@ const MaxLineChars = 4000
 
 // BangPreviewLines is how many lines a collapsed bang block shows, each in
 // at most BangLineRows rows: a long wrapped line must not push the lines
-// before it out of the preview (issue 22).
+// before it out of the preview.
 const (
 	BangPreviewLines = 20
 	BangLineRows     = 3
@@ -61,7 +61,7 @@ type Bang struct {
 	// FullScreen: the program used the alternate screen (vim, less, top),
 	// so its output is its last screen. Once it has ended the collapsed
 	// block is one line, the command and how it ended; the screen shows
-	// expanded (issue 22: 20 rows of `~` after `!vim notes.txt`).
+	// expanded (not 20 rows of `~` after `!vim notes.txt`).
 	FullScreen bool
 
 	state      BangState

@@ -63,7 +63,7 @@ const (
 	CmdBash        = "bash"
 	CmdAbortBash   = "abort_bash"
 	CmdSetSandbox  = "set_sandbox"
-	// Prompting and the session (issue 15).
+	// Prompting and the session, as the reference's clients send them.
 	CmdNegotiateProtocol    = "negotiate_protocol"
 	CmdSteer                = "steer"
 	CmdFollowUp             = "follow_up"

@@ -39,8 +39,8 @@ func (d Denial) Reason() string {
 	return "the network (off in the sandbox): " + d.Line
 }
 
-// Landlock refuses with EACCES and the scopes with EPERM (design note of
-// issue 14, §6), the mount view's read-only tree with EROFS; these are the
+// Landlock refuses with EACCES, its scopes (signals, abstract sockets) with
+// EPERM, and the mount view's read-only tree with EROFS; these are the
 // words programs print for them, lower-case.
 var deniedWords = []string{"permission denied", "operation not permitted", "read-only file system"}
 

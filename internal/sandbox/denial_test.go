@@ -114,7 +114,7 @@ func BenchmarkDetectDenial(b *testing.B) {
 }
 
 // TestDetectDenialIn: a refusal on a relative path counts like an
-// absolute one (issue 22): a shell's redirection names the file without
+// absolute one: a shell's redirection names the file without
 // a slash, a command that changed directory printed its path from there
 // (the first of dirs that gives a refusal), and ".." goes up from where
 // the directory really is, as the kernel walks it.

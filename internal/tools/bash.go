@@ -66,8 +66,8 @@ func NewBash(tool *bash.Tool, ctx func() bash.ToolContext) Tool {
 	return &bashTool{tool: tool, ctx: ctx}
 }
 
-// BashGate stands between the model and each bash call (issue 14's
-// approvals): it may refuse the call, or run it (with run, on a context it
+// BashGate stands between the model and each bash call, for the
+// approvals (bash.patterns, the sandbox question): it may refuse the call, or run it (with run, on a context it
 // may change, such as without the sandbox) once or twice, and it returns
 // what the model gets.
 type BashGate func(ctx context.Context, p bash.ToolParams, tc bash.ToolContext,
