@@ -439,7 +439,7 @@ func TestTUIModelCodingTask(t *testing.T) {
 
 // With virtualTerminal on, a model's command that only prints streams into
 // the transcript like any other: no overlay takes the screen, and the
-// user can keep typing (issue 13).
+// user can keep typing.
 func TestTUIPTYPlainOutputStreams(t *testing.T) {
 	srv := newSSEServer(t, modelScript(`for i in 1 2 3 4 5 6; do echo "pty line $i"; sleep 0.2; done`))
 	s := newSandbox(t)

@@ -33,7 +33,7 @@ func toolOK(t *testing.T, l *LiveSettings) bash.ToolSettings {
 }
 
 // A settings change applies from the next call, without a restart (spec
-// §2.2, issue 11): env, interceptor, a file that appears, one that goes.
+// §2.2): env, interceptor, a file that appears, one that goes.
 func TestLiveSettingsFollowTheFiles(t *testing.T) {
 	gdir, pdir := t.TempDir(), t.TempDir()
 	g := writeSettings(t, gdir, `{"shell": {"env": {"A": "1"}}}`)
@@ -120,7 +120,7 @@ func TestLiveSettingsBrokenThenFixed(t *testing.T) {
 	}
 }
 
-// A file broken at start (issue 22): the user's commands run on the
+// A file broken at start: the user's commands run on the
 // defaults with the file's error, the model's are refused with it, and the
 // fixed file applies from the next command.
 func TestLiveSettingsBrokenAtStart(t *testing.T) {

@@ -1,6 +1,6 @@
 package session
 
-// The sandbox settings (issue 14): sandbox.mode, sandbox.writablePaths,
+// The sandbox settings: sandbox.mode, sandbox.writablePaths,
 // sandbox.network, sandbox.denyRead and yolo, what the flags say over them,
 // and the Policy the model's shells get. Kept apart from the other keys.
 

@@ -57,7 +57,7 @@ type Settings struct {
 	// user's own here.
 	Project *ProjectTrust
 
-	// Sandbox is sandbox.* and yolo (issue 14; internal/session/sandbox.go).
+	// Sandbox is sandbox.* and yolo (sandbox.go).
 	// Unlike the keys above, a session reads it once, at start: a
 	// command must not loosen its own sandbox by editing the files.
 	Sandbox SandboxSettings
