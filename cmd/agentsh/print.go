@@ -1,6 +1,6 @@
 package main
 
-// Print mode (spec §7, reference §15): `agentsh -p "prompt"` runs one agent
+// Print mode (spec §7, as the reference agent's): `agentsh -p "prompt"` runs one agent
 // prompt non-interactively and prints the final answer (text) or every
 // event as a JSON line (json). The mode dispatch also owns `--mode rpc`.
 

@@ -9,7 +9,7 @@ import (
 )
 
 // TestDetectDenial feeds the classifier the messages programs print for a
-// Landlock refusal (design note §6), with paths of a real tree: a project
+// Landlock refusal, with paths of a real tree: a project
 // (writable), an outside folder this process can write, a denied folder.
 func TestDetectDenial(t *testing.T) {
 	root := t.TempDir()
