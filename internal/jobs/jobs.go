@@ -1,8 +1,10 @@
 // Package jobs runs long-running and interactive commands as jobs of an
 // agent session (spec §9): each on a pseudo-terminal below a guardian, so a
 // prompt waits instead of reading EOF and nothing outlives the session. A
-// job's output is read piece by piece, its terminal is fed text, and the
-// kernel tells when it waits for input.
+// Manager holds a session's jobs (at most DefaultMaxJobs at once); a job's
+// output is read piece by piece, its terminal is fed text, the kernel tells
+// when it waits for input, and a UI can attach to its screen (attach.go).
+// A foreground run of the engine that became a job comes in as a Runner.
 package jobs
 
 import (

@@ -1,6 +1,9 @@
 // Package rpc serves an AgentSession over newline-delimited JSON (spec §7,
 // docs/rpc.md): commands on one stream, responses and agent events on the
-// other, shapes compatible with the reference's RPC protocol.
+// other, shapes compatible with the reference's RPC protocol. Besides
+// prompting, its queues and bash, the commands cover the session
+// (session_cmds.go), models and thinking levels (models.go), compaction,
+// export, jobs and the sandbox, each in a file of that name.
 //
 // Commands are dispatched in arrival order; the quick ones are answered at
 // once, while the long-running ones (a prompt's agent run, a bash command)
