@@ -7,7 +7,7 @@ import (
 	"github.com/creack/pty"
 )
 
-// TestAnswerTextOnATerminal (issue 22): `agentsh -p` prints the model's
+// TestAnswerTextOnATerminal: `agentsh -p` prints the model's
 // answer sanitized when stdout is a terminal (an OSC 52 in the answer would
 // set the user's clipboard, a cursor movement redraw the screen), and as
 // written into a pipe or a file.

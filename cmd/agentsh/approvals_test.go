@@ -1,6 +1,6 @@
 package main
 
-// Approvals (issue 14): bash.patterns rules in print mode and in the TUI,
+// Approvals: bash.patterns rules in print mode and in the TUI,
 // and /permissions, with the real binary and the fake model.
 
 import (
@@ -211,9 +211,8 @@ func outsideDir(t *testing.T) string {
 }
 
 // sandboxProbe skips the test unless `agentsh exec --sandbox
-// workspace-write` refuses a write in outside: the enforcement and the
-// flag of issue 14's other parts. Once they are in, the test runs by
-// itself.
+// workspace-write` refuses a write in outside, so the test runs only
+// where the kernel can enforce the sandbox.
 func sandboxProbe(t *testing.T, s *sandbox, outside string) {
 	t.Helper()
 	probe := filepath.Join(outside, "probe")

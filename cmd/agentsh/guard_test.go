@@ -1,9 +1,9 @@
 package main
 
-// End-to-end tests of issue 11 §1: signals and a dying agentsh leave no
+// End-to-end tests of process containment: signals and a dying agentsh leave no
 // process and no folder behind. Every test gives agentsh a private
 // XDG_RUNTIME_DIR (its engine folder: the shells' runtime folders and the
-// rc snapshot, issue 21) and TMPDIR, so what is left there is this run's.
+// rc snapshot) and TMPDIR, so what is left there is this run's.
 
 import (
 	"bufio"
@@ -291,7 +291,7 @@ func TestExecSIGKILLLeavesNothing(t *testing.T) {
 // BenchmarkExecSIGKILLCleanup is the time from SIGKILL of `agentsh exec`
 // (whose command left `sleep &` and `env -i setsid -f sleep` behind and
 // waits in a third sleep) until none of the three sleeps is alive. Goal:
-// within 2 s (issue 11).
+// within 2 s.
 func BenchmarkExecSIGKILLCleanup(b *testing.B) {
 	benchKillExec(b, killExecCommand)
 }

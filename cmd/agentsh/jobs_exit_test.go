@@ -1,7 +1,7 @@
 package main
 
-// Issue 12, "exit and signals with 3 jobs running, in every mode: 0
-// survivors". Each test starts one agentsh per way of ending at once (a
+// Exit and signals with 3 jobs running, in every mode: no process
+// survives. Each test starts one agentsh per way of ending at once (a
 // background start holds its call for the settle time, so starting them
 // one after the other would cost that many times over), then ends them one
 // by one and scans /proc for the jobs' sleeps.

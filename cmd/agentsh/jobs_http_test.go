@@ -17,7 +17,7 @@ import (
 // TestPrintModeHTTPServerJob: the model starts `python3 -m http.server`
 // with background: true, curls it in its next call, reads the server's log
 // line with job_output and kills it with job_kill: the real binary, the
-// fake model, nothing left (issue 12).
+// fake model, nothing left.
 func TestPrintModeHTTPServerJob(t *testing.T) {
 	t.Parallel()
 	py, err := exec.LookPath("python3")

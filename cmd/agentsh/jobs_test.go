@@ -15,7 +15,7 @@ import (
 // TestPrintModeBackgroundJob: in print mode the model's bash call with
 // background: true returns at once as a job, the model can read it with
 // job_output, and the jobs still running at exit are stopped, with a word
-// on stderr and no process left (issue 12).
+// on stderr and no process left.
 func TestPrintModeBackgroundJob(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
@@ -134,7 +134,7 @@ func TestPrintModeJobEndNotice(t *testing.T) {
 
 // TestPrintModeWaitsOnlyWhenAsked: -p waits for a job only when the model
 // asks to (job_output with wait_seconds) and stops the rest at exit, saying
-// so (issue 12). The build job waits for a gate the model opens as it asks,
+// so. The build job waits for a gate the model opens as it asks,
 // so it is still running when job_output starts waiting.
 func TestPrintModeWaitsOnlyWhenAsked(t *testing.T) {
 	t.Parallel()
@@ -183,7 +183,7 @@ func TestPrintModeWaitsOnlyWhenAsked(t *testing.T) {
 
 // TestPrintModeAutoBackground: with bash.autoBackgroundSeconds 2, the
 // model's foreground `sleep 5; echo built` becomes job 1 instead of holding
-// the turn, and job_output with wait_seconds returns when it ends (issue 12).
+// the turn, and job_output with wait_seconds returns when it ends.
 func TestPrintModeAutoBackground(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
@@ -217,7 +217,7 @@ func TestPrintModeAutoBackground(t *testing.T) {
 
 // TestPrintModeForegroundWaitsForInput: the model's foreground command that
 // asks a question returns as job 1 waiting for input, with the prompt; the
-// model answers with job_input and sees the rest (issue 12).
+// model answers with job_input and sees the rest.
 func TestPrintModeForegroundWaitsForInput(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)

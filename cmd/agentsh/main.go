@@ -212,7 +212,7 @@ func runExec(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// The command's directory (--cwd, else this one) is the session's:
-	// its project settings and the sandbox's writable root (issue 21),
+	// its project settings and the sandbox's writable root,
 	// never the caller's directory when --cwd names another. The artifact
 	// folder stays the caller's, where `agentsh artifact` looks.
 	caller, err := os.Getwd()

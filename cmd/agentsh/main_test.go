@@ -374,7 +374,7 @@ func TestExecBasicResults(t *testing.T) {
 		code              int
 	}{
 		{"echo", "echo hi", "hi\n", 0},
-		// SPEC §1.6: "<text>\n\nCommand exited with code N", and the text is
+		// spec §1.6: "<text>\n\nCommand exited with code N", and the text is
 		// "out\nerr\n" (stderr merged in order).
 		{"nonzero", "echo out; echo err >&2; exit 3", "out\nerr\n\n\nCommand exited with code 3\n", 3},
 		{"no output", "true", "(no output)\n", 0},

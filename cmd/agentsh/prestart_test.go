@@ -1,6 +1,6 @@
 package main
 
-// The model's shell is started with the first model request (issue 22), so
+// The model's shell is started with the first model request, so
 // that the model's first bash call finds it ready. These tests hold the
 // fake model's answer until that shell exists, as a model that thinks would,
 // and check what a user would notice: the call runs in that shell, confined

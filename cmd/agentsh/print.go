@@ -1,6 +1,6 @@
 package main
 
-// Print mode (SPEC §7, reference §15): `agentsh -p "prompt"` runs one agent
+// Print mode (spec §7, as the reference agent's): `agentsh -p "prompt"` runs one agent
 // prompt non-interactively and prints the final answer (text) or every
 // event as a JSON line (json). The mode dispatch also owns `--mode rpc`.
 
@@ -598,7 +598,7 @@ func newJobs(ts bash.ToolSettings) *jobs.Manager {
 }
 
 // stopJobs ends every job still running when a mode exits, saying so on
-// stderr (SPEC §9: every job dies with the session).
+// stderr (spec §9: every job dies with the session).
 func stopJobs(m *jobs.Manager, stderr io.Writer) {
 	if n := m.Running(); n > 0 {
 		fmt.Fprintf(stderr, "agentsh: stopping %d running job(s) at exit\n", n)

@@ -258,7 +258,8 @@ func TestPrintSignalAborts(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			s := newSandbox(t)
-			// A background job and a foreground command, as in issue 11.
+			// A background job and a foreground command, both of which must die
+			// with agentsh.
 			script := `sleep 1000 & printf '%s\n' "$AGENTSH_SHELL_MARK" > ready.tmp && mv ready.tmp ready; sleep 1001`
 			args, _ := json.Marshal(map[string]string{"command": script})
 			srv := newSSEServer(t, func(n int, w sseWriter) { w.bash("call_1", string(args)) })

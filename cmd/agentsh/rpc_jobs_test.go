@@ -13,8 +13,8 @@ import (
 	"agentsh/internal/proctest"
 )
 
-// TestRPCJobs drives a real `agentsh --mode rpc` through a user job's life
-// (issue 12): bash with background: true answers with the job and a
+// TestRPCJobs drives a real `agentsh --mode rpc` through a user job's life:
+// bash with background: true answers with the job and a
 // job_start event; the job, run with agentsh's whole environment (the
 // secret-looking names the model's shells lose included), waits at a
 // prompt (job_update), takes job_input and ends (job_end, exit 0, its

@@ -1,6 +1,6 @@
 package main
 
-// The sandbox's surfaces (issue 14): the --sandbox and --yolo flags, the
+// The sandbox's surfaces: the --sandbox and --yolo flags, the
 // status line's words and the one-line warnings. What the kernel confines
 // is the enforcement's (internal/sandbox); these say the mode as
 // configured and never more.

@@ -11,9 +11,9 @@ import (
 )
 
 // A settings.json edit between two commands applies from the next one,
-// without a restart (SPEC §2.2, issue 11): the model's bash tool in print
+// without a restart (spec §2.2): the model's bash tool in print
 // mode sees the new shell.env and the newly enabled interceptor. (The
-// user's own file: a project's looser env would wait for trust, issue 21.)
+// user's own file: a project's looser env would wait for the user's trust.)
 func TestSettingsEditAppliesToNextToolCall(t *testing.T) {
 	s := newSandbox(t)
 	global := filepath.Join(s.config, "agentsh", "settings.json")
@@ -54,7 +54,7 @@ func TestSettingsEditAppliesToNextToolCall(t *testing.T) {
 
 // The same through RPC bash commands (the user's bang path): the new env
 // from the next command on; a broken file does not stop the user's
-// commands (issue 22): they run with the last settings that loaded, and
+// commands: they run with the last settings that loaded, and
 // the response carries the located error; fixing it applies the new env.
 func TestSettingsEditAppliesToNextRPCBash(t *testing.T) {
 	s := newSandbox(t)

@@ -1,6 +1,6 @@
 package main
 
-// Project trust (issue 21): a project's .agentsh/settings.json that
+// Project trust: a project's .agentsh/settings.json that
 // loosens the user's settings is refused where no one can be asked, unless
 // --trust-project; the TUI asks; `agentsh exec --cwd DIR` confines to DIR.
 
@@ -197,7 +197,7 @@ func TestTUITrustQuestion(t *testing.T) {
 	tt.assertNoProcesses()
 }
 
-// TestExecAppliesPatterns (issue 22): `agentsh exec` follows the model's
+// TestExecAppliesPatterns: `agentsh exec` follows the model's
 // path, bash.patterns included: a deny rule refuses with the model's text,
 // an ask rule is refused (no one to ask) unless --allow-ask.
 func TestExecAppliesPatterns(t *testing.T) {

@@ -71,7 +71,7 @@ func TestTUIBangInteractive(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(s.work, "new.txt")); string(b) != "hello\n" {
 			t.Errorf("new.txt holds %q, want hello", b)
 		}
-		// The block is one line (issue 22); ctrl+o shows vim's last
+		// The block is one line, not vim's screenful of `~`; ctrl+o shows vim's last
 		// screen: its message line, no escape sequences or leftovers of
 		// the redraws.
 		if !strings.Contains(scr, "$ vim -N -u NONE new.txt · exited 0 (ctrl+o to expand)") || strings.Contains(scr, "written") {
@@ -167,7 +167,7 @@ func TestTUIBangInteractive(t *testing.T) {
 
 // TestTUIBangPagerCtrlB: in `!git log`'s pager (less with git's LESS=FRX,
 // not on the alternate screen) ctrl+b pages back, as in a terminal: it is
-// the program's, not agentsh's background key (issue 22).
+// the program's, not agentsh's background key.
 func TestTUIBangPagerCtrlB(t *testing.T) {
 	if !haveProgram(t, "git") || !haveProgram(t, "less") {
 		return

@@ -1,7 +1,7 @@
 package main
 
-// Whole-process benchmarks of the TUI (issue 5's performance targets,
-// reported in docs/BENCHMARKS.md §C): the real binary (built by TestMain)
+// Whole-process benchmarks of the TUI (its performance targets, reported
+// in docs/BENCHMARKS.md §C): the real binary (built by TestMain)
 // runs with a private HOME in a pseudo-terminal of a fixed size, and every
 // byte it writes goes through internal/pty's x/vt screen, so a figure is
 // "until the user could see it", emulator included.

@@ -20,7 +20,7 @@ import (
 func noSpace(s string) string { return strings.Join(strings.Fields(s), "") }
 
 // TestTUIStartsOnBrokenSettings: a project settings file broken before
-// agentsh starts does not keep the TUI out (issue 22). It starts on the
+// agentsh starts does not keep the TUI out. It starts on the
 // defaults and says which file does not load and why; `!` commands run;
 // the `!` command that fixes the file (outside the sandbox, as the user)
 // takes the status line's warning away.
@@ -58,7 +58,7 @@ func TestTUIStartsOnBrokenSettings(t *testing.T) {
 	}
 }
 
-// A settings file broken at start (issue 22): RPC mode starts, says so on
+// A settings file broken at start: RPC mode starts, says so on
 // stderr, its bash commands run on the defaults with settingsError, and the
 // model's sandbox is read-only; print mode and exec, with no one to fix the
 // file, do not start and name it.

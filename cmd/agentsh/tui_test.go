@@ -304,7 +304,7 @@ func TestTUIPTYOverlayVim(t *testing.T) {
 	writeFile(t, filepath.Join(s.config, "agentsh", "settings.json"), `{"bash":{"virtualTerminal":"on"}}`)
 	tt := startTUI(t, s, append(srv.env(), "AGENTSH_MODEL=openai/test-model")...)
 	tt.typeLine("edit the notes")
-	// vim is on the alternate screen: esc is vim's, ctrl+\ kills (SPEC §3).
+	// vim is on the alternate screen: esc is vim's, ctrl+\ kills (spec §3).
 	scr := tt.waitText(`ctrl+\ force-kill · esc and every other key go to the program`)
 	if !strings.Contains(scr, "running") || !strings.Contains(scr, "vim -u NONE notes.txt") {
 		t.Errorf("overlay header wrong:\n%s", scr)
@@ -439,7 +439,7 @@ func TestTUIModelCodingTask(t *testing.T) {
 
 // With virtualTerminal on, a model's command that only prints streams into
 // the transcript like any other: no overlay takes the screen, and the
-// user can keep typing (issue 13).
+// user can keep typing.
 func TestTUIPTYPlainOutputStreams(t *testing.T) {
 	srv := newSSEServer(t, modelScript(`for i in 1 2 3 4 5 6; do echo "pty line $i"; sleep 0.2; done`))
 	s := newSandbox(t)

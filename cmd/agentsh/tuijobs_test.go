@@ -11,7 +11,7 @@ import (
 
 // The model starts two background jobs: the status line counts them, the
 // jobs panel lists them, and quitting asks first; n goes back, y quits and
-// stops them, nothing left (issue 12).
+// stops them, nothing left.
 func TestTUIQuitWithJobsAsks(t *testing.T) {
 	tag := proctest.SleepTag()
 	cmd, _ := json.Marshal(map[string]any{"command": "sleep " + tag, "background": true})
@@ -59,8 +59,7 @@ func TestTUIQuitWithJobsAsks(t *testing.T) {
 
 // The model starts a job that waits at a prompt: the status line says so.
 // The user attaches to it from the jobs panel, answers y, detaches with
-// ctrl+z (the job runs on) and kills it with k: nothing of it is left
-// (issue 12).
+// ctrl+z (the job runs on) and kills it with k: nothing of it is left.
 func TestTUIAttachToJob(t *testing.T) {
 	tag := proctest.SleepTag()
 	command := `read -p "Proceed? [y/N] " a; echo "got $a"; sleep ` + tag
@@ -118,7 +117,7 @@ func (tt *tmuxTUI) waitProcess(arg string) {
 
 // ctrl+b moves a running `!` command into the background: its block says it
 // became job 1, the status line counts it, the editor runs the next command
-// at once, and the jobs panel lists and kills it (issue 12).
+// at once, and the jobs panel lists and kills it.
 func TestTUICtrlBMovesBangToJob(t *testing.T) {
 	tag := proctest.SleepTag()
 	s := newSandbox(t)
@@ -162,12 +161,12 @@ func TestTUICtrlBMovesBangToJob(t *testing.T) {
 
 // A `!` command that waits at a prompt opens the overlay; ctrl+z there
 // makes it job 1 waiting for input; attached from the jobs panel, it takes
-// the user's answer (issues 12, 13).
+// the user's answer.
 func TestTUIBangPromptBecomesJob(t *testing.T) {
 	s := newSandbox(t)
 	tt := startTUI(t, s)
 	tt.typeLine(`!read -p "Proceed? [y/N] " a; echo "got $a"`)
-	// The prompt opens the overlay (issue 13); ctrl+z there makes it a job.
+	// The prompt opens the overlay; ctrl+z there makes it a job.
 	tt.waitText("│Proceed? [y/N]")
 	tt.waitText("ctrl+z background")
 	tt.keys("C-z")
@@ -201,7 +200,7 @@ func TestTUIBangPromptBecomesJob(t *testing.T) {
 }
 
 // ctrl+b while the model's foreground bash call runs: the call returns to
-// the model as job 1, which goes on with its answer (issue 12).
+// the model as job 1, which goes on with its answer.
 func TestTUICtrlBMovesModelCallToJob(t *testing.T) {
 	tag := proctest.SleepTag()
 	call, _ := json.Marshal(map[string]any{"command": "sleep " + tag})

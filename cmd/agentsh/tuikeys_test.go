@@ -22,7 +22,7 @@ func (tt *tmuxTUI) sleepPIDs() []int {
 }
 
 // ctrl+c interrupts a running `!` command the way esc does and agentsh
-// keeps running; on the idle editor, ctrl+c twice quits (issue 13).
+// keeps running; on the idle editor, ctrl+c twice quits.
 func TestTUICtrlCInterruptsThenQuits(t *testing.T) {
 	s := newSandbox(t)
 	tt := startTUI(t, s)
@@ -50,8 +50,7 @@ func TestTUICtrlCInterruptsThenQuits(t *testing.T) {
 }
 
 // A message sent while the model's bash call runs is queued, shown above
-// the editor, and sent as the next user message when the turn ends
-// (issue 13).
+// the editor, and sent as the next user message when the turn ends.
 func TestTUIQueuedMessageSentAfterTurn(t *testing.T) {
 	s := newSandbox(t)
 	gate := filepath.Join(s.work, "gate")
@@ -105,7 +104,7 @@ func TestTUIQueuedMessageSentAfterTurn(t *testing.T) {
 }
 
 // A pasted line that ends in a newline (as a copied line does) leaves the
-// editor one line high with the cursor after the text (issue 13).
+// editor one line high with the cursor after the text.
 func TestTUIPasteEndingInNewline(t *testing.T) {
 	s := newSandbox(t)
 	tt := startTUI(t, s)
@@ -130,7 +129,7 @@ func TestTUIPasteEndingInNewline(t *testing.T) {
 }
 
 // A bracketed paste keeps its tabs in what the model gets, and a long one
-// shows as one marker in the editor while the whole text is sent (issue 22).
+// shows as one marker in the editor while the whole text is sent.
 func TestTUIPasteKeepsTabsAndCollapses(t *testing.T) {
 	srv := newSSEServer(t, func(n int, w sseWriter) { w.answer(fmt.Sprintf("answer-%d", n)) })
 	s := newSandbox(t)
@@ -161,7 +160,7 @@ func TestTUIPasteKeepsTabsAndCollapses(t *testing.T) {
 }
 
 // ctrl+d while the model's command runs asks first; y ends agentsh and the
-// command with it (issue 22).
+// command with it.
 func TestTUICtrlDMidTurnAsks(t *testing.T) {
 	srv := newSSEServer(t, func(n int, w sseWriter) {
 		if n == 0 {

@@ -70,7 +70,7 @@ type AgentSession struct {
 	cwd       string
 	id        string
 	store     *session.Store           // nil = not persisted
-	artifacts *session.ArtifactManager // nil = no artifact folder (SPEC §6)
+	artifacts *session.ArtifactManager // nil = no artifact folder (spec §6)
 	exec      *bash.Executor
 	shell     bash.ShellConfig
 	state     *bash.SessionState                  // cwd, exports, functions, aliases, options of every shell of the session
@@ -139,7 +139,7 @@ func (a *AgentSession) SetArtifactsDir(dir string) {
 // FollowSettings makes the session read its settings from l on every
 // command instead of using what it was given: bang commands take the shell
 // config, and ToolContext the bash tool's settings, from the files as they
-// are at that moment (SPEC §2.2), so an edit of settings.json applies from
+// are at that moment (spec §2.2), so an edit of settings.json applies from
 // the next command.
 func (a *AgentSession) FollowSettings(l *config.LiveSettings) { a.live.Store(l) }
 
@@ -147,7 +147,7 @@ func (a *AgentSession) FollowSettings(l *config.LiveSettings) { a.live.Store(l) 
 func (a *AgentSession) ID() string { return a.id }
 
 // Cwd returns the session's working directory: where it started, moved by
-// the user's `!cd` (SPEC §2.1, session state).
+// the user's `!cd` (spec §2.1, session state).
 func (a *AgentSession) Cwd() string { return a.state.Cwd() }
 
 // StartDir returns the directory the session was started in (its store's
@@ -355,7 +355,7 @@ func (a *AgentSession) ExecuteBashRun(ctx context.Context, command string, onChu
 		}
 	}
 	// A command that waits for input, or that the user moves to the
-	// background (ctrl+b), becomes a job of the session's manager (SPEC §9).
+	// background (ctrl+b), becomes a job of the session's manager (spec §9).
 	bgNow := opts.BackgroundNow
 	if bgNow == nil {
 		bgNow = a.BackgroundNow()

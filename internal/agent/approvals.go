@@ -92,7 +92,7 @@ type Approver interface {
 }
 
 // Approvals is how a mode treats the model's commands that rules or the
-// sandbox stop (issue 14).
+// sandbox stop.
 type Approvals struct {
 	// Approver asks the user; nil in print, json and RPC modes, where an
 	// ask rule refuses the command (unless AllowAsk) and a sandbox denial
@@ -139,7 +139,8 @@ const (
 // call.
 //
 // An allow rule only spares the asking: the command still runs in the
-// sandbox (issue 21). Only the user's own word runs one outside: yolo,
+// sandbox: a rule says which commands need no question, never that one may
+// leave the sandbox. Only the user's own word runs one outside: yolo,
 // --sandbox off, an answer to the sandbox question, or an "always"
 // answer of before.
 func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
@@ -230,7 +231,7 @@ func (a Approvals) gate(folder func() string, yolo func() bool) tools.BashGate {
 			}
 		}
 		// A fresh shell with the user's state only: the model's functions,
-		// aliases and variables stay inside (issue 21).
+		// aliases and variables stay inside.
 		if n := sandbox.DisarmedNote(policy.DisarmGit()); n != "" {
 			note += "\n" + n
 		}

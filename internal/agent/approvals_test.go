@@ -152,7 +152,7 @@ func TestApprovalsSandboxDenial(t *testing.T) {
 			switch c.name {
 			case "once", "always":
 				// The model's export stays in its layer: the re-run has
-				// the user's state only (issue 21).
+				// the user's state only.
 				want := "again X= shell=other\n\n[agentsh: the sandbox refused " + reason +
 					"; the user approved, and this is the result of running the command again outside the sandbox]"
 				if r.IsError || r.Content != want {
@@ -275,7 +275,7 @@ func TestApprovalsFollowSessionYolo(t *testing.T) {
 	}
 }
 
-// TestApprovalRerunRunsNoModelFunction (issue 21 §6): the model's touch
+// TestApprovalRerunRunsNoModelFunction: the model's touch
 // function and ls alias, defined in its confined shell, do not run when
 // the user approves a re-run outside the sandbox: the real touch does, and
 // the question says the model's touch is not there.
@@ -407,7 +407,7 @@ func readOnlyTools(t *testing.T, ap Approvals) (*tools.Registry, *AgentSession) 
 	return reg, a
 }
 
-// TestApprovalsRelativeRefusal (issue 22): a refusal on a relative path
+// TestApprovalsRelativeRefusal: a refusal on a relative path
 // raises the question like an absolute one, with the path resolved from
 // where the command was when it printed it (after its cd), and "always"
 // offers the command that was refused: rm, not cd or mkdir; a
@@ -454,7 +454,7 @@ func TestApprovalsRelativeRefusal(t *testing.T) {
 	}
 }
 
-// TestApprovalsAlwaysSavesRefusedCommand (issue 22): "always" saves the
+// TestApprovalsAlwaysSavesRefusedCommand: "always" saves the
 // command whose error showed the refusal, not the line's first: after
 // `cd sub && mkdir -p out && rm ../f` is refused and always approved,
 // the saved rule is rm, and the re-run outside removed the file.
@@ -504,7 +504,7 @@ func TestApprovalsAskNamesMatchedCommand(t *testing.T) {
 	}
 }
 
-// TestApprovalsUnknownCommandFailsClosed (issue 22): a command whose name
+// TestApprovalsUnknownCommandFailsClosed: a command whose name
 // is not known before it runs matches every deny and ask rule; the model
 // reads why, and the question says the match is not by name.
 func TestApprovalsUnknownCommandFailsClosed(t *testing.T) {

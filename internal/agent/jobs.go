@@ -9,7 +9,7 @@ import (
 	"agentsh/internal/sandbox"
 )
 
-// StartJob runs command as the user's own job of m (SPEC §9): in the
+// StartJob runs command as the user's own job of m (spec §9): in the
 // session's cwd, with the session's exports and agentsh's whole environment
 // (nothing scrubbed, as for bang commands), the shell and prefix of the
 // settings as they are now, no timeout, and an artifact for the full output

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// A file broken at start (issue 22): the user's commands run on the
+// A file broken at start: the user's commands run on the
 // defaults with the file's error, the model's are refused with it, and the
 // fixed file applies from the next command.
 func TestLiveSettingsBrokenAtStart(t *testing.T) {

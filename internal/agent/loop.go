@@ -481,7 +481,7 @@ func (a *AgentSession) ToolContext(settings bash.ToolSettings) bash.ToolContext 
 	// The sandbox is the session's, read at start: never the files' now.
 	settings.Shell.Sandbox = a.SandboxPolicy()
 	// The model's shells get its own layer of the state on top of the
-	// user's; nothing of it reaches a shell outside the sandbox (issue 21).
+	// user's; nothing of it reaches a shell outside the sandbox.
 	tc := bash.ToolContext{Cwd: a.Cwd(), Settings: settings, SettingsError: settingsErr, State: a.state,
 		View: bash.ModelView, BackgroundNow: a.BackgroundNow()}
 	if a.artifacts != nil {

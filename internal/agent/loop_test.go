@@ -446,7 +446,7 @@ func TestSystemPrompt(t *testing.T) {
 	if strings.Contains(SystemPrompt("/d", []string{"bash"}), "read tool") {
 		t.Error("read tool mentioned without one")
 	}
-	// Output is cut by bytes only: the prompt promises no line cap (issue 11).
+	// Output is cut by bytes only (spec §4): the prompt promises no line cap.
 	if regexp.MustCompile(`\d[\d,]* lines`).MatchString(p) || !strings.Contains(p, "(over 50KB; there is no line limit)") {
 		t.Errorf("truncation described wrongly:\n%s", p)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // A model call whose server never answers fails after the request timeout
-// (not never: issue 22) and is tried again; the try that answers ends the
+// (it used to wait for ever) and is tried again; the try that answers ends the
 // turn. One that keeps streaming is not cut however long it takes.
 func TestRequestTimeoutEndsAHungCall(t *testing.T) {
 	a, _, reg := newLoopAgent(t)

@@ -1,8 +1,8 @@
 package agent
 
-// The sandbox settings (issue 14): sandbox.mode, sandbox.writablePaths,
-// sandbox.network, sandbox.denyRead and yolo, what the flags say over them,
-// and the Policy the model's shells get. Kept apart from the other keys.
+// The sandbox of a running conversation: the settings it was given
+// (config.SandboxSettings), the Policy its model's shells and file tools
+// get, and the file system the file tools reach through it.
 
 import (
 	"agentsh/internal/config"

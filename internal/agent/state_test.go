@@ -26,7 +26,7 @@ func modelBash(t *testing.T, a *AgentSession, command string) string {
 
 // TestSessionStateSharedWithModel: the user's !cd, !export and !source
 // reach the model's shell, survive esc on a running command, and the
-// status line's directory follows !cd (issue 11 §3).
+// status line's directory follows !cd (spec §2.1).
 func TestSessionStateSharedWithModel(t *testing.T) {
 	a, _ := newAgent(t)
 	dir := t.TempDir()
@@ -69,7 +69,7 @@ func TestSessionStateSharedWithModel(t *testing.T) {
 	}
 }
 
-// TestModelStateNotInBang (issue 21 §6): a function, an alias and a PATH
+// TestModelStateNotInBang: a function, an alias and a PATH
 // the model defines do not reach the user's `!` commands (the TUI's and an
 // RPC client's bash, both ExecuteBash), while the user's still reach the
 // model over the model's own.
@@ -98,7 +98,7 @@ func mustLookPath(t *testing.T, name string) string {
 	return p
 }
 
-// TestBangDisarmsPlantedGit (issue 21): what the model's confined command
+// TestBangDisarmsPlantedGit: what the model's confined command
 // planted for the user's git (a .git/commondir naming a config of its own)
 // is removed before the user's `!` command runs outside, and said.
 func TestBangDisarmsPlantedGit(t *testing.T) {

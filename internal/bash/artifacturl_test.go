@@ -10,7 +10,7 @@ import (
 // artifact://N in a command names the artifact's file where the shell
 // would see it as a word: bare, in $(…) (also inside double quotes), in an
 // unquoted heredoc. Inside quotes and quoted heredocs it is literal text
-// (issue 11): an unknown id there does not refuse the command, and nothing
+// (a model quoting the URL means the text): an unknown id there does not refuse the command, and nothing
 // is written in place of it. The folder has a space, a quote and a dollar in
 // its name so bad quoting would show.
 func TestArtifactURLInCommand(t *testing.T) {

@@ -1,6 +1,6 @@
 package bash
 
-// Benchmarks for the goals of issue 2 (see docs/BENCHMARKS.md). All of them
+// Benchmarks for the engine's speed goals (see docs/BENCHMARKS.md). All of them
 // run real bash and real processes. The 1 GB benchmarks are skipped unless
 // AGENTSH_BENCH_GB=1, so that a plain `go test -bench .` stays quick;
 // scripts/bench-process.sh sets it.
@@ -52,7 +52,7 @@ func warmExecutor(b *testing.B) (*Executor, ShellConfig, int) {
 	return warmExecutorWith(b, RunOptions{Shell: benchShellConfig(b)})
 }
 
-// modesOptions are the run options of the modes since issue 12: a terminal
+// modesOptions are the run options the modes give since jobs came: a terminal
 // as stdin, a job manager, the default auto-background threshold and a
 // ctrl+b channel, so a command may become a job.
 func modesOptions(b *testing.B) RunOptions {
@@ -133,8 +133,8 @@ func BenchmarkWarmTrueExecutor(b *testing.B) {
 }
 
 // BenchmarkWarmTrueExecutorModes: the same with the modes' options (a
-// terminal as stdin, jobs, auto-background, ctrl+b): what the machinery of
-// issue 12 costs a command that ends at once.
+// terminal as stdin, jobs, auto-background, ctrl+b): what the job machinery
+// costs a command that ends at once.
 func BenchmarkWarmTrueExecutorModes(b *testing.B) {
 	benchWarmTrue(b, modesOptions(b))
 }
@@ -515,7 +515,7 @@ func BenchmarkCancelIgnoresTerm(b *testing.B) {
 }
 
 // BenchmarkBrokenShellReturns: how long a command that breaks the shell's
-// epilogue holds its call (issue 11: within 1 s of its last process
+// epilogue holds its call (the goal: within 1 s of its last process
 // ending; it used to sit out the whole timeout). Each iteration runs on a
 // shell the previous one did not break.
 func BenchmarkBrokenShellReturns(b *testing.B) {
@@ -544,7 +544,7 @@ func BenchmarkBrokenShellReturns(b *testing.B) {
 }
 
 // BenchmarkTrailingHead is one tool call with a trailing `| head -n 5`
-// (SPEC §1.1: the stage taken off, its upstream in a subshell, the output
+// (spec §1.1: the stage taken off, its upstream in a subshell, the output
 // closed after 5 lines) next to Executor.Run of the same text, where bash's
 // own head runs: what the extraction costs or saves per call.
 func BenchmarkTrailingHead(b *testing.B) {
@@ -591,7 +591,7 @@ func benchColdStart(b *testing.B, cfg ShellConfig) {
 
 // BenchmarkWarmTrueStateCapture is the warm round trip of a bang command
 // (or an RPC client's bash): `true` asked with CaptureAll, against
-// BenchmarkWarmTrueExecutor. Since issue 22 it skips the dump, as `true`
+// BenchmarkWarmTrueExecutor. It skips the dump, as `true`
 // cannot change the state (MayChangeState); BenchmarkWarmCdStateCapture
 // is one that dumps.
 func BenchmarkWarmTrueStateCapture(b *testing.B) {
@@ -606,7 +606,8 @@ func BenchmarkWarmCdStateCapture(b *testing.B) {
 
 // BenchmarkWarmTrueModelCapture is BenchmarkWarmTrueStateCapture for a
 // model's shell: the capture goes to the model's layer, a diff against the
-// user's layer that shell applied (issue 21).
+// user's layer that shell applied, which keeps the model's definitions
+// out of the user's shells.
 func BenchmarkWarmTrueModelCapture(b *testing.B) {
 	st := NewSessionState(b.TempDir())
 	e := NewExecutor()
@@ -669,7 +670,7 @@ func BenchmarkBackgroundNowToJob(b *testing.B) {
 	b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "ms/job")
 }
 
-// Sandbox benchmarks (issue 14, docs/BENCHMARKS.md §G). Each runs the same
+// Sandbox benchmarks (docs/BENCHMARKS.md §G). Each runs the same
 // work outside and inside a workspace-write sandbox side by side, the order
 // alternating per iteration so that load from the neighbours falls on both,
 // and reports both times and their ratio (goal: ≤ 1.1× warm, ≤ 1.05× for a
@@ -831,7 +832,7 @@ func BenchmarkSandboxGoBuild(b *testing.B) {
 }
 
 // BenchmarkSandboxGitStatus: `git status` on a 10,000-file repository in a
-// warm shell, inside against outside (issue 21: ≤ 1.1× against the
+// warm shell, inside against outside (goal: ≤ 1.1× against the
 // commit before the mount view). git stats every tracked file, so this is
 // what the view's mounts cost path lookups.
 func BenchmarkSandboxGitStatus(b *testing.B) {
@@ -877,7 +878,8 @@ func BenchmarkSandboxGitStatus(b *testing.B) {
 
 // BenchmarkColdStartSnapshot is BenchmarkColdStart with the user's rc
 // snapshot sourced: what checking it and copying it into the shell's own
-// folder costs a start (issue 21).
+// folder costs a start: the price of a snapshot no confined command can
+// rewrite.
 func BenchmarkColdStartSnapshot(b *testing.B) {
 	cfg := benchShellConfig(b)
 	cfg.SnapshotPath = GetOrCreateSnapshot(cfg.Path, nil)

@@ -32,16 +32,16 @@ type ShellConfig struct {
 	// Entries of Env are explicit configuration and are always kept.
 	ScrubEnv []string
 	// TerminalStdin gives commands a terminal held by agentsh as stdin
-	// instead of /dev/null (SPEC §2.1, setting bash.stdin): a prompt waits
+	// instead of /dev/null (spec §2.1, setting bash.stdin): a prompt waits
 	// and a run blocked reading it can become a job (RunOptions.Jobs).
 	TerminalStdin bool
 	// Attended marks the shell of the user's `!` commands on a terminal
 	// the user watches (RunOptions.Terminal): it keeps the inherited
 	// pagers, editors and prompts instead of pty.NonInteractiveEnv, which
-	// exists for unattended runs (SPEC §3), so `git log` pages and
+	// exists for unattended runs (spec §3), so `git log` pages and
 	// `git commit` opens the user's editor.
 	Attended bool
-	// Sandbox confines the shell and everything it starts (issue 14); nil
+	// Sandbox confines the shell and everything it starts; nil
 	// or Mode off: none. The user's own `!` commands are never confined.
 	Sandbox *sandbox.Policy
 }

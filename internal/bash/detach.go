@@ -16,7 +16,7 @@ import (
 	"agentsh/internal/sink"
 )
 
-// Detached is a foreground run of the engine that became a job (SPEC §9):
+// Detached is a foreground run of the engine that became a job (spec §9):
 // the shell it runs in leaves the executor's pool, its loop goes on for the
 // job, and the shell is closed with everything in it once the command ends
 // or the job is killed. It is the job's jobs.Runner.

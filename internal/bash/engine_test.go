@@ -35,7 +35,7 @@ func mode(t *testing.T, path string) os.FileMode {
 	return st.Mode()
 }
 
-// TestEngineFilesOutOfReach (issue 21 §7): the shells' runtime folders
+// TestEngineFilesOutOfReach: the shells' runtime folders
 // (command file, init, FIFOs) and the rc snapshot live in this process's
 // 0700 engine folder, not in /dev/shm or the temp directory, outside every
 // writable root of a sandbox; a confined command can neither rewrite the
@@ -97,7 +97,7 @@ func TestEngineFilesOutOfReach(t *testing.T) {
 		if within(engine, w) {
 			// HOME (or the data folder) in the temp directory: Landlock
 			// alone cannot keep a folder inside a writable root out; the
-			// sandbox's mount view masks EngineBase (issue 21 §2).
+			// sandbox's mount view masks EngineBase.
 			t.Skipf("the engine folder %s is inside the sandbox's writable %s: only the mount view keeps it out", engine, w)
 		}
 	}
@@ -140,7 +140,7 @@ func TestEngineFilesOutOfReach(t *testing.T) {
 	}
 }
 
-// TestSnapshotTamperedIsNotSourced (issue 21 §7): a snapshot changed after
+// TestSnapshotTamperedIsNotSourced: a snapshot changed after
 // agentsh took it (rewritten, made writable by others, replaced by a
 // symlink) is never sourced: agentsh checks its hash, owner and mode
 // before a shell sources it and takes it again.

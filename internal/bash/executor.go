@@ -73,7 +73,7 @@ type RunOptions struct {
 	// output (at most sink.DefaultMaxBytes) in BashResult.Head, because the
 	// in-memory tail loses them once the output overflows.
 	CaptureHeadLines int
-	// Jobs, when set, lets the command become a job of it (SPEC §9)
+	// Jobs, when set, lets the command become a job of it (spec §9)
 	// instead of holding the call: after AutoBackground (0 = never), when
 	// it waits for input on its terminal (Shell.TerminalStdin), or when
 	// BackgroundNow is closed (the user's ctrl+b). Run then returns at once

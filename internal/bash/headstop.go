@@ -6,7 +6,7 @@ import (
 )
 
 // headStop decides when the output of a run whose trailing `| head -n N`
-// NormalizeCommand removed may be closed (SPEC §1.1).
+// NormalizeCommand removed may be closed (spec §1.1).
 //
 // Only the final pipeline, the one head read from, may be cut early: the
 // statements before it (`a; b && c | head -n 2`: a and b) ran to their end

@@ -69,14 +69,14 @@ func TestHeadStopFeed(t *testing.T) {
 	}
 }
 
-// SPEC §1.1 with a trailing `| head -n N`: only the final pipeline may be
+// spec §1.1 with a trailing `| head -n N`: only the final pipeline may be
 // cut early. The statements before it run to their end (their side effects
 // happen, as in bash) and the limit cuts their output afterwards; the final
 // pipeline is stopped once the output holds N lines, so an endless producer
 // still ends at once. The text is exactly the first N lines; a run whose
 // output was closed on unread output says so in details.meta.truncation
 // (stopped, head range) without a notice to the model, and a run whose
-// output the limit cut after it ended has the metadata SPEC §1.6 gives it.
+// output the limit cut after it ended has the metadata spec §1.6 gives it.
 func TestHeadLimitCutsOnlyTheFinalPipeline(t *testing.T) {
 	te := newToolEnv(t)
 	pid := te.exec(t, ToolParams{Command: "echo $$"}).Content
@@ -149,7 +149,7 @@ func TestHeadLimitCutsOnlyTheFinalPipeline(t *testing.T) {
 	}
 }
 
-// An earlier statement's long output keeps the SPEC's metadata of a
+// An earlier statement's long output keeps the spec's metadata of a
 // truncated output (the lines shown of what was read, the artifact), and
 // the stop of the final pipeline is marked on it.
 func TestHeadLimitAfterLongOutput(t *testing.T) {

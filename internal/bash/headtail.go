@@ -88,7 +88,7 @@ func nthNewlineFromEnd(s string, n int) int {
 }
 
 // shapeOutput applies the bash tool's head and tail arguments to a finished
-// run (SPEC §1.6 steps 3 and 5) and returns the text for the model, its
+// run (spec §1.6 steps 3 and 5) and returns the text for the model, its
 // truncation metadata (nil when the output was not truncated) and whether a
 // limit removed lines.
 //
@@ -164,7 +164,7 @@ func shapeOutput(res BashResult, head, tail int, artifactPath string) (string, *
 		}
 	}
 	// The captured first lines and the artifact hold every frame of a
-	// progress bar; the model reads each line's final state (SPEC §4).
+	// progress bar; the model reads each line's final state (spec §4).
 	text = sink.FinalState(text)
 	n := countLines(text)
 	last := first + n - 1

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Engine integrity (issue 11 §2): a command cannot forge, break or reach
+// Engine integrity (spec §2.1): a command cannot forge, break or reach
 // the protocol; a broken shell is found at once and replaced; nothing
 // silently returns a wrong result.
 
@@ -273,7 +273,7 @@ func TestChattyBackgroundJobCostsLittle(t *testing.T) {
 	}
 }
 
-// closeAllFds is issue 22's poison: it closes every descriptor from 3 to
+// closeAllFds is the poison that used to hang an RPC client's bash: it closes every descriptor from 3 to
 // 255, the copies bash keeps of its stdin and stdout around a run included.
 const closeAllFds = `for fd in $(seq 3 255); do eval "exec $fd>&-"; done`
 
@@ -281,7 +281,7 @@ const closeAllFds = `for fd in $(seq 3 255); do eval "exec $fd>&-"; done`
 // a run's output.
 var statusLineRE = regexp.MustCompile(`(?m)^[SE] [A-Za-z0-9]{10}( -?[0-9]+)?$`)
 
-// TestClosingEveryDescriptorEndsTheRun (issue 22): a command that closes
+// TestClosingEveryDescriptorEndsTheRun: a command that closes
 // every descriptor ends with its output and exit status, without the
 // engine's status line, both on a shell whose stdin is a terminal (an RPC
 // client's bash, which used to hang there and refuse every later call)
@@ -319,7 +319,7 @@ func TestClosingEveryDescriptorEndsTheRun(t *testing.T) {
 	}
 }
 
-// TestSlowShellStillGetsItsCommand (issue 22): a shell that takes longer
+// TestSlowShellStillGetsItsCommand: a shell that takes longer
 // to acknowledge a command than the 5 s the engine used to allow (here a
 // DEBUG trap that sleeps 6 s before the next request, as a loaded machine
 // would delay it) runs it in the same shell, its own variables kept,
@@ -342,7 +342,7 @@ func TestSlowShellStillGetsItsCommand(t *testing.T) {
 	}
 }
 
-// TestShellKilledBeforeItsCommandIsReplacedAtOnce (issue 22): a shell that
+// TestShellKilledBeforeItsCommandIsReplacedAtOnce: a shell that
 // dies before acknowledging a command (killed by its DEBUG trap as the
 // request arrives) is found dead from the kernel, not after a deadline,
 // and the command runs once on a fresh shell.

@@ -68,7 +68,7 @@ func TestDefaultInterceptorRules(t *testing.T) {
 		{"find . -mtime -1", ""},
 		{"find . -newer '-name'x", ""},
 		{"fd foo", ""},
-		// fd's short flags (issue 11): the same as --type and --glob.
+		// fd's short flags mean the same as --type and --glob.
 		{"fd -t f x", "find"},
 		{"fd -g '*.go'", "find"},
 		{"fd -tf x", "find"},

@@ -30,7 +30,7 @@ const BackgroundQuiet = 150 * time.Millisecond
 // NoJobsMessage refuses `background: true` where no job manager exists.
 const NoJobsMessage = "Background jobs are not available in this mode."
 
-// startJob runs command as a job of m (SPEC §9): on a terminal, with no
+// startJob runs command as a job of m (spec §9): on a terminal, with no
 // timeout unless one was asked for, returning once its output settles,
 // after settle (0 = BackgroundSettle) at most, or as soon as it ends.
 func startJob(ctx context.Context, m *jobs.Manager, command, cwd string, timeout *float64,

@@ -8,7 +8,7 @@ import (
 	"agentsh/internal/jobs"
 )
 
-// TestBackgroundReturnsOnceOutputSettles (issue 22): `background: true`
+// TestBackgroundReturnsOnceOutputSettles: `background: true`
 // for a server that prints its ready line at once returns once that output
 // settles, with the line, while the server runs on; the call is held by a
 // hang guard only (the figure is measured, not asserted: about

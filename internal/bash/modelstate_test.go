@@ -44,7 +44,7 @@ func pwned(t *testing.T, home string) []string {
 const outsideProbe = `touch made; ls made; id -u >/dev/null && echo id; command -v git >/dev/null && echo git-is-$(type -t git); ` +
 	`echo "${LD_PRELOAD-none} ${BASH_ENV-none} ${AGENTSH_T_MODELDATA-none} ${PROMPT_COMMAND-none}"; shopt -q extdebug && echo extdebug; trap -p DEBUG`
 
-// TestModelStateStaysInside (issue 21 §6): what a model's confined shell
+// TestModelStateStaysInside: what a model's confined shell
 // defines (functions, aliases, PATH, LD_PRELOAD, BASH_ENV, a DEBUG trap,
 // PROMPT_COMMAND, extdebug) does not run in the user's next `!` command nor
 // in a fresh shell with the user's view (an approved re-run outside the

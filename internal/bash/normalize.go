@@ -49,7 +49,7 @@ func parseBashSource(src string) (*syntax.File, error) {
 //     is negated (`!`), backgrounded (`&`) or redirected as a whole. Only the
 //     end of the text is considered: in `cd x; ls | head -5` and in
 //     `make && ./app | head -5` the limit is taken, and it then applies to the
-//     output of the whole command, make's included (SPEC §1.1; the
+//     output of the whole command, make's included (spec §1.1; the
 //     reference's regex took it from both);
 //   - the pipeline's last stage is a simple command whose name is the bare word
 //     `head` or `tail`, with no assignments and no redirections, and whose
@@ -90,7 +90,7 @@ func finalMark(nonce string) []byte { return []byte("\x1b]6974;" + nonce + "\x07
 // (`a; b | head -n 2`), makes the final pipeline's subshell print
 // finalMark(nonce) first: `a; ( {…printf mark;} 2>/dev/null; b )`. The
 // engine's headStop reads it to know where the final pipeline starts, the
-// only part it may cut early (SPEC §1.1). marked reports that the mark is in run; without statements
+// only part it may cut early (spec §1.1). marked reports that the mark is in run; without statements
 // before the final pipeline there is none, and the whole output may be cut.
 // The mark is printed with stderr on /dev/null so that `set -x` does not
 // trace it into the output.

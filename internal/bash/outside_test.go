@@ -6,7 +6,8 @@ import "testing"
 // whose every part is `touch` (or a plain cd/echo): a line that also sets
 // what `touch` resolves to, or hides a command in arithmetic, a prompt
 // expansion or a test -v subscript (bash runs $(...) found there), or
-// writes through a redirection, is asked about again (issue 21).
+// writes through a redirection, is asked about again: an allow rule must
+// not let the model's definitions run outside the sandbox.
 func TestCheckOutsideCompoundTricks(t *testing.T) {
 	rules := []PatternRule{{Action: PatternAllow, Pattern: "touch"}}
 	for _, cmd := range []string{

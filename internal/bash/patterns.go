@@ -9,8 +9,8 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// PatternAction is what a bash.patterns rule does with a command it matches
-// (issue 14's approvals).
+// PatternAction is what a bash.patterns rule does with a command it
+// matches, before the command runs or the user is asked.
 type PatternAction string
 
 // The actions, strongest first: when rules of several actions match one

@@ -10,7 +10,7 @@ import (
 // denies rm and wants to be asked before a push writes.
 var spellingRules = []PatternRule{{PatternDeny, "rm"}, {PatternAsk, "git push"}, {PatternAllow, "ls"}}
 
-// TestPatternSpellings (issue 22): every spelling a careless or hostile
+// TestPatternSpellings: every spelling a careless or hostile
 // model might use to run rm or git push is denied or asked; plain uses of
 // the words as data are not, so the matcher does not refuse everything.
 func TestPatternSpellings(t *testing.T) {

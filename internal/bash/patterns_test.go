@@ -127,7 +127,8 @@ func TestCommandPrefixAmbiguous(t *testing.T) {
 }
 
 // TestRefusedCommand: "always" saves the command whose error showed the
-// refusal, not the first of the line (issue 22).
+// refusal, not the first of the line, so the rule saved lets that command
+// run next time.
 func TestRefusedCommand(t *testing.T) {
 	for _, c := range []struct{ cmd, line, prefix, text string }{
 		{"cd sub && rm ../f", "rm: cannot remove '../f': Read-only file system", "rm", "rm ../f"},

@@ -1,6 +1,6 @@
 package bash
 
-// Prestart (issue 22): the shell a model's first call runs on is started
+// Prestart: the shell a model's first call runs on is started
 // while the model thinks. The call must get exactly the shell it would have
 // started (its sandbox, the model's state), a call during the start must
 // take that start instead of making a second shell, and nothing may be left

@@ -101,7 +101,7 @@ func TestToolPTYResultShaping(t *testing.T) {
 	if r.IsError || r.Content != "1\n2\n" {
 		t.Fatalf("head: %+v", r)
 	}
-	// The same rule as on the engine (SPEC §1.1): the stage is taken off, the
+	// The same rule as on the engine (spec §1.1): the stage is taken off, the
 	// command runs without it (a PTY cannot close its output early) and the
 	// limit cuts the whole output; the exit status is the command's own.
 	for cmd, want := range map[string]string{
@@ -177,7 +177,7 @@ func TestToolPTYAbort(t *testing.T) {
 }
 
 // TestToolPTYStartError: when the PTY cannot start the shell, the model
-// reads "PTY error: …" and "missing exit status" (SPEC §3, §1.6).
+// reads "PTY error: …" and "missing exit status" (spec §3, §1.6).
 func TestToolPTYStartError(t *testing.T) {
 	te := ptyToolEnv(t, &fakeUI{cols: 80, rows: 24})
 	// Executable, so the shell resolves, but no program the kernel can run.

@@ -15,7 +15,7 @@ import (
 )
 
 // ptyStart is how a program on a terminal of its own (a job, `background:
-// true`, a model's PTY command) starts in the session's shell (issue 22):
+// true`, a model's PTY command) starts in the session's shell:
 // bash without profile or rc, which sources the session's rc snapshot and
 // then the state of the call's view, as the persistent shell does before a
 // command, and evals the command. Never `bash -lc`: the user's profile

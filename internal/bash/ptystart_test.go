@@ -66,7 +66,7 @@ func jobText(t *testing.T, j *jobs.Job) string {
 	return j.ReadNew().Text
 }
 
-// TestJobsRunInTheSessionsShell (issue 22): a user's job, a model's
+// TestJobsRunInTheSessionsShell: a user's job, a model's
 // `background: true` job and a model's PTY command start from the
 // session's rc snapshot and state, as the persistent shell runs a
 // command: the same functions (one defined by the user with `!`),
@@ -166,7 +166,7 @@ func TestJobsRunInTheSessionsShell(t *testing.T) {
 	}
 }
 
-// TestNotBashSaysSo (issue 22): a shell that is not bash (dash, a zsh or
+// TestNotBashSaysSo: a shell that is not bash (dash, a zsh or
 // fish, or a program that exits at once) fails the persistent shell's
 // start and a job's with the clear "needs bash" error, every time (the
 // write of the init line used to race the shell's exit: "write

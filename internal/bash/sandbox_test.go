@@ -283,7 +283,7 @@ func TestSandboxDeveloperTools(t *testing.T) {
 
 // TestSandboxLeavesNothing: processes that left a confined shell's tree
 // are ended when the run is cancelled and when the executor closes, as for
-// an unconfined shell (issue 11), with the guardian in its own namespaces.
+// an unconfined shell, with the guardian in its own namespaces.
 func TestSandboxLeavesNothing(t *testing.T) {
 	needSandbox(t, false)
 	s := newSandboxEnv(t, sandbox.WorkspaceWrite)
@@ -383,7 +383,7 @@ func TestSandboxToolPaths(t *testing.T) {
 }
 
 // TestSandboxStateStaysFromTheTwin: the state a confined model's run
-// leaves (exports, functions) stays in the model's layer (issue 21): the
+// leaves (exports, functions) stays in the model's layer: the
 // fresh unconfined shell that reruns a refused command outside the sandbox
 // gets the user's state only, the session's directory included, and is
 // not the model's shell.

@@ -221,7 +221,7 @@ type shellSession struct {
 	closed    bool
 	broken    atomic.Bool
 
-	// Terminal stdin (SPEC §2.1): commands read a pseudo-terminal held
+	// Terminal stdin (spec §2.1): commands read a pseudo-terminal held
 	// here, which bash makes its controlling terminal when it first opens
 	// it, so a prompt waits (and /dev/tty works) instead of reading EOF.
 	ptm      *os.File // the master; nil = stdin is /dev/null
@@ -1249,7 +1249,7 @@ func (s *shellSession) run(ctx context.Context, spec runSpec, w io.Writer) runOu
 	return out
 }
 
-// DetachReason says why a foreground command became a job (SPEC §9).
+// DetachReason says why a foreground command became a job (spec §9).
 type DetachReason int
 
 // The reasons, as BashResult.JobReason gives them.

@@ -57,8 +57,8 @@ export PATH="$HOME/mybin:$PATH"
 	if r.Output != want {
 		t.Fatalf("the user's shell: got %q want %q", r.Output, want)
 	}
-	// The model's shells run the standard ls (issue 22: held back, and
-	// said so, never silently).
+	// The model's shells run the standard ls (the user's is held back,
+	// and the first result says so, never silently).
 	r = run(t, e, probe, RunOptions{Shell: sh, View: ModelView})
 	if want := "LL-ALIAS\nMYFN a b\nglobstar       \ton\n" + home + "/mybin\nfile\n"; r.Output != want {
 		t.Fatalf("the model's shell: got %q want %q", r.Output, want)
@@ -111,7 +111,7 @@ func TestLazySnapshot(t *testing.T) {
 	}
 }
 
-// TestRcToolNamesStayTheUsers (issue 22): the user's rc aliases and
+// TestRcToolNamesStayTheUsers: the user's rc aliases and
 // functions named after common tools (grep, ls, rm) are in the user's
 // shells and jobs, not in the model's shells, jobs or PTY commands (nor
 // through the state the user's `!` captures), and the model's first bash

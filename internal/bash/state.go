@@ -8,16 +8,16 @@ import (
 	"sync"
 )
 
-// SessionState is the shell state of one agent session (SPEC §2.1, ours):
+// SessionState is the shell state of one agent session (spec §2.1, ours):
 // its working directory (moved by the user's `!cd`), exported variables,
 // functions, aliases and shell options. The engine captures it after runs
 // that may change it and gives it to every shell of the session (a replaced,
 // a parallel or a model's shell) before that shell's next run, so a cancel,
 // a timeout or a broken shell loses nothing of it. Safe for concurrent use.
 //
-// It has two layers (issue 21): the user's, captured from the user's own
-// shells (`!` commands, an RPC client's bash), and the model's, what the
-// model's shells changed on top of it. The model's shells get both
+// It has two layers: the user's, captured from the user's own shells
+// (`!` commands, an RPC client's bash), and the model's, what the model's
+// shells changed on top of it. The model's shells get both
 // (ModelView); every other shell gets the user's layer only (UserView):
 // nothing the model defines (a function named like a command, an alias,
 // PATH, LD_PRELOAD, BASH_ENV, GIT_SSH_COMMAND, PYTHONPATH, options) runs in
@@ -227,7 +227,7 @@ const (
 	// CaptureNone leaves the state as it is (a command that cannot change it).
 	CaptureNone CaptureMode = iota
 	// CaptureShell records variables, functions, aliases and options, not
-	// the directory: a model's `cd` ends with its call (SPEC §1.3).
+	// the directory: a model's `cd` ends with its call (spec §1.3).
 	CaptureShell
 	// CaptureAll also records the directory: the user's `!cd` moves the
 	// session.

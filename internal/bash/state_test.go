@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// One session state (issue 11 §3): cwd, exports, functions, aliases and
+// One session state (spec §2.1): cwd, exports, functions, aliases and
 // options survive a cancel, a timeout and a replaced shell, and reach the
 // model's shells.
 
@@ -89,7 +89,7 @@ func TestUserStateReachesTheModel(t *testing.T) {
 	want := dir + "|bar\nhi you\nlisted\nextglob\nnoclobber\n"
 	expect(t, modelRun(t, e, st, stateProbe+"; echo ${AGENTSH_T_GONE-unset} ${AGENTSH_T_API_KEY-scrubbed}", "*_API_KEY"), want+"unset scrubbed\n", "0")
 	// The model's own cd ends with its call; its export stays in the
-	// model's layer: the user's shell does not get it (issue 21).
+	// model's layer: the user's shell does not get it.
 	expect(t, modelRun(t, e, st, "cd / && export AGENTSH_T_MODEL=1 && pwd", "*_API_KEY"), "/\n", "0")
 	if st.Cwd() != dir {
 		t.Fatalf("a model's cd moved the session to %q", st.Cwd())
@@ -129,7 +129,7 @@ deactivate() { export PATH="${PATH#$VIRTUAL_ENV/bin:}"; unset VIRTUAL_ENV; unset
 	expect(t, modelRun(t, e, st, `echo "${VIRTUAL_ENV-none}"; declare -F deactivate || echo nofunc`), "none\nnofunc\n", "0")
 }
 
-// TestUserCaptureOnlyWhenTheCommandMayChangeState (issue 22): once the
+// TestUserCaptureOnlyWhenTheCommandMayChangeState: once the
 // user's layer is known, a user's command that cannot change the state
 // (programs, neutral builtins) leaves the last capture as it is instead of
 // dumping the whole state again (~250 writes of bash's per RPC call); one
@@ -158,7 +158,7 @@ func TestUserCaptureOnlyWhenTheCommandMayChangeState(t *testing.T) {
 	expect(t, r, "ran ran\n", "0")
 }
 
-// TestOptionsCarriedFromTheShortDump (issue 22): after a shell's first
+// TestOptionsCarriedFromTheShortDump: after a shell's first
 // capture lists its option names, its captures give only the enabled
 // options ($BASHOPTS, $SHELLOPTS) in one write instead of ~85 lines of
 // `shopt -p; set +o`; options turned on and off there still reach a fresh

@@ -19,7 +19,7 @@ import (
 	"agentsh/internal/sink"
 )
 
-// Timeout bounds of the bash tool, in seconds (SPEC §1.3).
+// Timeout bounds of the bash tool, in seconds (spec §1.3).
 const (
 	DefaultTimeoutSeconds = 300
 	MinTimeoutSeconds     = 1
@@ -36,7 +36,7 @@ type ToolParams struct {
 	Cwd     string   `json:"cwd,omitempty"`
 	Head    *int     `json:"head,omitempty"`
 	Tail    *int     `json:"tail,omitempty"`
-	// Background starts the command as a job (SPEC §9) and returns at once.
+	// Background starts the command as a job (spec §9) and returns at once.
 	Background bool `json:"background,omitempty"`
 }
 
@@ -152,7 +152,7 @@ type ToolContext struct {
 	// call (a syntax error saved mid-session): the call fails with it
 	// rather than run on settings the user has replaced.
 	SettingsError error
-	SessionKey    string // "" on the tool path (SPEC §2.1)
+	SessionKey    string // "" on the tool path (spec §2.1)
 	// BackgroundNow, when closed, moves the running call into the
 	// background as a job (the user's ctrl+b); nil = only the automatic
 	// rules (bash.autoBackgroundSeconds, waiting for input) apply.
@@ -168,7 +168,7 @@ type ToolContext struct {
 	View StateView
 }
 
-// TerminalUI is what a UI offers the PTY path (SPEC §1.5, §3): the size a
+// TerminalUI is what a UI offers the PTY path (spec §1.5, §3): the size a
 // new session starts with and a place to show it while it runs.
 type TerminalUI interface {
 	// PTYSize is the terminal size for a new session (clamped later).
@@ -203,7 +203,7 @@ type TruncationMeta struct {
 	// space left on device") when there is no ArtifactID.
 	ArtifactError string `json:"artifactError,omitempty"`
 	// Stopped (ours): the output was closed when the final pipeline
-	// reached an extracted `| head -n N` limit (SPEC §1.1), so the command
+	// reached an extracted `| head -n N` limit (spec §1.1), so the command
 	// printed more than the totals count, which are what was read.
 	Stopped bool `json:"stopped,omitempty"`
 	// quiet: the stop is the only cut, and the text is exactly what head
@@ -229,10 +229,10 @@ type ToolDetails struct {
 	Cancelled        bool        `json:"cancelled,omitempty"`
 	TimeoutSeconds   float64     `json:"timeoutSeconds,omitempty"`
 	RequestedTimeout *float64    `json:"requestedTimeoutSeconds,omitempty"`
-	TimedOut         bool        `json:"timedOut,omitempty"` // PTY path only (SPEC §3)
+	TimedOut         bool        `json:"timedOut,omitempty"` // PTY path only (spec §3)
 	SuggestedTool    string      `json:"suggestedTool,omitempty"`
 	HeadTailApplied  bool        `json:"headTailApplied,omitempty"`
-	JobID            string      `json:"jobId,omitempty"` // the command became this job (SPEC §9)
+	JobID            string      `json:"jobId,omitempty"` // the command became this job (spec §9)
 	// Styled is the output with its SGR colours, for a UI to show
 	// (BashResult.Styled; only when ToolContext.HasUI); never sent to the
 	// model, which reads the plain text.
@@ -254,7 +254,7 @@ type ToolError struct {
 func (e *ToolError) Error() string { return e.Message }
 
 // toolErrorf builds a *ToolError whose text the model reads verbatim (the
-// SPEC's capitalised messages).
+// spec's capitalised messages).
 func toolErrorf(format string, args ...any) error {
 	return &ToolError{Message: fmt.Sprintf(format, args...)}
 }
@@ -420,7 +420,7 @@ func stoppedMeta(meta *OutputMeta, text string, r BashResult) *OutputMeta {
 }
 
 // ResolveCwd resolves p against base (expanding ~) and checks it is a
-// directory, with the exact SPEC §1.3 messages.
+// directory, with the exact spec §1.3 messages.
 func ResolveCwd(base, p string) (string, error) {
 	if p == "" {
 		p = base
@@ -447,14 +447,14 @@ func ResolveCwd(base, p string) (string, error) {
 	return p, nil
 }
 
-// ShouldUsePTY is the SPEC §1.5 rule: the PTY path only with
+// ShouldUsePTY is the spec §1.5 rule: the PTY path only with
 // bash.virtualTerminal "on", a UI, and neither AGENTSH_NO_PTY=1 nor (for
 // compatibility) PI_NO_PTY=1 in the environment.
 func ShouldUsePTY(virtualTerminal string, hasUI bool, getenv func(string) string) bool {
 	return virtualTerminal == "on" && hasUI && getenv("AGENTSH_NO_PTY") != "1" && getenv("PI_NO_PTY") != "1"
 }
 
-// Tool is the model's bash tool (SPEC §1).
+// Tool is the model's bash tool (spec §1).
 type Tool struct {
 	Executor *Executor // nil = Default()
 	// Jobs is where `background: true` starts jobs; nil = such calls are
@@ -470,7 +470,7 @@ type Tool struct {
 // validation, the engine and result shaping. Failures are *ToolError or
 // *ToolAbortError; pass the pair to Finalize for what the model sees.
 //
-// Head and tail (SPEC §1.1, §1.6): NormalizeCommand takes one trailing
+// Head and tail (spec §1.1, §1.6): NormalizeCommand takes one trailing
 // `| head -n N` or `| tail -n N` (also -nN, -N) off the command, whatever
 // comes before it (`make; ls | head -5`, `for …; done | head -3`,
 // `a && b | tail -2`), and the command without it runs. The limit is then
@@ -605,7 +605,7 @@ func (t *Tool) execute(ctx context.Context, p ToolParams, tc ToolContext, onUpda
 	details.ExitCode = res.ExitCode
 	details.Styled = res.Styled
 
-	// SPEC §1.6, in order.
+	// spec §1.6, in order.
 	if res.Cancelled {
 		details.Cancelled = true
 		text := res.Output
@@ -669,7 +669,7 @@ func (t *Tool) Prestart(tc ToolContext) {
 		State: tc.State, View: tc.View, Fresh: tc.State != nil && tc.View == UserView})
 }
 
-// runEngine runs the command on the non-interactive engine (SPEC §2).
+// runEngine runs the command on the non-interactive engine (spec §2).
 func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.Duration, artPath, artID string,
 	stop stopSpec, head int, tc ToolContext, onUpdate func(string), p ToolParams) (BashResult, error) {
 	var up *updater
@@ -686,7 +686,7 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 		State:            tc.State,
 		View:             tc.View,
 		// A command that outlasts bash.autoBackgroundSeconds, waits for
-		// input or is moved by the user becomes a job (SPEC §9); the
+		// input or is moved by the user becomes a job (spec §9); the
 		// model's own timeout still kills it then.
 		Jobs: t.Jobs, AutoBackground: tc.Settings.AutoBackground, BackgroundNow: tc.BackgroundNow,
 		KeepTimeout: p.Timeout != nil, JobCommand: p.Command,
@@ -720,7 +720,7 @@ func (t *Tool) runEngine(ctx context.Context, command, cwd string, timeout time.
 	return res, err
 }
 
-// runPTY runs the command in a pseudo-terminal (SPEC §3) from the
+// runPTY runs the command in a pseudo-terminal (spec §3) from the
 // session's rc snapshot and state, as a job starts (newPTYStart), with the
 // hardened environment. Its output streams to onUpdate
 // like the engine's; the UI's overlay opens only when the program takes
@@ -752,7 +752,7 @@ func runPTY(ctx context.Context, command, cwd string, timeout time.Duration, art
 	}
 	ps, err := newPTYStart(tc, shell, command)
 	if err != nil {
-		// A start failure, in SPEC §3's shape: "PTY error: …", no status.
+		// A start failure, in spec §3's shape: "PTY error: …", no status.
 		return BashResult{Output: "PTY error: " + err.Error() + "\n"}, false, nil
 	}
 	s := pty.Start(ctx, pty.Options{

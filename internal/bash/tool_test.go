@@ -311,8 +311,8 @@ func seqLines(from, to int) string {
 	return b.String()
 }
 
-// A trailing `| head`/`| tail` follows SPEC §1.1 for every command shape
-// (issue 11 §5): the stage is taken off, the command without it runs, the
+// A trailing `| head`/`| tail` follows spec §1.1 for every command shape:
+// the stage is taken off, the command without it runs, the
 // limit cuts the command's whole output (stdout and stderr merged) and the
 // exit status is the command's own, the same for a builtin as for a program.
 func TestTrailingHeadTailSPECRule(t *testing.T) {
@@ -374,7 +374,7 @@ func TestTrailingHeadTailSPECRule(t *testing.T) {
 	if r := te.exec(t, ToolParams{Command: "echo $$"}); r.IsError || r.Content != pid {
 		t.Errorf("after a builtin printed past the limit: %+v, shell was %s", r, pid)
 	}
-	// The head and tail arguments replace the extracted values (SPEC §1.1);
+	// The head and tail arguments replace the extracted values (spec §1.1);
 	// the extracted one is kept only where no argument is given.
 	for _, c := range []struct {
 		p    ToolParams
@@ -414,7 +414,7 @@ func checkSeqLines(t *testing.T, text string, start, end int) {
 
 // After the head/tail arguments on a truncated output, the notice and
 // details.meta.truncation describe the lines returned, not the 50 KB tail
-// they came from, and keep the artifact link (issue 11).
+// they came from, and keep the artifact link.
 func TestHeadTailNoticeDescribesShownLines(t *testing.T) {
 	te := newToolEnv(t)
 	const total, totalBytes = 200000, 1288895

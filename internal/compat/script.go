@@ -1,6 +1,9 @@
-// Package compat holds the golden transcripts of the reference agent (omp)
-// and the shape comparison that checks agentsh's RPC, JSON and session
-// output against them.
+// Package compat checks that agentsh keeps the reference agent's (omp's)
+// protocol shapes (spec §7). It holds omp's recorded RPC and JSON
+// transcripts and session files (testdata/), the scripted fake model both
+// agents run against (ModelScript), the runners that drive a binary through
+// a script and record what it writes (RunRPC, RunJSON), and the shape
+// comparison with its allow-list of omp-only fields (shape.go, allow.go).
 package compat
 
 import (

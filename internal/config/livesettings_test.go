@@ -31,8 +31,8 @@ func toolOK(t *testing.T, l *LiveSettings) bash.ToolSettings {
 	return ts
 }
 
-// A settings change applies from the next call, without a restart (SPEC
-// §2.2, issue 11): env, interceptor, a file that appears, one that goes.
+// A settings change applies from the next call, without a restart (spec
+// §2.2): env, interceptor, a file that appears, one that goes.
 func TestLiveSettingsFollowTheFiles(t *testing.T) {
 	gdir, pdir := t.TempDir(), t.TempDir()
 	g := writeSettings(t, gdir, `{"shell": {"env": {"A": "1"}}}`)

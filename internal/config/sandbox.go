@@ -1,5 +1,9 @@
 package config
 
+// The sandbox settings: sandbox.mode, sandbox.writablePaths,
+// sandbox.network, sandbox.denyRead and yolo, what the flags say over them,
+// and the Policy the model's shells get. Kept apart from the other keys.
+
 import (
 	"agentsh/internal/sandbox"
 	"agentsh/internal/xdg"

@@ -57,7 +57,7 @@ type Settings struct {
 	// user's own here.
 	Project *ProjectTrust
 
-	// Sandbox is sandbox.* and yolo (issue 14; internal/session/sandbox.go).
+	// Sandbox is sandbox.* and yolo (sandbox.go).
 	// Unlike the keys above, a session reads it once, at start: a
 	// command must not loosen its own sandbox by editing the files.
 	Sandbox SandboxSettings
@@ -246,7 +246,7 @@ func mergeSettings(files []settingsFile, trees []map[string]any) *Settings {
 	return s
 }
 
-// ToolSettings turns the settings into the bash tool's (SPEC §2.2): the
+// ToolSettings turns the settings into the bash tool's (spec §2.2): the
 // shell resolved, the interceptor rules converted, and the rc snapshot left
 // to the first run (ShellConfig.LazySnapshot; GetOrCreateSnapshot caches it
 // per shell and env).
@@ -287,7 +287,7 @@ const racyWindow = 2 * time.Second
 // LiveSettings follows the settings files of one working directory, so a
 // change to shell.env, shell.path, shell.prefix, bash.virtualTerminal or
 // bashInterceptor takes effect from the next command without a restart
-// (SPEC §2.2: each call loads the shell config from settings). Each call
+// (spec §2.2: each call loads the shell config from settings). Each call
 // costs two stat calls; a file is read again only when its size or times
 // changed (or changed less than racyWindow ago) and parsed again only when
 // its content did. It is safe for concurrent use.

@@ -13,14 +13,15 @@ import (
 	"agentsh/internal/bash"
 )
 
-// bash.patterns (issue 14's approvals): a list of rules, each an object with
+// bash.patterns, the rules the approvals apply: a list of rules, each an object with
 // exactly one of "allow", "ask" or "deny" and the pattern as its value:
 //
 //	"bash": {"patterns": [{"deny": "git push --force"}, {"ask": "npm publish"}, {"allow": "git push"}]}
 //
 // A pattern is a command prefix or a /regex/ (bash.PatternRule). Unlike
 // every other array, the files' lists add up: the project file's rules
-// come after the global file's, never instead of them (issue 21).
+// come after the global file's, never instead of them, so a project (which
+// the model may write) cannot drop the user's deny rules.
 
 // patternActions are the keys a rule may have.
 var patternActions = []bash.PatternAction{bash.PatternAllow, bash.PatternAsk, bash.PatternDeny}
@@ -85,7 +86,7 @@ func patternRules(v any) []bash.PatternRule {
 
 // treePatterns are the bash.patterns rules of one file's parsed tree.
 // The files' lists add up (global first): a project's list never takes a
-// global deny or ask rule away, not even [] (issue 21).
+// global deny or ask rule away, not even [].
 func treePatterns(tree map[string]any) []bash.PatternRule {
 	b, _ := tree["bash"].(map[string]any)
 	if b == nil || b["patterns"] == nil {

@@ -12,8 +12,8 @@ import (
 // TestSettingsFileNotRegular: a project settings file the model made a
 // FIFO, or a link to /dev/zero or a FIFO, is refused with an error that
 // names it, instead of blocking agentsh
-// forever or reading without end (issue 21: a file the model writes must
-// not stop the user's shell).
+// forever or reading without end (a file the model writes must not stop
+// the user's shell).
 func TestSettingsFileNotRegular(t *testing.T) {
 	for _, kind := range []string{"fifo", "link to /dev/zero", "link to a fifo", "huge"} {
 		t.Run(kind, func(t *testing.T) {

@@ -1,6 +1,6 @@
 package config
 
-// Project trust (issue 21): a project's .agentsh/settings.json lies in the
+// Project trust: a project's .agentsh/settings.json lies in the
 // workspace the model may write, so the keys that would loosen the user's
 // own settings apply only once the user trusts that folder for exactly
 // those values. The user's answers live in agentsh's config folder

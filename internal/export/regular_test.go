@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestWriteRegularRefusesSpecialFiles (issue 22): export_html to a FIFO
+// TestWriteRegularRefusesSpecialFiles: export_html to a FIFO
 // someone reads (the RPC client's own stdin is one) or to a device is
 // refused without blocking and without writing; a regular file, new or
 // longer before, gets exactly the page.

@@ -2,7 +2,8 @@
 // server that answers each request with a script and records what the client
 // sent. A script writes OpenAI chat-completions chunks or Anthropic Messages
 // events as Server-Sent Events, the same bytes a real provider streams, so
-// the real SDKs (and the real agentsh binary) parse them.
+// the real SDKs (and the real agentsh binary) parse them, thinking blocks
+// and usage details included; its /v1/models list can be set.
 //
 // Every test that needs a model uses this package rather than its own
 // httptest server, so a change of the wire format is made in one place.

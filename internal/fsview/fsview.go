@@ -1,4 +1,4 @@
-// Package fsview is the filesystem view of a sandbox (issue 21): which
+// Package fsview is the filesystem view of a sandbox: which
 // paths a confined program sees read-write, read-only or masked, built in
 // a mount namespace of its own as bubblewrap builds one. internal/sandbox
 // plans it (Plan) from a policy; the guardian (internal/guard) applies it

@@ -49,7 +49,7 @@ func BenchmarkStartTrueSandboxed(b *testing.B) {
 		{"landlock", &Sandbox{Ruleset: conf.Ruleset}},
 		{"netns", &Sandbox{NewNetwork: true}},
 		{"both", &Sandbox{Ruleset: conf.Ruleset, NewNetwork: true}},
-		// The mount view (issue 21) in a user namespace of its own
+		// The mount view in a user namespace of its own
 		// (network on), and with everything else (network off).
 		{"view", &Sandbox{View: conf.View}},
 		{"all", &Sandbox{Ruleset: conf.Ruleset, NewNetwork: true, View: conf.View}},

@@ -17,7 +17,7 @@ import (
 // directory. It is never a place a sandbox makes writable: the sandbox's
 // mount view masks it and binds back only a shell's own runtime folder, so
 // a confined command can touch neither the user's shells' files nor
-// another agentsh's (issue 21).
+// another agentsh's.
 func EngineBase() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
 		if st, err := os.Stat(d); err == nil && st.IsDir() && syscall.Access(d, 2 /* W_OK */) == nil {

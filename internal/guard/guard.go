@@ -14,6 +14,16 @@
 // session is the same: Stop closes the lifeline and waits, so there is one
 // kill mechanism. If the guardian itself was killed, Stop falls back to a
 // /proc sweep of the program's session (proc.KillSession).
+//
+// With a Sandbox, the guardian confines the thread that starts the program
+// (Landlock, no_new_privs, capabilities), in the user and network namespace
+// its policy's guardians share (the first makes it, the others join it from
+// a C constructor, setns_cgo.go) and, with a mount view, builds the view
+// first (internal/fsview; sandbox.go). While it waits it gives back what
+// memory it can (shed.go). EngineDir is each agentsh process's 0700 folder
+// for the shells' runtime folders and the rc snapshot, out of every
+// sandbox's reach; the folders of dead processes are removed (engine.go,
+// folders.go; docs/decisions/0004-process-containment.md).
 package guard
 
 import (

@@ -1,8 +1,10 @@
 // Package jobs runs long-running and interactive commands as jobs of an
-// agent session (SPEC §9): each on a pseudo-terminal below a guardian, so a
+// agent session (spec §9): each on a pseudo-terminal below a guardian, so a
 // prompt waits instead of reading EOF and nothing outlives the session. A
-// job's output is read piece by piece, its terminal is fed text, and the
-// kernel tells when it waits for input.
+// Manager holds a session's jobs (at most DefaultMaxJobs at once); a job's
+// output is read piece by piece, its terminal is fed text, the kernel tells
+// when it waits for input, and a UI can attach to its screen (attach.go).
+// A foreground run of the engine that became a job comes in as a Runner.
 package jobs
 
 import (
@@ -106,7 +108,7 @@ type Spec struct {
 	// ArtifactMaxBytes caps the file (artifacts.maxBytes); <= 0 = the default.
 	ArtifactMaxBytes int
 	Timeout          time.Duration // 0 = none; when it passes the job is killed
-	// Sandbox confines the job's processes (issue 14); nil = none.
+	// Sandbox confines the job's processes; nil = none.
 	Sandbox *sandbox.Policy
 }
 

@@ -543,7 +543,7 @@ func TestOnChange(t *testing.T) {
 	}
 }
 
-// TestSettleReturnsWhenOutputSettles (issue 22): a program that prints its
+// TestSettleReturnsWhenOutputSettles: a program that prints its
 // ready line at once and runs on is returned by Settle once its output is
 // quiet, long before the bound (here far above the hang guard: a Settle
 // that waited for the bound would trip the guard); the job runs on.

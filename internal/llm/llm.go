@@ -1,8 +1,11 @@
 // Package llm is the provider-neutral model layer: a conversation model
 // (Message, ToolCall, ToolSpec), a streaming Provider interface, and two
-// implementations built on the official SDKs — OpenAI-compatible chat
+// implementations built on the official SDKs: OpenAI-compatible chat
 // completions (OpenAI, Ollama, OpenRouter, vLLM, llama.cpp server) and
-// Anthropic Messages.
+// Anthropic Messages. It also holds thinking levels (Anthropic budgets,
+// reasoning_effort) and thinking blocks, cache and reasoning token usage,
+// the listing of a provider's models (models.go) and a table of known
+// context windows (window.go).
 package llm
 
 import (

@@ -1,5 +1,8 @@
 // Package proc finds and ends the processes of a shell session by reading
 // /proc: its session, process group, descendants and environment marker.
+// It also says what the kernel knows of a process: its state and CPU time,
+// whether it sleeps reading a given descriptor (waiting.go, which tells a
+// job waiting for input), and which descriptors hold a file.
 package proc
 
 import (

@@ -1,10 +1,17 @@
-// Package pty runs a tool call's command in a pseudo-terminal (SPEC §3): it
-// starts `<shell> -c <command>` (or the caller's arguments, never a
-// login shell) on a creack/pty master, reads the program's
-// output as fast as it is written into an OutputSink (with artifact spill)
-// and into a virtual terminal (charmbracelet/x/vt) whose screen an overlay
-// can draw, forwards the user's keys normalized for a legacy terminal, and
-// kills every process of the session on esc, timeout, abort or dispose.
+// Package pty runs programs on pseudo-terminals (spec §3): the model's
+// commands on the PTY path and jobs (internal/jobs). A Session starts
+// `<shell> <args>` (the caller's arguments, never a login shell) on a
+// creack/pty master below a guardian, confined by GuardSandbox when the
+// model's sandbox applies (sandbox.go), in the hardened environment of
+// BuildEnv (env.go). It reads the output as fast as the program writes it,
+// into an OutputSink (with artifact spill) and into the emulated Screen
+// (charmbracelet/x/vt, with an exact skip-ahead on floods; screen.go),
+// forwards the user's keys normalized for a legacy terminal (NormalizeInput,
+// keys.go), tells when the program takes the screen or waits reading its
+// terminal (takeover.go), and kills every process of the session on esc,
+// timeout, abort or dispose (docs/decisions/0002-pty-runtime.md).
 //
-// The package is headless: nothing here draws; the TUI reads Screen.
+// Screen also serves internal/bash, whose `!` commands and detached jobs
+// run on the persistent shell's own terminal. The package is headless:
+// nothing here draws; the TUI reads Screen.
 package pty

@@ -7,7 +7,7 @@ import (
 
 // NonInteractiveEnv is injected over the inherited environment of every shell
 // agentsh starts, so pagers, editors and prompts never wait for a human
-// (SPEC §3; applied to the non-PTY engine too).
+// (spec §3; applied to the non-PTY engine too).
 var NonInteractiveEnv = map[string]string{
 	"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "SYSTEMD_PAGER": "cat",
 	"BAT_PAGER": "cat", "DELTA_PAGER": "cat", "GH_PAGER": "cat", "GLAB_PAGER": "cat",

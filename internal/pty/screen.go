@@ -89,7 +89,7 @@ type Screen struct {
 	drains  sync.WaitGroup
 }
 
-// NewScreen returns a cols×rows screen (clamped to SPEC §3's bounds) whose
+// NewScreen returns a cols×rows screen (clamped to spec §3's bounds) whose
 // answers to the child's queries (DA1/DA2, CPR, DECRQM, OSC colours) go to
 // replies, meant to be written to the PTY. replies may be nil.
 func NewScreen(cols, rows int, replies io.Writer) *Screen {
@@ -467,7 +467,7 @@ func (s *Screen) notify() {
 	}
 }
 
-// Resize changes the screen size, clamped to SPEC §3's bounds.
+// Resize changes the screen size, clamped to spec §3's bounds.
 func (s *Screen) Resize(cols, rows int) {
 	cols, rows = ClampSize(cols, rows)
 	s.mu.Lock()

@@ -23,7 +23,7 @@ import (
 	"agentsh/internal/sink"
 )
 
-// Size bounds of a PTY session (SPEC §3).
+// Size bounds of a PTY session (spec §3).
 const (
 	MinCols = 20
 	MaxCols = 400
@@ -110,8 +110,8 @@ type Options struct {
 	// session) when the program switches to the alternate screen or waits
 	// reading its terminal: the UI shows the screen from then on.
 	OnTakeover func(Takeover)
-	// Sandbox confines the program and everything it starts (issue 14);
-	// nil or Mode off: none.
+	// Sandbox confines the program and everything it starts; nil or Mode
+	// off: none.
 	Sandbox *sandbox.Policy
 }
 
@@ -122,7 +122,7 @@ type Result struct {
 	sink.Summary
 	ExitCode  *int // nil when killed, timed out or failed
 	Cancelled bool // killed by Kill (esc) or by the caller's context
-	TimedOut  bool // killed because the timeout passed (SPEC: explicit for PTY)
+	TimedOut  bool // killed because the timeout passed (spec §3: explicit for PTY)
 }
 
 // endReason says why a session is being torn down.
@@ -173,14 +173,14 @@ type Session struct {
 	tk takeoverState
 }
 
-// ClampSize limits a requested size to what SPEC §3 allows.
+// ClampSize limits a requested size to what spec §3 allows.
 func ClampSize(cols, rows int) (int, int) {
 	return min(max(cols, MinCols), MaxCols), min(max(rows, MinRows), MaxRows)
 }
 
 // Start runs opts.Command in a new PTY. It never fails: when the program
 // cannot be started, the session ends at once with "PTY error: …" as its
-// output and no exit code, as SPEC §3 asks. ctx cancels the run like Kill.
+// output and no exit code, as spec §3 asks. ctx cancels the run like Kill.
 func Start(ctx context.Context, opts Options) *Session {
 	if opts.KillGrace <= 0 {
 		opts.KillGrace = DefaultKillGrace

@@ -124,7 +124,7 @@ func TestTerminalEnvironment(t *testing.T) {
 	}
 }
 
-// TestNotALoginShellAndCwd (issue 22): the program runs in cwd from a
+// TestNotALoginShellAndCwd: the program runs in cwd from a
 // shell that is not a login shell: no profile runs at each start (it
 // would reset PATH and repeat its work).
 func TestNotALoginShellAndCwd(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 )
 
 // Takeover says why a program on a terminal wants the user's screen and
-// keys (SPEC §3: the overlay opens only then; plain output streams into the
+// keys (spec §3: the overlay opens only then; plain output streams into the
 // transcript).
 type Takeover int
 
@@ -64,7 +64,7 @@ func (s *Session) watchInput() {
 }
 
 // FullScreenOutput is the output a program that used the alternate screen
-// reports (SPEC §3): its last full screen, with "[notice]" first when
+// reports (spec §3): its last full screen, with "[notice]" first when
 // notice is set, instead of its stream of redraws (the artifact keeps the
 // stream). ok is false for a program that never used it.
 func FullScreenOutput(scr *Screen, notice string) (text string, ok bool) {

@@ -32,7 +32,7 @@ const MaxLineChars = 4000
 
 // BangPreviewLines is how many lines a collapsed bang block shows, each in
 // at most BangLineRows rows: a long wrapped line must not push the lines
-// before it out of the preview (issue 22).
+// before it out of the preview.
 const (
 	BangPreviewLines = 20
 	BangLineRows     = 3
@@ -45,7 +45,7 @@ const (
 	maxLiveBytes = 1 << 20
 )
 
-// Bang is the BashExecutionComponent of a `!cmd` or `!!cmd` (SPEC §5). It is
+// Bang is the BashExecutionComponent of a `!cmd` or `!!cmd` (spec §5). It is
 // not safe for concurrent use; the TUI feeds it from its update loop.
 type Bang struct {
 	Command  string // Command is the text after the bangs, trimmed.
@@ -61,7 +61,7 @@ type Bang struct {
 	// FullScreen: the program used the alternate screen (vim, less, top),
 	// so its output is its last screen. Once it has ended the collapsed
 	// block is one line, the command and how it ended; the screen shows
-	// expanded (issue 22: 20 rows of `~` after `!vim notes.txt`).
+	// expanded (not 20 rows of `~` after `!vim notes.txt`).
 	FullScreen bool
 
 	state      BangState
@@ -190,7 +190,7 @@ func (b *Bang) Finish(output string, exitCode *int, cancelled bool, trunc *bash.
 	b.lines, b.head, b.liveBytes, b.dropped = nil, 0, 0, 0
 	text := sink.Sanitize(output)
 	if cancelled {
-		// The engine's annotation leads the output (SPEC §2.3); the block
+		// The engine's annotation leads the output (spec §2.3); the block
 		// shows it once, as the status after the output.
 		text, b.cancelNote = cutCancelled(text)
 		if b.cancelNote == "" {

@@ -101,7 +101,7 @@ func toolCases() map[string]func() *ToolCall {
 		},
 		"job": func() *ToolCall {
 			// The user pressed ctrl+b on a dev server: the result is the
-			// output so far and the job paragraph (SPEC §9).
+			// output so far and the job paragraph (spec §9).
 			return &ToolCall{Command: "npm run dev", JobID: "1",
 				Output: "> dev\n> vite\n\n  VITE ready in 300 ms\n\n" + bash.DetachSentence(bash.DetachUser, "1", 0) +
 					" Job 1 is running. " + bash.JobToolsHint("1")}

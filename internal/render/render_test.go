@@ -243,7 +243,7 @@ func TestBangHidden(t *testing.T) {
 		t.Fatalf("expanded:\n%s", v)
 	}
 	// 20 logical lines of 100 chars are 60 visual lines at 40: the preview
-	// keeps the 20 lines, not 20 rows (issue 22).
+	// keeps the 20 lines, not 20 rows.
 	b = NewBang("x", false)
 	var out strings.Builder
 	for i := range 20 {
@@ -260,7 +260,7 @@ func TestBangHidden(t *testing.T) {
 
 // TestBangLongLineKeepsThePreview: one long line among the last 20 shows
 // its first BangLineRows rows ending in "…", and the lines before it stay
-// in the preview (issue 22: it took all 20 rows).
+// in the preview (it used to take all 20 rows).
 func TestBangLongLineKeepsThePreview(t *testing.T) {
 	th := NewTheme(true)
 	b := NewBang("x", false)
@@ -916,8 +916,7 @@ func TestElapsedOnRunningBlocks(t *testing.T) {
 }
 
 // TestBangFullScreenIsOneLine: a finished full-screen program's block is
-// one line, its command and how it ended; its last screen shows expanded
-// (issue 22).
+// one line, its command and how it ended; its last screen shows expanded.
 func TestBangFullScreenIsOneLine(t *testing.T) {
 	th := NewTheme(true)
 	screen := "hello\n" + strings.Repeat("~\n", 20) + "\"notes.txt\" 1L, 6B written\n"

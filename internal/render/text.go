@@ -17,7 +17,7 @@ import (
 // (go test, ls -l, column) lines up as it does in the terminal.
 const tabWidth = 8
 
-// CollapsedHint is the dim line above a collapsed preview (SPEC §5): k
+// CollapsedHint is the dim line above a collapsed preview (spec §5): k
 // earlier lines hidden, v shown, of t. The counts are logical lines of what
 // the command printed, not of the tail kept in memory or of the rows on
 // screen.

@@ -1,7 +1,9 @@
-// Package render draws the transcript components of the bash tool: the
-// model's tool calls (SPEC §5 BashToolRenderer) and the user's bang commands
-// (BashExecutionComponent). It is pure string rendering with per-component
-// caches, so the TUI can redraw a long transcript every frame cheaply.
+// Package render draws the transcript's blocks as styled text: the model's
+// bash calls (ToolCall; spec §5), its file tool calls (FileCall: read,
+// write, edit, grep, find) and the user's `!` commands (Bang), with the
+// hints and notices they share (text.go) and the colours of the Theme. It
+// is pure string rendering with a cache per block, so the TUI can redraw a
+// long transcript every frame cheaply.
 package render
 
 import "charm.land/lipgloss/v2"

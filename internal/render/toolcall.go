@@ -24,7 +24,7 @@ const maxCommandLines = 10
 // it every cell is worth more than the visual nesting.
 const indentMin = 10
 
-// ToolCall is one model bash tool call in the transcript (SPEC §5
+// ToolCall is one model bash tool call in the transcript (spec §5
 // BashToolRenderer). Set the fields freely between frames; View notices.
 // It is not safe for concurrent use, because View fills a cache.
 type ToolCall struct {
@@ -205,7 +205,7 @@ func (c *ToolCall) render(width int, th Theme) string {
 // shownOutput is the result text as the body shows it, and the status
 // line that follows it (the exit code of a failed command), kept apart so
 // the hint counts only what the command printed. The job paragraph of a
-// call that became a job (SPEC §9) follows the output's notice, which is
+// call that became a job (spec §9) follows the output's notice, which is
 // stripped all the same; collapsed, the paragraph loses how to use the job
 // tools, which is for the model: the user has the jobs panel, and the
 // preview rows are better spent on output.
@@ -246,16 +246,16 @@ func (c *ToolCall) shownOutput() (text, status string) {
 }
 
 // statusRE matches the status bash's result shaping puts after the output
-// of a failed command (SPEC §1.6).
+// of a failed command (spec §1.6).
 var statusRE = regexp.MustCompile(`(?:^|\n\n)(Command exited with code -?\d+|Command failed: missing exit status)$`)
 
 // CancelledStatus is the one notice of a cancelled command, in the bang
-// block and the tool block alike: the engine's annotation (SPEC §2.3)
+// block and the tool block alike: the engine's annotation (spec §2.3)
 // without its brackets.
 const CancelledStatus = "Command cancelled"
 
 // cancelRE matches the annotation the engine puts on the first line of a
-// cancelled or timed-out command's output (SPEC §2.3).
+// cancelled or timed-out command's output (spec §2.3).
 var cancelRE = regexp.MustCompile(`^\[(Command cancelled|Command timed out after \d+ seconds)\](?:\n|$)`)
 
 // cutCancelled splits the engine's cancel or timeout annotation off the

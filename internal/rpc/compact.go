@@ -1,6 +1,6 @@
 package rpc
 
-// compact and set_auto_compaction (issue 15): the client asks for a
+// compact and set_auto_compaction: the client asks for a
 // compaction of the conversation, or turns the automatic one off and on,
 // with the reference's request and response shapes.
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestBashClosingEveryDescriptor (issue 22): an RPC client's bash that
+// TestBashClosingEveryDescriptor: an RPC client's bash that
 // closes every fd from 3 to 255 answers with its output and exit status,
 // without the engine's status line (it used to hang, and every later call
 // was refused as "already running"); the next call runs, with the state

@@ -1,6 +1,9 @@
-// Package rpc serves an AgentSession over newline-delimited JSON (SPEC §7,
+// Package rpc serves an AgentSession over newline-delimited JSON (spec §7,
 // docs/rpc.md): commands on one stream, responses and agent events on the
-// other, shapes compatible with the reference's RPC protocol.
+// other, shapes compatible with the reference's RPC protocol. Besides
+// prompting, its queues and bash, the commands cover the session
+// (session_cmds.go), models and thinking levels (models.go), compaction,
+// export, jobs and the sandbox, each in a file of that name.
 //
 // Commands are dispatched in arrival order; the quick ones are answered at
 // once, while the long-running ones (a prompt's agent run, a bash command)
@@ -66,7 +69,7 @@ const (
 	CmdBash        = "bash"
 	CmdAbortBash   = "abort_bash"
 	CmdSetSandbox  = "set_sandbox"
-	// Prompting and the session (issue 15).
+	// Prompting and the session, as the reference's clients send them.
 	CmdNegotiateProtocol    = "negotiate_protocol"
 	CmdSteer                = "steer"
 	CmdFollowUp             = "follow_up"
@@ -725,7 +728,7 @@ func (s *server) startBash(c *command) {
 // BashData is the bash command's data: the BashResult's fields, plus
 // artifactError when a truncated output could not be saved in full and
 // saveError when the run could not be written to the session file, and
-// jobId when the command waited for input and became that job (SPEC §9).
+// jobId when the command waited for input and became that job (spec §9).
 type BashData struct {
 	agent.BashRun
 	// WorkingDir is the directory the command started in (the reference's

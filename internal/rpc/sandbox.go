@@ -1,6 +1,6 @@
 package rpc
 
-// set_sandbox (issue 14): the client chooses the sandbox of the model's
+// set_sandbox: the client chooses the sandbox of the model's
 // commands (as --sandbox and --yolo do) and of its own bash commands,
 // which are unconfined unless it asks, like the user's `!` commands.
 

@@ -12,7 +12,7 @@ import (
 	"agentsh/internal/sandbox"
 )
 
-// TestBashGetsNoModelState (issue 21 §6): a function, an alias and a PATH
+// TestBashGetsNoModelState: a function, an alias and a PATH
 // the model defined in its (confined) shell do not run in an RPC client's
 // bash command, which gets the user's state only; the client's own export
 // still reaches the model.

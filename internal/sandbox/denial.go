@@ -39,8 +39,8 @@ func (d Denial) Reason() string {
 	return "the network (off in the sandbox): " + d.Line
 }
 
-// Landlock refuses with EACCES and the scopes with EPERM (design note of
-// issue 14, §6), the mount view's read-only tree with EROFS; these are the
+// Landlock refuses with EACCES, its scopes (signals, abstract sockets) with
+// EPERM, and the mount view's read-only tree with EROFS; these are the
 // words programs print for them, lower-case.
 var deniedWords = []string{"permission denied", "operation not permitted", "read-only file system"}
 
@@ -76,7 +76,8 @@ var (
 )
 
 // DetectDenial tells whether the output of a command that failed under p
-// shows that the sandbox refused it (the design note's §6). A line saying
+// shows that the sandbox refused it, so the user can be asked to run it
+// outside (spec §10). A line saying
 // "Permission denied" or "Operation not permitted" counts when it names a
 // path that (a) lies under p.DenyRead, or outside the writable set (the
 // working directory and p.Writable; nothing under ReadOnly), and (b) this

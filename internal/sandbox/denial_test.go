@@ -9,7 +9,7 @@ import (
 )
 
 // TestDetectDenial feeds the classifier the messages programs print for a
-// Landlock refusal (design note §6), with paths of a real tree: a project
+// Landlock refusal, with paths of a real tree: a project
 // (writable), an outside folder this process can write, a denied folder.
 func TestDetectDenial(t *testing.T) {
 	root := t.TempDir()
@@ -114,7 +114,7 @@ func BenchmarkDetectDenial(b *testing.B) {
 }
 
 // TestDetectDenialIn: a refusal on a relative path counts like an
-// absolute one (issue 22): a shell's redirection names the file without
+// absolute one: a shell's redirection names the file without
 // a slash, a command that changed directory printed its path from there
 // (the first of dirs that gives a refusal), and ".." goes up from where
 // the directory really is, as the kernel walks it.

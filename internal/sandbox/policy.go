@@ -1,4 +1,4 @@
-// Package sandbox confines the model's commands (issue 14): what a shell
+// Package sandbox confines the model's commands: what a shell
 // may write, read and reach. Policy is what the user chose; the enforcement
 // is applied by the guardian (internal/guard) to the shell it starts, so the
 // shell and every descendant run confined while the guardian stays free to

@@ -1,7 +1,8 @@
 package sandbox
 
 // protectedNames are the names kept read-only at the top of every writable
-// root (issue 21): the configuration of agentsh and of the other agents
+// root, so a model cannot plant settings or hooks that run later outside
+// the sandbox: the configuration of agentsh and of the other agents
 // and editors that run commands from a project, and direnv's file.
 var protectedNames = []string{".agentsh", ".claude", ".codex", ".vscode", ".envrc"}
 

@@ -52,7 +52,7 @@ func lstat(path string) (exists, dir bool) {
 	return true, st.IsDir()
 }
 
-// View is the mount view of p for one shell start (issue 21; see
+// View is the mount view of p for one shell start (see
 // docs/decisions/0011-sandbox-mount-view.md): the writable roots bound back
 // read-write over a read-only tree, extra (the shell's runtime folders)
 // too; DenyRead, hidden (the engine's folder) and the sockets of outside

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestCraftedSessionIDRefused (issue 22): a session file whose id holds an
+// TestCraftedSessionIDRefused: a session file whose id holds an
 // escape sequence (it would set the clipboard when the exit hint or the
 // picker prints it) is neither loaded nor listed; ids agentsh and omp make
 // still are.
@@ -48,7 +48,7 @@ func TestCraftedSessionIDRefused(t *testing.T) {
 	}
 }
 
-// TestLoadRefusesSpecialFiles (issue 22): switch_session or -r naming a
+// TestLoadRefusesSpecialFiles: switch_session or -r naming a
 // FIFO or /dev/zero is refused at once instead of blocking the caller or
 // reading without end.
 func TestLoadRefusesSpecialFiles(t *testing.T) {

@@ -1,8 +1,12 @@
-// Package sink collects the output of a shell command: it sanitizes the raw
-// terminal stream into plain UTF-8 text, keeps a bounded UTF-8-safe tail in
-// memory for the model, and spills the complete text to an artifact file
-// once it outgrows that tail; past the artifact's cap the file keeps the
-// first half and the newest output.
+// Package sink collects the output of a shell command (spec §4): it
+// sanitizes the raw terminal stream into plain UTF-8 text, each line in its
+// final state (a `\r` progress bar is one line; sanitize.go), keeps a
+// bounded UTF-8-safe tail in memory for the model, and spills the whole
+// stream to an artifact file once it outgrows that tail; past the
+// artifact's cap the file keeps the first half and the newest output.
+// TailBuffer is the live tail of a running command (tail.go), and Styles
+// the coloured copy a UI may ask for (styles.go;
+// docs/decisions/0007-final-state-lines-and-colours.md).
 package sink
 
 import (
@@ -276,7 +280,7 @@ func (s *OutputSink) Dump(notice string) Summary {
 
 // Handover returns the summary of the output so far without ending the
 // stream, and sends every later chunk to onChunk in place of
-// Options.OnChunk: a foreground command that becomes a job (SPEC §9)
+// Options.OnChunk: a foreground command that becomes a job (spec §9)
 // reports what it printed until then, and the job takes the rest, with no
 // chunk in both or in neither. The artifact stays open and is flushed, so
 // the ArtifactID the summary names (once the output outgrew the tail) can

@@ -13,7 +13,7 @@ import (
 const BashName = "bash"
 
 // bashDescription states the contract the model relies on: a trailing
-// `| head`/`| tail` is taken off and applied to the whole output (SPEC §1.1,
+// `| head`/`| tail` is taken off and applied to the whole output (spec §1.1,
 // see bash.Tool.Execute), the exit status is the command's own, truncation is
 // by bytes only (the sink has no line cap), and the head/tail parameters
 // replace an extracted limit and are described exactly by the notice.
@@ -66,8 +66,8 @@ func NewBash(tool *bash.Tool, ctx func() bash.ToolContext) Tool {
 	return &bashTool{tool: tool, ctx: ctx}
 }
 
-// BashGate stands between the model and each bash call (issue 14's
-// approvals): it may refuse the call, or run it (with run, on a context it
+// BashGate stands between the model and each bash call, for the
+// approvals (bash.patterns, the sandbox question): it may refuse the call, or run it (with run, on a context it
 // may change, such as without the sandbox) once or twice, and it returns
 // what the model gets.
 type BashGate func(ctx context.Context, p bash.ToolParams, tc bash.ToolContext,

@@ -12,7 +12,8 @@ import (
 // lineCapClaim matches a promise such as "2000 lines" or "2,000 lines".
 var lineCapClaim = regexp.MustCompile(`\d[\d,]* lines`)
 
-// The description promises what the tool does (issue 11): output is cut at
+// The description promises only what the tool does, since the model acts
+// on it: output is cut at
 // 50KB and at no number of lines, and a trailing `| head` is taken off and
 // cut from the whole output, with the command's own exit status.
 func TestBashDescriptionSaysWhatIsTrue(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 )
 
 // benchEnvs are the two ways a file tool runs: on the host (the sandbox
-// off, and every file tool before issue 21) and through the sandbox's
+// off, and every file tool before the file tools were confined) and through the sandbox's
 // helper under a workspace-write policy for dir.
 func benchEnvs(b *testing.B, dir string) []struct {
 	name string

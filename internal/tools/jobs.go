@@ -15,7 +15,7 @@ import (
 	"agentsh/internal/jobs"
 )
 
-// Names of the job tools (SPEC §9).
+// Names of the job tools (spec §9).
 const (
 	JobsName      = "jobs"
 	JobOutputName = "job_output"

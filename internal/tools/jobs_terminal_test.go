@@ -26,7 +26,7 @@ func (h *jobsHarness) endedWith(t *testing.T, id string, r Result) string {
 }
 
 // TestPythonREPLThroughTools: a program that needs a terminal works as a
-// job (issue 12): the python3 REPL, started in the background, shows its
+// job: the python3 REPL, started in the background, shows its
 // prompt, answers print(6*7) typed with job_input, and exit() ends it with
 // code 0, leaving no process.
 func TestPythonREPLThroughTools(t *testing.T) {

@@ -1,6 +1,13 @@
 // Package tools is the model's tool registry: each tool has a name, a
 // description, a JSON schema for its arguments and an Execute that streams
-// live updates and returns what the model reads.
+// live updates and returns what the model reads. The tools are bash (the
+// bash package's tool behind a BashGate, where the approvals stand; bash.go),
+// the job tools jobs, job_output, job_input and job_kill (jobs.go) when the
+// bash tool has a job manager, and the file tools read, write, edit, grep
+// and find. The file tools work through an FS (fs.go): the host's, or the
+// sandbox's confined view (internal/confinedfs) the session gives them for
+// each call; grep and find leave out what .gitignore and .ignore files do
+// (ignore.go).
 package tools
 
 import (
@@ -147,7 +154,7 @@ func (r *Registry) Prestart() {
 // Standard is the registry every mode gives the model: bash first, then the
 // file tools, so `agentsh exec`, print mode, RPC and the TUI all offer (and
 // the interceptor suggests) the same set; then the job tools when the bash
-// tool has a job manager (SPEC §9).
+// tool has a job manager (spec §9).
 func Standard(bt Tool, env Env) (*Registry, error) {
 	ts := append([]Tool{bt}, FileTools(env)...)
 	if b, ok := bt.(*bashTool); ok && b.tool.Jobs != nil {

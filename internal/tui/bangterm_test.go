@@ -96,8 +96,8 @@ func TestBangVim(t *testing.T) {
 		!strings.Contains(b.Output, "written") || strings.Contains(b.Output, "\x1b") {
 		t.Errorf("result is not vim's last screen: %+v %q", b, b.Output)
 	}
-	// On screen the block is one line; ctrl+o shows the last screen
-	// (issue 22).
+	// On screen the block is one line, not a screenful of `~`; ctrl+o
+	// shows the last screen.
 	if s := strings.Join(strings.Fields(h.screen()), " "); !strings.Contains(s, "$ vim -u NONE -N "+f+" · exited 0 (ctrl+o to expand)") ||
 		strings.Contains(s, "~ ~") {
 		t.Errorf("vim's block:\n%s", h.screen())
@@ -156,7 +156,7 @@ func TestBangREPLAndPersistence(t *testing.T) {
 	}
 }
 
-// TestOverlayEscOnAltScreen (SPEC §3): esc kills a plain program, but a
+// TestOverlayEscOnAltScreen (spec §3): esc kills a plain program, but a
 // program on the alternate screen gets esc, and the kill chord ends it.
 func TestOverlayEscOnAltScreen(t *testing.T) {
 	h := newHarness(t, 80, 30)
@@ -197,7 +197,7 @@ func TestBangKeepsUserPager(t *testing.T) {
 	}
 }
 
-// TestBangCtrlBReachesTheProgram (issue 22): while a program has the
+// TestBangCtrlBReachesTheProgram: while a program has the
 // terminal, ctrl+b is its key (less pages back with it, readline moves
 // left), not agentsh's: the byte 0x02 arrives, and the command ends on its
 // own, not as a job.
@@ -220,7 +220,7 @@ func TestBangCtrlBReachesTheProgram(t *testing.T) {
 }
 
 // TestBangPromptToBackground: a `!` command waiting at a prompt opens the
-// overlay (issue 13), whose ctrl+z moves it to the background: the overlay
+// overlay, whose ctrl+z moves it to the background: the overlay
 // closes, the block says → job 1 and the job still waits for its answer.
 func TestBangPromptToBackground(t *testing.T) {
 	h := newHarness(t, 80, 30)

@@ -1,6 +1,6 @@
 package tui
 
-// Frame benchmarks for issue 5's "a transcript of 1,000 tool results
+// Frame benchmarks for the goal "a transcript of 1,000 tool results
 // renders in ≤ 5 ms per frame" (docs/BENCHMARKS.md §C): a model at 120×40
 // holding 1,000 finished tool calls (short, collapsed and expanded long
 // outputs, some errors), 100 bang blocks and 100 user/assistant turns, and

@@ -35,7 +35,7 @@ func withServer(h *harness, srv *fakemodel.Server, spec string) {
 }
 
 // A model call that failed and is tried again shows one notice, the
-// newest try's; the try that succeeds takes it away (issue 22). A series
+// newest try's; the try that succeeds takes it away. A series
 // that gives up keeps it above the error.
 func TestRetryNoticeGoesOnSuccess(t *testing.T) {
 	var fails atomic.Int64
@@ -84,7 +84,7 @@ func usageServer(t *testing.T) *fakemodel.Server {
 
 // "% context left" shows for a model of the table of known windows on an
 // 80-column line with a sandbox and a long folder, where it was cut off
-// the end (issue 22): the folder gives way first, then the token count,
+// the end: the folder gives way first, then the token count,
 // then the end of a long model name.
 func TestContextLeftOnANarrowLine(t *testing.T) {
 	srv := usageServer(t)
@@ -135,7 +135,7 @@ func TestContextLeftFromTheProviderList(t *testing.T) {
 // A settings file saved broken does not stop the `!` commands (the `!vim`
 // that would fix it among them): they run with the last settings that
 // loaded, after a warning naming the file and the error; once the file is
-// fixed the warning is not given again (issue 22).
+// fixed the warning is not given again.
 func TestBangRunsOnBrokenSettings(t *testing.T) {
 	h := newHarness(t, 120, 30)
 	sess := h.m.session()
@@ -185,7 +185,7 @@ func TestBangRunsOnBrokenSettings(t *testing.T) {
 }
 
 // A `!` command's long line does not eat the preview: the lines before it
-// stay on screen, the long one shows three rows ending in "…" (issue 22).
+// stay on screen, the long one shows three rows ending in "…".
 func TestBangPreviewKeepsLinesAroundALongOne(t *testing.T) {
 	h := newHarness(t, 80, 40)
 	h.bang(`seq -f 'line %g' 1 5; printf 'x%.0s' $(seq 2000); echo; echo end`)
@@ -198,7 +198,7 @@ func TestBangPreviewKeepsLinesAroundALongOne(t *testing.T) {
 }
 
 // A program that used the alternate screen leaves a one-line block, its
-// command and how it ended; its last screen is one ctrl+o away (issue 22).
+// command and how it ended; its last screen is one ctrl+o away.
 // A plain command's block is as before.
 func TestBangFullScreenBlockIsOneLine(t *testing.T) {
 	h := newHarness(t, 100, 40)
@@ -225,7 +225,7 @@ func TestBangFullScreenBlockIsOneLine(t *testing.T) {
 
 // A model call that gets no answer shows how long it has waited and the
 // request timeout that will end it, ticking with the clock; streaming
-// text shows no count (issue 22: `working…` for ever).
+// text shows no count (a bare `working…` for ever told the user nothing).
 func TestWorkingShowsTheWaitAndTheTimeout(t *testing.T) {
 	srv := fakemodel.New(t, func(n int, w *fakemodel.Writer) {
 		<-w.Context().Done() // a hung server

@@ -101,7 +101,7 @@ type attachKeys struct {
 
 // overlayKeys: every other key goes to the program in the PTY overlay.
 // Kill (esc) kills a plain program; a program on the alternate screen (vim,
-// less, top) gets esc, and KillFull kills it (SPEC §3). KillFull kills a
+// less, top) gets esc, and KillFull kills it (spec §3). KillFull kills a
 // plain program too.
 type overlayKeys struct {
 	Kill, KillFull, Background key.Binding
@@ -385,8 +385,8 @@ func attachEndedFooter() string {
 	return "the job has ended · " + helpLine(entry{Key: "any key", Desc: "returns to the jobs panel"})
 }
 
-// overlayFooterText is the PTY overlay's last line (SPEC §5); fullScreen:
-// the program is on the alternate screen and esc is its key (SPEC §3).
+// overlayFooterText is the PTY overlay's last line (spec §5); fullScreen:
+// the program is on the alternate screen and esc is its key (spec §3).
 // canBackground: the program can become a job (a `!` command);
 // keys.Overlay.Background then moves a plain program to the background
 // (ctrl+b is the program's in any case).

@@ -471,7 +471,7 @@ func (m *model) submit(steer bool) tea.Cmd {
 			return nil
 		}
 		if m.bangRunning || m.session().IsBashRunning() {
-			// SPEC §5: refused, and the text stays for after the esc.
+			// spec §5: refused, and the text stays for after the esc.
 			m.tr.notice(kindWarning, agent.ErrBashRunning.Error())
 			return nil
 		}
@@ -751,7 +751,7 @@ func oneLine(s string) string {
 }
 
 // moveToBackground makes the running `!` command or the model's running
-// bash call a job: it returns with its output so far and goes on (SPEC
+// bash call a job: it returns with its output so far and goes on (spec
 // §9). It reports false when nothing runs.
 func (m *model) moveToBackground() bool {
 	if !m.bangRunning && !m.agentRunning {

@@ -173,7 +173,7 @@ type overlay struct {
 }
 
 // fullScreen reports whether the program is on the alternate screen: esc
-// is then its key, and only keys.Overlay.KillFull kills it (SPEC §3).
+// is then its key, and only keys.Overlay.KillFull kills it (spec §3).
 func (o *overlay) fullScreen() bool {
 	scr := o.s.Screen()
 	return scr != nil && scr.AltScreen()
@@ -230,7 +230,7 @@ func (o *overlay) box(width, height int, st *styles) (string, int, int) {
 
 // update implements layer: the program owns the keyboard; only the kill
 // key stays ours (esc for a plain program; on the alternate screen esc is
-// the program's, and KillFull kills: SPEC §3); a paste goes to the program
+// the program's, and KillFull kills: spec §3); a paste goes to the program
 // too. The overlay leaves the stack when its program's command ends.
 func (o *overlay) update(msg tea.Msg) (action, tea.Cmd) {
 	switch msg := msg.(type) {

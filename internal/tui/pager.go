@@ -859,7 +859,7 @@ func (p *pager) rawLine(i int) ([]byte, int64, error) {
 	if hasCR {
 		p.rawInFile = false
 		// The artifact keeps every frame; the line shows its final state
-		// (SPEC §4), as the transcript did.
+		// (spec §4), as the transcript did.
 		p.final = sink.AppendFinal(p.final[:0], b)
 		b = p.final
 	}

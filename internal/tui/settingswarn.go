@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// settingsWatch follows whether the settings files load (issue 22): a file
+// settingsWatch follows whether the settings files load: a file
 // broken at start or saved broken leaves a warning on the status line until
 // a load finds it fixed. The files are looked at when something may have
 // changed them: at start, after each `!` command and after each turn of the

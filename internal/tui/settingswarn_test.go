@@ -9,7 +9,7 @@ import (
 )
 
 // A project settings file broken at start does not keep the TUI from
-// starting (issue 22): a warning names the file and its error, the status
+// starting: a warning names the file and its error, the status
 // line says it does not load, `!` commands run on the defaults, and the `!`
 // command that fixes the file takes the warning off the status line.
 func TestSettingsBrokenAtStart(t *testing.T) {

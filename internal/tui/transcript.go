@@ -24,7 +24,7 @@ import (
 // what layout left.
 type transcript struct {
 	items   []item
-	pending []item // bang commands started while the agent streams (SPEC §5)
+	pending []item // bang commands started while the agent streams (spec §5)
 
 	assistant *textItem     // the answer streaming now
 	thinking  *thinkingItem // its thinking, once some came (thinking.go)
@@ -89,7 +89,7 @@ func (t *transcript) notice(kind textKind, text string) {
 }
 
 // addBang shows a bang command that starts now: after the turn it
-// interrupts when the agent is streaming (SPEC §5), else at the end.
+// interrupts when the agent is streaming (spec §5), else at the end.
 func (t *transcript) addBang(it *bangItem, agentRunning bool) {
 	it.started = t.clock()
 	if agentRunning {

@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// The trust question (issue 21): a project's .agentsh/settings.json lies
+// The trust question: a project's .agentsh/settings.json lies
 // where the model may write, so what it loosens (yolo, the sandbox keys,
 // allow rules, shell.path/prefix/env/scrubEnv) applies only once the user
 // trusts the folder for those values. Asked before the TUI starts

@@ -1,7 +1,15 @@
-// Package tui is agentsh's full-screen interface (SPEC §5, §7): a
-// scrollable transcript of the conversation, the user's bang commands and
-// the model's tool calls streaming live, a multi-line editor, a status line,
-// and the PTY overlay for tool calls that run in a pseudo-terminal.
+// Package tui is agentsh's full-screen interface (Bubble Tea v2; spec §5,
+// §7): the transcript of the conversation as a component of its own
+// (transcript.go), where the user's `!` commands and the model's tool calls
+// stream live; the multi-line editor with the slash menu and `@` file
+// mentions; the status line (usage, the wait of a model call, jobs, the
+// sandbox). Modal surfaces are layers on one stack that answer with action
+// values (layers.go): the pager, the jobs panel and an attached job, the
+// PTY overlay of a program that takes the screen, the quit question, the
+// session and model pickers, the approval question and /permissions, the
+// trust question of a project's settings (also run alone before the TUI).
+// Every key comes from one map (keys.go), which also makes /help and the
+// hints.
 package tui
 
 import (

@@ -510,7 +510,7 @@ func newFinishedCall(i int) *render.ToolCall {
 }
 
 // TestStatusLineFollowsBangCd: the status line shows the session's
-// directory, which the user's !cd moves (issue 11 §3).
+// directory, which the user's !cd moves (spec §2.1).
 func TestStatusLineFollowsBangCd(t *testing.T) {
 	h := newHarness(t, 100, 24)
 	dir := filepath.Join(t.TempDir(), "moved-here")

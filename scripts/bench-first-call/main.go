@@ -1,5 +1,5 @@
 // Command bench-first-call measures, side by side, what the first bash call
-// of a run costs whole agentsh binaries (issue 22): it serves a fake OpenAI
+// of a run costs whole agentsh binaries: it serves a fake OpenAI
 // model, runs each binary in turn (the order alternating each round), each
 // with a private HOME, and prints medians.
 //
