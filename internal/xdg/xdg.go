@@ -36,6 +36,7 @@ func xdgDir(envVar, homeRel string) string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d", appName, os.Getuid()), homeRel)
 }
 
+// Home is the user's home folder, cleaned; "" when unknown or relative.
 func Home() string {
 	home, err := os.UserHomeDir()
 	if err != nil || home == "" || !filepath.IsAbs(home) {
