@@ -3,15 +3,17 @@ package rpc
 // The command table: each command is a handler with its own parameter
 // type, registered by the file of its topic (prompt.go, session_cmds.go,
 // state.go, models.go, bash.go, jobs.go, sandbox.go, compact.go,
-// export.go), next to its code. A line is decoded in two steps: first
-// into the wire struct, which holds the id, the type and every field of
-// every command, so that a field of the wrong type fails the line
-// whatever its command (the protocol has always answered so); then, for a
-// known type, into that command's own parameters.
+// export.go), next to its code. A line is decoded once, into the wire
+// struct built from the table, which holds the id, the type and every
+// field of every command, so that a field of the wrong type fails the
+// line whatever its command (the protocol has always answered so); then,
+// for a known type, the command's fields are copied into its own
+// parameters.
 
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -20,8 +22,7 @@ import (
 )
 
 // command is one input line: its id, kept raw so it is echoed exactly,
-// its type, and the parameters its handler decoded (nil handler: the
-// type is unknown).
+// its type, and its parameters (nil handler: the type is unknown).
 type command struct {
 	ID      json.RawMessage
 	Type    string
@@ -33,7 +34,6 @@ type command struct {
 type handler struct {
 	name   string
 	params reflect.Type // P, a struct of tagged fields
-	decode func(line []byte) (any, error)
 	// run checks and runs the command; for file work that goes on beside
 	// the loop it returns a channel closed at its end (nil for anything
 	// else).
@@ -69,11 +69,6 @@ func fileCmd[P any](name string, run func(s *server, c *command, p *P) <-chan st
 	return &handler{
 		name:   name,
 		params: reflect.TypeFor[P](),
-		decode: func(line []byte) (any, error) {
-			p := new(P)
-			err := json.Unmarshal(line, p)
-			return p, err
-		},
 		run: func(s *server, c *command) <-chan struct{} {
 			p := c.params.(*P)
 			if ch, ok := any(p).(checker); ok {
@@ -117,38 +112,46 @@ func commandNames() []string {
 	return names
 }
 
-// wireType is the struct every line is decoded into first: field 0 the
-// id, field 1 the type, then the fields of every command's parameters,
-// one per JSON name (built once, after every init has registered).
-var wireType = sync.OnceValue(func() reflect.Type {
-	t, err := buildWire(commands)
+// wire is the struct every line is decoded into first: field 0 the id,
+// field 1 the type, then the fields of every command's parameters, one
+// per JSON name; from[name][i] is the wire field of field i of the
+// parameters of command name (-1: unexported, the handler's own).
+type wire struct {
+	typ  reflect.Type
+	from map[string][]int
+}
+
+// theWire is the table's wire, built once, after every init has
+// registered.
+var theWire = sync.OnceValue(func() *wire {
+	w, err := buildWire(commands)
 	if err != nil {
 		panic(err)
 	}
-	return t
+	return w
 })
 
 // buildWire makes the wire struct of table: two commands' fields of one
-// JSON name must have one type.
-func buildWire(table map[string]*handler) (reflect.Type, error) {
+// JSON name must have one type, and two JSON names must differ in more
+// than case (a key is matched to a field regardless of case).
+func buildWire(table map[string]*handler) (*wire, error) {
 	fields := []reflect.StructField{
 		{Name: "ID", Type: reflect.TypeFor[json.RawMessage](), Tag: `json:"id"`},
 		{Name: "Type", Type: reflect.TypeFor[*string](), Tag: `json:"type"`},
 	}
+	index := map[string]int{"id": 0, "type": 1}      // JSON name → wire field
 	owner := map[string]string{"id": "", "type": ""} // JSON name → the command that brought it
-	byName := map[string]reflect.Type{"id": fields[0].Type, "type": fields[1].Type}
-	names := make([]string, 0, len(table))
-	for name := range table {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	folded := map[string]string{"id": "id", "type": "type"}
+	w := &wire{from: map[string][]int{}}
+	for _, name := range slices.Sorted(maps.Keys(table)) {
 		pt := table[name].params
 		if pt.Kind() != reflect.Struct {
 			return nil, errors.New("rpc: the parameters of " + name + " are not a struct")
 		}
+		from := make([]int, pt.NumField())
 		for i := range pt.NumField() {
 			f := pt.Field(i)
+			from[i] = -1
 			if !f.IsExported() {
 				continue // the handler's own (a check's result)
 			}
@@ -156,40 +159,51 @@ func buildWire(table map[string]*handler) (reflect.Type, error) {
 			if f.Anonymous || key == "" || key == "-" {
 				return nil, errors.New("rpc: field " + f.Name + " of " + name + "'s parameters needs a json name")
 			}
-			if t, ok := byName[key]; ok {
-				if t != f.Type {
+			if j, ok := index[key]; ok {
+				if t := fields[j].Type; t != f.Type {
 					return nil, errors.New("rpc: " + name + "'s " + strconv.Quote(key) + " is a " + f.Type.String() +
 						", another command's (" + owner[key] + ") a " + t.String())
 				}
+				from[i] = j
 				continue
 			}
-			byName[key], owner[key] = f.Type, name
+			if other, ok := folded[strings.ToLower(key)]; ok {
+				return nil, errors.New("rpc: " + name + "'s " + strconv.Quote(key) + " differs only in case from " + strconv.Quote(other))
+			}
+			index[key], owner[key], folded[strings.ToLower(key)] = len(fields), name, key
+			from[i] = len(fields)
 			fields = append(fields, reflect.StructField{Name: "F" + strconv.Itoa(len(fields)), Type: f.Type, Tag: reflect.StructTag(`json:"` + key + `"`)})
 		}
+		w.from[name] = from
 	}
-	return reflect.StructOf(fields), nil
+	w.typ = reflect.StructOf(fields)
+	return w, nil
 }
 
-// parseCommand decodes one (non-blank) line.
+// parseCommand decodes one (non-blank) line: into the wire struct, then,
+// for a known type, its fields into the command's own parameters.
 func parseCommand(line []byte) (*command, error) {
-	w := reflect.New(wireType())
-	if err := json.Unmarshal(line, w.Interface()); err != nil {
+	w := theWire()
+	v := reflect.New(w.typ).Elem()
+	if err := json.Unmarshal(line, v.Addr().Interface()); err != nil {
 		return nil, wireError(err)
 	}
-	typ := w.Elem().Field(1).Interface().(*string)
+	typ := v.Field(1).Interface().(*string)
 	if typ == nil {
 		return nil, errors.New(`missing "type"`)
 	}
-	c := &command{ID: w.Elem().Field(0).Interface().(json.RawMessage), Type: *typ}
+	c := &command{ID: json.RawMessage(v.Field(0).Bytes()), Type: *typ}
 	if string(c.ID) == "null" {
 		c.ID = nil
 	}
 	if h := commands[c.Type]; h != nil {
-		p, err := h.decode(line)
-		if err != nil { // not expected: the wire struct has the same fields
-			return nil, wireError(err)
+		p := reflect.New(h.params)
+		for i, j := range w.from[c.Type] {
+			if j >= 0 {
+				p.Elem().Field(i).Set(v.Field(j))
+			}
 		}
-		c.handler, c.params = h, p
+		c.handler, c.params = h, p.Interface()
 	}
 	return c, nil
 }

@@ -105,9 +105,15 @@ func TestWireRefusesTwoTypesOfAField(t *testing.T) {
 	if _, err := buildWire(map[string]*handler{"u": cmd("u", func(*server, *command, *untagged) {})}); err == nil {
 		t.Error("buildWire took a field without a json name")
 	}
+	type upper struct {
+		Limit *float64 `json:"Limit"`
+	}
+	if _, err := buildWire(map[string]*handler{"a": cmd("a", run), "u": cmd("u", func(*server, *command, *upper) {})}); err == nil {
+		t.Error("buildWire took two names that differ only in case")
+	}
 	w, err := buildWire(map[string]*handler{"a": cmd("a", run), "a2": cmd("a2", run)})
-	if err != nil || w.NumField() != 3 {
-		t.Errorf("buildWire of one field twice: %v, %v", w, err)
+	if err != nil || w.typ.NumField() != 3 || !slices.Equal(w.from["a"], []int{2}) || !slices.Equal(w.from["a2"], []int{2}) {
+		t.Errorf("buildWire of one field twice: %+v, %v", w, err)
 	}
 }
 
