@@ -16,6 +16,30 @@ const (
 	CmdSetAutoCompaction = "set_auto_compaction"
 )
 
+func init() {
+	register(
+		cmd(CmdCompact, (*server).compact),
+		cmd(CmdSetAutoCompaction, (*server).setAutoCompaction),
+	)
+}
+
+// compactParams is compact {customInstructions?}.
+type compactParams struct {
+	CustomInstructions *string `json:"customInstructions"`
+}
+
+// autoCompactionParams is set_auto_compaction {enabled}.
+type autoCompactionParams struct {
+	Enabled *bool `json:"enabled"`
+}
+
+func (p *autoCompactionParams) check() error {
+	if p.Enabled == nil {
+		return errors.New(`set_auto_compaction needs "enabled" (true or false)`)
+	}
+	return nil
+}
+
 // CompactData is compact's data: the reference's CompactionResult, plus
 // saveError when the compaction could not be written to the session file
 // (it holds in memory all the same).
@@ -31,15 +55,15 @@ var errCompactionCancelled = errors.New("Compaction cancelled") //lint:ignore ST
 // compact summarizes the session's older turns in its own goroutine, so
 // get_state answers meanwhile (isCompacting); the response comes when it
 // is done, or when abort stops it.
-func (s *server) compact(c *command) {
+func (s *server) compact(c *command, p *compactParams) {
 	provider, model := s.currentModel()
 	if provider == nil {
 		s.fail(c, ErrNoModel)
 		return
 	}
 	instructions := ""
-	if c.CustomInstructions != nil {
-		instructions = *c.CustomInstructions
+	if p.CustomInstructions != nil {
+		instructions = *p.CustomInstructions
 	}
 	ctx, cancel := context.WithCancel(s.base)
 	j := &job{cancel: cancel, done: make(chan struct{})}
@@ -71,14 +95,10 @@ func (s *server) compact(c *command) {
 }
 
 // setAutoCompaction is set_auto_compaction {enabled}.
-func (s *server) setAutoCompaction(c *command) {
-	if c.Enabled == nil {
-		s.fail(c, errors.New(`set_auto_compaction needs "enabled" (true or false)`))
-		return
-	}
+func (s *server) setAutoCompaction(c *command, p *autoCompactionParams) {
 	s.mu.Lock()
 	sess := s.sess
-	on := *c.Enabled
+	on := *p.Enabled
 	s.autoCompact = &on // the client's choice: kept for the sessions after this one
 	s.mu.Unlock()
 	sess.SetAutoCompaction(on)

@@ -7,6 +7,15 @@ import (
 // CmdExportHTML writes the session's transcript as one HTML file.
 const CmdExportHTML = "export_html"
 
+func init() {
+	register(fileCmd(CmdExportHTML, (*server).exportHTML))
+}
+
+// exportParams is export_html {outputPath?}.
+type exportParams struct {
+	OutputPath *string `json:"outputPath"`
+}
+
 // ExportData is export_html's data.
 type ExportData struct {
 	// Path is the file written, absolute.
@@ -21,13 +30,13 @@ type ExportData struct {
 // export runs beside the command loop (a long session takes a while to
 // render and write); the commands after it wait for it, but for get_state
 // and the aborts sent before any other (Serve).
-func (s *server) exportHTML(c *command) <-chan struct{} {
+func (s *server) exportHTML(c *command, p *exportParams) <-chan struct{} {
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()
 	out := ""
-	if c.OutputPath != nil {
-		out = *c.OutputPath
+	if p.OutputPath != nil {
+		out = *p.OutputPath
 	}
 	return s.fileWork(func() {
 		path, err := export.WriteSession(sess, out)

@@ -23,6 +23,33 @@ const (
 	CmdJobKill   = "job_kill"
 )
 
+func init() {
+	register(
+		cmd(CmdJobs, (*server).listJobs),
+		cmd(CmdJobOutput, (*server).jobOutput),
+		cmd(CmdJobInput, (*server).jobInput),
+		cmd(CmdJobKill, (*server).jobKill),
+	)
+}
+
+// jobOutputParams is job_output {jobId, waitSeconds?}. A jobId is a
+// string ("1") or a number (1), kept raw to tell them apart.
+type jobOutputParams struct {
+	JobID       json.RawMessage `json:"jobId"`
+	WaitSeconds *float64        `json:"waitSeconds"`
+}
+
+// jobInputParams is job_input {jobId, text}.
+type jobInputParams struct {
+	JobID json.RawMessage `json:"jobId"`
+	Text  *string         `json:"text"`
+}
+
+// jobKillParams is job_kill {jobId}.
+type jobKillParams struct {
+	JobID json.RawMessage `json:"jobId"`
+}
+
 // Job event types.
 const (
 	EventJobStart  = "job_start"
@@ -112,20 +139,20 @@ func (s *server) jobEvent(c jobs.Change) {
 	s.writeLine(e)
 }
 
-// findJob resolves the command's jobId, a string ("1") or a number (1).
-func (s *server) findJob(c *command) (*jobs.Job, error) {
+// findJob resolves a command's jobId, a string ("1") or a number (1).
+func (s *server) findJob(jobID json.RawMessage) (*jobs.Job, error) {
 	m := s.cfg.Jobs
 	if m == nil {
 		return nil, errNoJobs
 	}
-	if len(c.JobID) == 0 || string(c.JobID) == "null" {
+	if len(jobID) == 0 || string(jobID) == "null" {
 		return nil, errors.New(`Missing jobId: give the job id, e.g. "1" (the jobs command lists them).`) //lint:ignore ST1005 user-facing text
 	}
 	var id string
-	if err := json.Unmarshal(c.JobID, &id); err != nil {
+	if err := json.Unmarshal(jobID, &id); err != nil {
 		var n float64
-		if err := json.Unmarshal(c.JobID, &n); err != nil || n != math.Trunc(n) {
-			return nil, fmt.Errorf(`Invalid jobId: expected a job id such as "1", got %s`, c.JobID) //lint:ignore ST1005 user-facing text
+		if err := json.Unmarshal(jobID, &n); err != nil || n != math.Trunc(n) {
+			return nil, fmt.Errorf(`Invalid jobId: expected a job id such as "1", got %s`, jobID) //lint:ignore ST1005 user-facing text
 		}
 		id = strconv.FormatFloat(n, 'f', -1, 64)
 	}
@@ -146,7 +173,7 @@ func (s *server) async(f func(ctx context.Context)) {
 	}()
 }
 
-func (s *server) listJobs(c *command) {
+func (s *server) listJobs(c *command, _ *noParams) {
 	if s.cfg.Jobs == nil {
 		s.fail(c, errNoJobs)
 		return
@@ -158,15 +185,15 @@ func (s *server) listJobs(c *command) {
 	s.ok(c, map[string]any{"jobs": list})
 }
 
-func (s *server) jobOutput(c *command) {
-	j, err := s.findJob(c)
+func (s *server) jobOutput(c *command, p *jobOutputParams) {
+	j, err := s.findJob(p.JobID)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	secs := 0.0
-	if c.WaitSeconds != nil && !math.IsNaN(*c.WaitSeconds) && *c.WaitSeconds > 0 {
-		secs = min(*c.WaitSeconds, tools.MaxWaitSeconds)
+	if p.WaitSeconds != nil && !math.IsNaN(*p.WaitSeconds) && *p.WaitSeconds > 0 {
+		secs = min(*p.WaitSeconds, tools.MaxWaitSeconds)
 	}
 	if secs == 0 {
 		s.ok(c, outputData(j, j.State()))
@@ -178,17 +205,17 @@ func (s *server) jobOutput(c *command) {
 	})
 }
 
-func (s *server) jobInput(c *command) {
-	j, err := s.findJob(c)
+func (s *server) jobInput(c *command, p *jobInputParams) {
+	j, err := s.findJob(p.JobID)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if c.Text == nil {
+	if p.Text == nil {
 		s.fail(c, errors.New(`Invalid text: give the text to type as a string, e.g. "y\n".`)) //lint:ignore ST1005 user-facing text
 		return
 	}
-	if *c.Text == "" {
+	if *p.Text == "" {
 		s.fail(c, errors.New("Nothing to type: text is empty.")) //lint:ignore ST1005 user-facing text
 		return
 	}
@@ -196,7 +223,7 @@ func (s *server) jobInput(c *command) {
 		s.fail(c, errors.New(bash.JobSentence(j.ID(), st)+" It takes no more input."))
 		return
 	}
-	if err := j.Input(*c.Text); err != nil {
+	if err := j.Input(*p.Text); err != nil {
 		s.fail(c, errors.New(bash.JobSentence(j.ID(), j.Final())+" It takes no more input."))
 		return
 	}
@@ -215,8 +242,8 @@ func (s *server) jobInput(c *command) {
 	})
 }
 
-func (s *server) jobKill(c *command) {
-	j, err := s.findJob(c)
+func (s *server) jobKill(c *command, p *jobKillParams) {
+	j, err := s.findJob(p.JobID)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -228,27 +255,4 @@ func (s *server) jobKill(c *command) {
 		return
 	}
 	s.async(func(context.Context) { s.ok(c, outputData(j, j.Kill())) })
-}
-
-// startBackground runs a bash command with background: true as a user job
-// and answers with the job at once.
-func (s *server) startBackground(c *command) {
-	if s.cfg.Jobs == nil {
-		s.fail(c, errNoJobs)
-		return
-	}
-	cmd := ""
-	if c.Command != nil {
-		cmd = *c.Command
-	}
-	s.mu.Lock()
-	sess := s.sess
-	policy := s.sbox.bashPolicy(sess)
-	s.mu.Unlock()
-	j, err := sess.StartJobIn(s.cfg.Jobs, cmd, policy)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.ok(c, jobInfo(j, j.State()))
 }

@@ -19,6 +19,41 @@ const (
 	CmdAbortRetry         = "abort_retry"
 )
 
+func init() {
+	register(
+		cmd(CmdSetModel, (*server).setModel),
+		cmd(CmdCycleModel, (*server).cycleModel),
+		cmd(CmdGetAvailableModels, (*server).availableModels),
+		cmd(CmdSetThinkingLevel, (*server).setThinkingLevel),
+		cmd(CmdCycleThinkingLevel, (*server).cycleThinkingLevel),
+		cmd(CmdSetAutoRetry, (*server).setAutoRetry),
+		cmd(CmdAbortRetry, (*server).abortRetry),
+	)
+}
+
+// setModelParams is set_model {provider, modelId}.
+type setModelParams struct {
+	Provider *string `json:"provider"`
+	ModelID  *string `json:"modelId"`
+}
+
+// thinkingLevelParams is set_thinking_level {level}.
+type thinkingLevelParams struct {
+	Level *string `json:"level"`
+}
+
+// autoRetryParams is set_auto_retry {enabled}.
+type autoRetryParams struct {
+	Enabled *bool `json:"enabled"`
+}
+
+func (p *autoRetryParams) check() error {
+	if p.Enabled == nil {
+		return errors.New(`set_auto_retry needs "enabled": true or false`)
+	}
+	return nil
+}
+
 // errNoModels answers the model commands of a server without Config.Models.
 var errNoModels = errors.New("model switching is not available in this mode")
 
@@ -52,89 +87,118 @@ func (s *server) recordModel() {
 	_ = sess.RecordModelsOf(s.cfg.Models)
 }
 
-func (s *server) modelCommand(c *command) {
-	ms := s.cfg.Models
-	if ms == nil && *c.Type != CmdSetAutoRetry && *c.Type != CmdAbortRetry {
+// models is Config.Models; without it c is failed (nil).
+func (s *server) models(c *command) *agent.Models {
+	if s.cfg.Models == nil {
 		s.fail(c, errNoModels)
+	}
+	return s.cfg.Models
+}
+
+func (s *server) setModel(c *command, p *setModelParams) {
+	ms := s.models(c)
+	if ms == nil {
 		return
 	}
-	switch *c.Type {
-	case CmdSetModel:
-		provider, id := "", ""
-		if c.Provider != nil {
-			provider = *c.Provider
-		}
-		if c.ModelID != nil {
-			id = *c.ModelID
-		}
-		// Listing the models may take a while: answered in the background,
-		// like bash, so later commands are not held up.
-		s.background(func(ctx context.Context) {
-			md, err := ms.Set(ctx, provider, id)
-			if err != nil {
-				s.fail(c, err)
-				return
-			}
-			s.recordModel()
-			s.ok(c, md)
-		})
-	case CmdCycleModel:
-		s.background(func(ctx context.Context) {
-			res, err := ms.Cycle(ctx)
-			switch {
-			case err != nil:
-				s.fail(c, err)
-			case res == nil:
-				s.writeLine(nullData(c))
-			default:
-				s.recordModel()
-				s.ok(c, res)
-			}
-		})
-	case CmdGetAvailableModels:
-		s.background(func(ctx context.Context) {
-			models := ms.Available(ctx)
-			if models == nil {
-				models = []agent.Model{}
-			}
-			s.ok(c, map[string]any{"models": models})
-		})
-	case CmdSetThinkingLevel:
-		level := ""
-		if c.Level != nil {
-			level = *c.Level
-		}
-		if err := ms.SetThinkingLevel(level); err != nil {
+	provider, id := "", ""
+	if p.Provider != nil {
+		provider = *p.Provider
+	}
+	if p.ModelID != nil {
+		id = *p.ModelID
+	}
+	// Listing the models may take a while: answered in the background,
+	// like bash, so later commands are not held up.
+	s.background(func(ctx context.Context) {
+		md, err := ms.Set(ctx, provider, id)
+		if err != nil {
 			s.fail(c, err)
 			return
 		}
 		s.recordModel()
-		s.ok(c, nil)
-	case CmdCycleThinkingLevel:
-		s.background(func(ctx context.Context) {
-			level, ok := ms.CycleThinkingLevel(ctx)
-			if !ok {
-				s.writeLine(nullData(c))
-				return
-			}
+		s.ok(c, md)
+	})
+}
+
+func (s *server) cycleModel(c *command, _ *noParams) {
+	ms := s.models(c)
+	if ms == nil {
+		return
+	}
+	s.background(func(ctx context.Context) {
+		res, err := ms.Cycle(ctx)
+		switch {
+		case err != nil:
+			s.fail(c, err)
+		case res == nil:
+			s.writeLine(nullData(c))
+		default:
 			s.recordModel()
-			s.ok(c, map[string]string{"level": level})
-		})
-	case CmdSetAutoRetry:
-		if c.Enabled == nil {
-			s.fail(c, errors.New(`set_auto_retry needs "enabled": true or false`))
+			s.ok(c, res)
+		}
+	})
+}
+
+func (s *server) availableModels(c *command, _ *noParams) {
+	ms := s.models(c)
+	if ms == nil {
+		return
+	}
+	s.background(func(ctx context.Context) {
+		models := ms.Available(ctx)
+		if models == nil {
+			models = []agent.Model{}
+		}
+		s.ok(c, map[string]any{"models": models})
+	})
+}
+
+func (s *server) setThinkingLevel(c *command, p *thinkingLevelParams) {
+	ms := s.models(c)
+	if ms == nil {
+		return
+	}
+	level := ""
+	if p.Level != nil {
+		level = *p.Level
+	}
+	if err := ms.SetThinkingLevel(level); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.recordModel()
+	s.ok(c, nil)
+}
+
+func (s *server) cycleThinkingLevel(c *command, _ *noParams) {
+	ms := s.models(c)
+	if ms == nil {
+		return
+	}
+	s.background(func(ctx context.Context) {
+		level, ok := ms.CycleThinkingLevel(ctx)
+		if !ok {
+			s.writeLine(nullData(c))
 			return
 		}
-		if s.cfg.Retry != nil {
-			s.cfg.Retry.SetEnabled(*c.Enabled)
-		}
-		s.ok(c, nil)
-	case CmdAbortRetry:
-		if s.cfg.Retry != nil {
-			s.cfg.Retry.Abort()
-		}
-		s.ok(c, nil)
+		s.recordModel()
+		s.ok(c, map[string]string{"level": level})
+	})
+}
+
+// setAutoRetry and abortRetry work without Config.Models.
+func (s *server) setAutoRetry(c *command, p *autoRetryParams) {
+	if s.cfg.Retry != nil {
+		s.cfg.Retry.SetEnabled(*p.Enabled)
 	}
+	s.ok(c, nil)
+}
+
+func (s *server) abortRetry(c *command, _ *noParams) {
+	if s.cfg.Retry != nil {
+		s.cfg.Retry.Abort()
+	}
+	s.ok(c, nil)
 }
 
 // nullData is a success whose data is null, as the reference answers
@@ -146,7 +210,7 @@ func nullData(c *command) any {
 		Command string `json:"command"`
 		Success bool   `json:"success"`
 		Data    any    `json:"data"`
-	}{ID: rawID(c), Type: "response", Command: *c.Type, Success: true}
+	}{ID: rawID(c), Type: "response", Command: c.Type, Success: true}
 }
 
 func rawID(c *command) any {

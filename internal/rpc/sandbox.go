@@ -12,6 +12,42 @@ import (
 	"agentsh/internal/sandbox"
 )
 
+// CmdSetSandbox chooses the sandbox of the model's and the client's
+// commands.
+const CmdSetSandbox = "set_sandbox"
+
+func init() {
+	register(cmd(CmdSetSandbox, (*server).setSandbox))
+}
+
+// sandboxParams is set_sandbox {mode?, yolo?, bash?}; check parses the
+// modes into modelMode and bashMode ("" when not given).
+type sandboxParams struct {
+	Mode *string `json:"mode"`
+	Yolo *bool   `json:"yolo"`
+	Bash *string `json:"bash"`
+
+	modelMode, bashMode sandbox.Mode
+}
+
+func (p *sandboxParams) check() error {
+	var err error
+	if p.Mode != nil {
+		if p.modelMode, err = sandbox.ParseMode(*p.Mode); err != nil {
+			return err
+		}
+	}
+	if p.Bash != nil {
+		if p.bashMode, err = sandbox.ParseMode(*p.Bash); err != nil {
+			return errors.New("bash: " + err.Error())
+		}
+	}
+	if p.Yolo != nil && *p.Yolo && p.Mode != nil {
+		return errors.New(`"yolo": true and "mode" cannot be combined`)
+	}
+	return nil
+}
+
 // Sandbox is the sandbox state in get_state and set_sandbox's answer.
 type Sandbox struct {
 	// Mode is the model's commands' mode as in effect ("off" under yolo).
@@ -45,38 +81,20 @@ func (c sandboxChoice) bashPolicy(sess *agent.AgentSession) *sandbox.Policy {
 // setSandbox applies set_sandbox {mode?, yolo?, bash?}: mode or yolo to the
 // model's commands of this session and the next ones, bash to the client's
 // own; all or nothing.
-func (s *server) setSandbox(c *command) {
-	var mode, bash sandbox.Mode
-	var err error
-	if c.Mode != nil {
-		if mode, err = sandbox.ParseMode(*c.Mode); err != nil {
-			s.fail(c, err)
-			return
-		}
-	}
-	if c.Bash != nil {
-		if bash, err = sandbox.ParseMode(*c.Bash); err != nil {
-			s.fail(c, errors.New("bash: "+err.Error()))
-			return
-		}
-	}
-	if c.Yolo != nil && *c.Yolo && c.Mode != nil {
-		s.fail(c, errors.New(`"yolo": true and "mode" cannot be combined`))
-		return
-	}
+func (s *server) setSandbox(c *command, p *sandboxParams) {
 	s.mu.Lock()
 	ch := s.sbox
 	switch {
-	case c.Yolo != nil && *c.Yolo:
+	case p.Yolo != nil && *p.Yolo:
 		ch.model = ch.model.With(config.SandboxFlags{Yolo: true})
-	case c.Yolo != nil:
+	case p.Yolo != nil:
 		ch.model.Yolo = false
 	}
-	if mode != "" {
-		ch.model = ch.model.With(config.SandboxFlags{Mode: mode})
+	if p.modelMode != "" {
+		ch.model = ch.model.With(config.SandboxFlags{Mode: p.modelMode})
 	}
-	if bash != "" {
-		ch.bash = bash
+	if p.bashMode != "" {
+		ch.bash = p.bashMode
 	}
 	s.sbox = ch
 	s.sess.SetSandbox(ch.model)

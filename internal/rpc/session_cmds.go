@@ -1,5 +1,8 @@
 package rpc
 
+// The session's commands: a fresh one, another saved one, its name, and
+// reading its conversation and statistics.
+
 import (
 	"bytes"
 	"encoding/base64"
@@ -13,44 +16,84 @@ import (
 	"agentsh/internal/session"
 )
 
-// negotiate is negotiate_protocol: agentsh speaks ProtocolVersion only.
-func (s *server) negotiate(c *command) {
-	var v float64
-	if json.Unmarshal(c.ProtocolVersion, &v) != nil || v != ProtocolVersion {
-		got := strings.TrimSpace(string(c.ProtocolVersion))
-		if got == "" {
-			got = "undefined"
-		}
-		s.fail(c, fmt.Errorf("Unsupported RPC protocol version: %s", got)) //lint:ignore ST1005 the reference's text
-		return
-	}
-	s.ok(c, map[string]int{"protocolVersion": ProtocolVersion})
+// Session command types.
+const (
+	CmdNewSession           = "new_session"
+	CmdSwitchSession        = "switch_session"
+	CmdSetSessionName       = "set_session_name"
+	CmdGetMessages          = "get_messages"
+	CmdGetMessagesPage      = "get_messages_page"
+	CmdGetLastAssistantText = "get_last_assistant_text"
+	CmdGetSessionStats      = "get_session_stats"
+)
+
+func init() {
+	register(
+		cmd(CmdNewSession, (*server).newSession),
+		fileCmd(CmdSwitchSession, (*server).switchSession),
+		cmd(CmdSetSessionName, (*server).setSessionName),
+		cmd(CmdGetMessages, (*server).getMessages),
+		cmd(CmdGetMessagesPage, (*server).getMessagesPage),
+		cmd(CmdGetLastAssistantText, (*server).getLastAssistantText),
+		cmd(CmdGetSessionStats, (*server).getSessionStats),
+	)
 }
 
-// setQueueMode is set_steering_mode, set_follow_up_mode and
-// set_interrupt_mode {mode}, for this session and the ones after it.
-func (s *server) setQueueMode(c *command) {
-	mode := ""
-	if c.Mode != nil {
-		mode = *c.Mode
-	}
+// newSessionParams is new_session {parentSession?}.
+type newSessionParams struct {
+	ParentSession *string `json:"parentSession"`
+}
+
+// switchSessionParams is switch_session {sessionPath}.
+type switchSessionParams struct {
+	SessionPath *string `json:"sessionPath"`
+}
+
+// sessionNameParams is set_session_name {name}.
+type sessionNameParams struct {
+	Name *string `json:"name"`
+}
+
+// messagesPageParams is get_messages_page {cursor?, limit?}.
+type messagesPageParams struct {
+	Cursor *string  `json:"cursor"`
+	Limit  *float64 `json:"limit"`
+}
+
+func (s *server) getMessages(c *command, _ *noParams) {
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()
-	var err error
-	switch *c.Type {
-	case CmdSetSteeringMode:
-		err = sess.SetSteeringMode(mode)
-	case CmdSetFollowUpMode:
-		err = sess.SetFollowUpMode(mode)
-	default:
-		err = sess.SetInterruptMode(mode)
+	msgs := sess.Messages()
+	raw := make([]json.RawMessage, 0, len(msgs))
+	for _, m := range msgs {
+		b, err := session.MarshalMessage(m)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		raw = append(raw, b)
 	}
+	s.ok(c, map[string]any{"messages": raw})
+}
+
+// newSession stops the running prompt and bash commands, waits for them,
+// then switches to a fresh session from the factory (the old one stays on
+// failure).
+func (s *server) newSession(c *command, p *newSessionParams) {
+	s.stopWork()
+	sess, err := s.cfg.NewSession()
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.ok(c, nil)
+	if p.ParentSession != nil && *p.ParentSession != "" {
+		if store := sess.Store(); store != nil {
+			store.SetParentSession(*p.ParentSession)
+		}
+	}
+	s.adopt(sess)
+	s.ok(c, map[string]bool{"cancelled": false})
 }
 
 // Paging of get_messages_page, as the reference pages.
@@ -106,7 +149,7 @@ func encodeCursor(c pageCursor) string {
 // from the start, at most limit messages (and about 768 KB) a page;
 // nextCursor continues it while messages are left. A cursor is good for the
 // conversation as it was: once a message was added it is stale.
-func (s *server) getMessagesPage(c *command) {
+func (s *server) getMessagesPage(c *command, p *messagesPageParams) {
 	s.mu.Lock()
 	sess, streaming := s.sess, s.prompt != nil
 	s.mu.Unlock()
@@ -115,8 +158,8 @@ func (s *server) getMessagesPage(c *command) {
 		return
 	}
 	limit := defaultPageLimit
-	if c.Limit != nil {
-		l := *c.Limit
+	if p.Limit != nil {
+		l := *p.Limit
 		if l != math.Trunc(l) || l < 1 || l > maxPageLimit {
 			s.fail(c, errPageLimit)
 			return
@@ -126,8 +169,8 @@ func (s *server) getMessagesPage(c *command) {
 	msgs := sess.Messages()
 	snap := pageCursor{Version: 1, SessionID: sess.ID(), MessageCount: len(msgs)}
 	offset := 0
-	if c.Cursor != nil {
-		cur, err := decodeCursor(*c.Cursor)
+	if p.Cursor != nil {
+		cur, err := decodeCursor(*p.Cursor)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -171,7 +214,7 @@ func (s *server) getMessagesPage(c *command) {
 // getLastAssistantText is get_last_assistant_text: the text of the latest
 // answer (an aborted one with nothing in it is passed over), trimmed; null
 // when there is none or it has no text.
-func (s *server) getLastAssistantText(c *command) {
+func (s *server) getLastAssistantText(c *command, _ *noParams) {
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()
@@ -249,7 +292,7 @@ func Stats(msgs []session.Message) SessionStats {
 	return st
 }
 
-func (s *server) getSessionStats(c *command) {
+func (s *server) getSessionStats(c *command, _ *noParams) {
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()
@@ -263,10 +306,10 @@ func (s *server) getSessionStats(c *command) {
 }
 
 // setSessionName is set_session_name {name}: persisted in the session file.
-func (s *server) setSessionName(c *command) {
+func (s *server) setSessionName(c *command, p *sessionNameParams) {
 	name := ""
-	if c.Name != nil {
-		name = *c.Name
+	if p.Name != nil {
+		name = *p.Name
 	}
 	s.mu.Lock()
 	sess := s.sess
@@ -285,16 +328,16 @@ func (s *server) setSessionName(c *command) {
 // commands after it wait for it, but for get_state (which describes the
 // session before the switch until it answers) and the aborts sent before
 // any other (Serve).
-func (s *server) switchSession(c *command) <-chan struct{} {
+func (s *server) switchSession(c *command, p *switchSessionParams) <-chan struct{} {
 	if s.cfg.OpenSession == nil {
 		s.fail(c, errors.New("switch_session is not available in this mode"))
 		return nil
 	}
-	if c.SessionPath == nil || strings.TrimSpace(*c.SessionPath) == "" {
+	if p.SessionPath == nil || strings.TrimSpace(*p.SessionPath) == "" {
 		s.fail(c, errors.New(`switch_session needs a "sessionPath"`))
 		return nil
 	}
-	path := *c.SessionPath
+	path := *p.SessionPath
 	return s.fileWork(func() {
 		s.stopWork()
 		sess, err := s.cfg.OpenSession(path)
@@ -305,31 +348,4 @@ func (s *server) switchSession(c *command) <-chan struct{} {
 		s.adopt(sess)
 		s.ok(c, map[string]bool{"cancelled": false})
 	})
-}
-
-// AvailableCommand is one entry of get_available_commands, the reference's
-// RpcAvailableSlashCommand.
-type AvailableCommand struct {
-	Name        string             `json:"name"`
-	Description string             `json:"description,omitempty"`
-	Input       *AvailableCmdInput `json:"input,omitempty"`
-	Source      string             `json:"source"`
-}
-
-// AvailableCmdInput is what a command takes.
-type AvailableCmdInput struct {
-	Hint string `json:"hint,omitempty"`
-}
-
-// availableCommands lists agentsh's slash commands (the TUI's).
-func availableCommands() []AvailableCommand {
-	out := make([]AvailableCommand, 0, len(agent.SlashCommands))
-	for _, sc := range agent.SlashCommands {
-		ac := AvailableCommand{Name: sc.Name, Description: sc.Description, Source: "builtin"}
-		if sc.Args != "" {
-			ac.Input = &AvailableCmdInput{Hint: sc.Args}
-		}
-		out = append(out, ac)
-	}
-	return out
 }
