@@ -92,10 +92,9 @@ func (r *Runner) Abort() *Run {
 func (r *Runner) Wait() { r.wg.Wait() }
 
 // End says the run is over for its owner: the Runner is free for the next
-// one. It reports false when the run had ended already (or is not the
-// current one). Its context is cancelled.
+// one. It reports false when the run had ended already. The run's function
+// may still be finishing (its context stays as it is until it returns).
 func (run *Run) End() bool {
-	run.cancel()
 	r := run.r
 	r.mu.Lock()
 	defer r.mu.Unlock()

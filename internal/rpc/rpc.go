@@ -116,7 +116,9 @@ type server struct {
 	// autoCompact is the client's set_auto_compaction, kept across
 	// new_session and switch_session (nil: the settings decide).
 	autoCompact *bool
-	prompt      *job
+	// runner runs the session's prompts one at a time (a run ends for the
+	// client when its agent_end is written).
+	runner *agent.Runner
 	// queuedBy is the command that queued the latest steer or follow-up:
 	// a run started for queued input reports its failure to it.
 	queuedBy *command
@@ -148,7 +150,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	}
 	base, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{cfg: cfg, base: base, out: out, outGone: make(chan struct{}), sess: sess, bashes: map[*job]struct{}{}, compactions: map[*job]struct{}{},
+	s := &server{cfg: cfg, base: base, out: out, outGone: make(chan struct{}), sess: sess, runner: agent.NewRunner(base), bashes: map[*job]struct{}{}, compactions: map[*job]struct{}{},
 		sbox: sandboxChoice{model: sess.Sandbox(), bash: sandbox.Off}}
 	s.writeLine(readyLine{Type: "ready", ProtocolVersion: ProtocolVersion, SupportedProtocolVersions: []int{ProtocolVersion},
 		MaxFrameBytes: maxFrameBytes, MaxReassembledFrameBytes: maxFrameBytes})
@@ -235,6 +237,7 @@ loop:
 	s.mu.Lock()
 	s.sess.AbortBash()
 	s.mu.Unlock()
+	s.runner.Wait()
 	s.wg.Wait()
 	s.outMu.Lock()
 	s.stopped = true
@@ -312,7 +315,7 @@ func (s *server) fileWork(work func()) <-chan struct{} {
 	return done
 }
 
-// The run bookkeeping: which prompt runs (server.prompt), who queued the
+// The run bookkeeping: which prompt runs (server.runner), who queued the
 // latest steer or follow-up (server.queuedBy), and the starting, queueing,
 // chaining and aborting of runs, from here to adopt. The command handlers
 // (prompt.go) only check their parameters and call promptOrQueue and
@@ -323,7 +326,7 @@ func (s *server) fileWork(work func()) <-chan struct{} {
 // with errStreaming). c is answered before the run's first event.
 func (s *server) promptOrQueue(c *command, text, behavior string) {
 	s.mu.Lock()
-	if s.prompt != nil {
+	if s.runner.Busy() {
 		if behavior == "" {
 			s.mu.Unlock()
 			s.fail(c, errStreaming)
@@ -352,7 +355,7 @@ func (s *server) queueOrRun(c *command, steer bool, text string) {
 	s.mu.Lock()
 	s.queueLocked(c, steer, text)
 	var launch func()
-	if s.prompt == nil {
+	if !s.runner.Busy() {
 		launch = s.runLocked(c, s.continueRun)
 	}
 	s.mu.Unlock()
@@ -382,73 +385,65 @@ func (s *server) continueRun(ctx context.Context, sess *agent.AgentSession, emit
 // that starts it (called after the command's acknowledgement, so no event
 // comes before it). A failure is reported to c; an abort only by agent_end.
 // Input queued after the run's last look at the queues is not left behind:
-// a run that ended well is followed by one on it. Called with s.mu held.
+// a run that ended well is followed by one on it. Called with s.mu held,
+// when no run is under way.
 func (s *server) runLocked(c *command, run func(ctx context.Context, sess *agent.AgentSession, emit func(agent.Event)) error) (launch func()) {
 	if c == nil { // not expected: queued input always has its command
 		c = &command{Type: CmdPrompt}
 	}
-	ctx, cancel := context.WithCancel(s.base)
-	j := &job{cancel: cancel, done: make(chan struct{})}
-	s.prompt = j
 	sess := s.sess
-	s.wg.Add(1)
+	ready := make(chan struct{}) // closed by launch, once self is set
+	var self *agent.Run
+	var next func()
+	self, err := s.runner.Start(func(ctx context.Context) error {
+		<-ready
+		// The run is over for the client once agent_end is written: a
+		// prompt sent after it must not find this one still running.
+		end := func(failed bool) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !self.End() {
+				return
+			}
+			if !failed && ctx.Err() == nil && s.sess == sess && sess.QueuedInputCount() > 0 {
+				next = s.runLocked(s.queuedBy, s.continueRun)
+			}
+		}
+		err := run(ctx, sess, func(e agent.Event) {
+			if e.Type == agent.EventAgentEnd {
+				end(e.Error != "")
+			}
+			s.writeLine(e)
+		})
+		end(err != nil) // a run that ended without agent_end
+		if err != nil && ctx.Err() == nil {
+			s.fail(c, err)
+		}
+		return nil
+	}, func(*agent.Run, error) {
+		if next != nil {
+			next()
+		}
+	})
+	if err != nil { // not expected: the callers hold s.mu and saw no run
+		return func() { s.fail(c, err) }
+	}
 	return func() {
 		s.attachModels(sess)
-		go func() {
-			defer s.wg.Done()
-			defer close(j.done)
-			defer cancel()
-			var next func()
-			// The run is over for the client once agent_end is written: a
-			// prompt sent after it must not find this one still running.
-			end := func(failed bool) {
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				if s.prompt != j {
-					return
-				}
-				s.prompt = nil
-				if !failed && ctx.Err() == nil && s.sess == sess && sess.QueuedInputCount() > 0 {
-					next = s.runLocked(s.queuedBy, s.continueRun)
-				}
-			}
-			err := run(ctx, sess, func(e agent.Event) {
-				if e.Type == agent.EventAgentEnd {
-					end(e.Error != "")
-				}
-				s.writeLine(e)
-			})
-			end(err != nil) // a run that ended without agent_end
-			if err != nil && ctx.Err() == nil {
-				s.fail(c, err)
-			}
-			if next != nil {
-				next()
-			}
-		}()
+		close(ready)
 	}
 }
 
 // abortRuns cancels the running prompt and waits for it, until none runs.
 func (s *server) abortRuns() {
 	for {
-		js := s.cancelPrompt()
-		if len(js) == 0 {
+		r := s.runner.Abort()
+		if r == nil {
 			return
 		}
-		s.waitJobs(js)
+		r.Wait()
+		r.End() // its agent_end may not have come (a run that failed)
 	}
-}
-
-// cancelPrompt cancels the running prompt and returns it (nil if none).
-func (s *server) cancelPrompt() []*job {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.prompt == nil {
-		return nil
-	}
-	s.prompt.cancel()
-	return []*job{s.prompt}
 }
 
 // abortBash cancels every running RPC bash command (and any other bang

@@ -151,7 +151,7 @@ func encodeCursor(c pageCursor) string {
 // conversation as it was: once a message was added it is stale.
 func (s *server) getMessagesPage(c *command, p *messagesPageParams) {
 	s.mu.Lock()
-	sess, streaming := s.sess, s.prompt != nil
+	sess, streaming := s.sess, s.runner.Busy()
 	s.mu.Unlock()
 	if streaming {
 		s.failCode(c, errPageBusy, "session_busy")

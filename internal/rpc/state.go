@@ -127,7 +127,7 @@ type State struct {
 
 func (s *server) state() State {
 	s.mu.Lock()
-	sess, streaming, sbox := s.sess, s.prompt != nil, s.sbox
+	sess, streaming, sbox := s.sess, s.runner.Busy(), s.sbox
 	s.mu.Unlock()
 	st := State{
 		Model:                 s.modelInfo(),
