@@ -532,7 +532,7 @@ func TestApprovalYesRunsIt(t *testing.T) {
 	}
 	clock.advance(approvalGrace)
 	h.update(keyPress("1"))
-	h.waitFor("the answers", func() bool { return len(srv.Requests()) == 3 && !h.m.agentRunning })
+	h.waitFor("the answers", func() bool { return len(srv.Requests()) == 3 && !h.m.runner.Busy() })
 	if _, err := os.Stat(filepath.Join(os.Getenv("HOME"), "made")); err != nil {
 		t.Errorf("the approved touch did not run: %v", err)
 	}

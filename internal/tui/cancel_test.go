@@ -36,7 +36,7 @@ func TestCancelNoticeOnceAfterOutput(t *testing.T) {
 	h.press(tea.KeyEnter, 0)
 	h.waitFor("the command's output", func() bool { return strings.Contains(h.screen(), "\n  before-cancel\n") })
 	h.press(tea.KeyEscape, 0)
-	h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+	h.waitFor("the turn to end", func() bool { return !h.m.runner.Busy() })
 	s := h.screen()
 	for _, bad := range cancelNotices {
 		if strings.Contains(s, bad) {

@@ -41,7 +41,7 @@ func TestOutputColours(t *testing.T) {
 	}
 	h.typeText("list it")
 	h.press(tea.KeyEnter, 0)
-	h.waitFor("the turn", func() bool { return !h.m.agentRunning })
+	h.waitFor("the turn", func() bool { return !h.m.runner.Busy() })
 	raw = h.m.View().Content
 	if strings.Count(raw, "\x1b[1;34mdocs\x1b[0m \x1b[32mok\x1b[0m") != 2 {
 		t.Errorf("the tool block lost its colours:\n%q", raw)

@@ -67,7 +67,7 @@ func TestSlashCompact(t *testing.T) {
 		h.waitFor(line, h.bangIdle)
 	}
 	h.sendLine("/compact the numbers")
-	if !h.m.agentRunning || !strings.Contains(h.statusLine(), "compacting the conversation…") {
+	if !h.m.runner.Busy() || !strings.Contains(h.statusLine(), "compacting the conversation…") {
 		t.Errorf("status while compacting: %q", h.statusLine())
 	}
 	// A prompt typed meanwhile waits for the compaction.
@@ -99,7 +99,7 @@ func TestSlashCompact(t *testing.T) {
 // runs and the marker follows; a failed one is a warning.
 func TestAutoCompactionShown(t *testing.T) {
 	h := newHarness(t, 120, 30)
-	h.m.agentRunning = true // as during a turn
+	end := h.holdTurn()
 	h.m.pump.event(agent.Event{Type: agent.EventAutoCompactionStart, Compaction: &agent.AutoCompaction{Reason: agent.CompactReasonThreshold}})
 	h.update(flushMsg{})
 	if !strings.Contains(h.statusLine(), "compacting the conversation…") {
@@ -120,5 +120,5 @@ func TestAutoCompactionShown(t *testing.T) {
 	if !strings.Contains(h.screen(), "Automatic compaction failed: compaction: summarize: boom") {
 		t.Errorf("no failure notice:\n%s", h.screen())
 	}
-	h.m.agentRunning = false
+	end()
 }

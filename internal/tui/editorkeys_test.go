@@ -303,8 +303,8 @@ func TestCtrlDMidTurnAsks(t *testing.T) {
 		t.Fatalf("status line %q, want %q", s, ask)
 	}
 	h.press('n', 0)
-	if s := h.statusLine(); strings.Contains(s, "quit") || !h.m.agentRunning || len(proctest.WithArg(tag)) == 0 {
-		t.Fatalf("after n: status %q, turn running %v, sleep %v", s, h.m.agentRunning, proctest.WithArg(tag))
+	if s := h.statusLine(); strings.Contains(s, "quit") || !h.m.runner.Busy() || len(proctest.WithArg(tag)) == 0 {
+		t.Fatalf("after n: status %q, turn running %v, sleep %v", s, h.m.runner.Busy(), proctest.WithArg(tag))
 	}
 	// /exit asks the same.
 	h.sendLine("/exit")

@@ -65,7 +65,7 @@ func goldenHarness(t *testing.T, w, h int, color bool) *harness {
 
 func truncatedCall(h *harness) {
 	args := json.RawMessage(`{"command":"go test ./...","timeout":120}`)
-	h.m.agentRunning = true
+	end := h.holdTurn()
 	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "t1", ToolName: tools.BashName, Args: args})
 	var out strings.Builder
 	for i := 1; i <= 40; i++ {
@@ -77,7 +77,7 @@ func truncatedCall(h *harness) {
 	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionEnd, ToolCallID: "t1", ToolName: tools.BashName,
 		Result: &tools.Result{Content: out.String() + "FAIL\n\nCommand exited with code 1", IsError: true, Details: details}})
 	h.update(flushMsg{})
-	h.update(agentDoneMsg{})
+	end()
 }
 
 func TestGoldenScreens(t *testing.T) {

@@ -167,7 +167,7 @@ func (m *model) modelChosen(md agent.Model) {
 func (m *model) modelSwitched(spec string) {
 	m.cfg.ModelError = ""
 	note := "Model: " + spec
-	if m.agentRunning {
+	if m.runner.Busy() {
 		note += " from the next model call"
 	}
 	m.tr.notice(kindInfo, note+".")

@@ -85,7 +85,7 @@ func TestResumeRedrawsTheTranscriptAsItWas(t *testing.T) {
 	}
 	h.typeText("count the lines")
 	h.press(tea.KeyEnter, 0)
-	h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+	h.waitFor("the turn to end", func() bool { return !h.m.runner.Busy() })
 	live := h.m.tr.items[1:] // after the welcome
 	liveViews := views(live, 90, h.m.st)
 	if n := len(live); n != 8 {

@@ -77,7 +77,7 @@ func (m *model) newSession(command string) tea.Cmd {
 		m.tr.notice(kindWarning, command+" is not available here.")
 		return nil
 	}
-	if m.agentRunning || m.bangRunning {
+	if m.runner.Busy() || m.bangRunning {
 		m.tr.notice(kindWarning, somethingRuns(command+" starts a fresh session"))
 		return nil
 	}
@@ -122,7 +122,7 @@ func (m *model) cmdModel(arg string) tea.Cmd {
 	}
 	m.cfg.Provider, m.cfg.Model, m.cfg.ModelLabel, m.cfg.ModelError = p, model, arg, ""
 	note := "Model: " + arg
-	if m.agentRunning {
+	if m.runner.Busy() {
 		note += " from the next turn; the running turn goes on with " + current
 	}
 	m.tr.notice(kindInfo, note+".")

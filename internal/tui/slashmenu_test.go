@@ -41,7 +41,7 @@ func (h *harness) sendLine(text string) tea.Cmd {
 	return h.press(tea.KeyEnter, 0)
 }
 
-func (h *harness) agentIdle() bool { return !h.m.agentRunning }
+func (h *harness) agentIdle() bool { return !h.m.runner.Busy() }
 
 // prompts is the user texts of every request the server got.
 func prompts(srv *fakemodel.Server) []string {
@@ -184,7 +184,7 @@ func TestCommandsAreNeverSentToTheModel(t *testing.T) {
 	for _, c := range []string{"/help", "/model", "/copy", "/jobs"} {
 		h.sendLine(c)
 	}
-	if h.m.agentRunning || len(srv.Requests()) != 0 {
+	if h.m.runner.Busy() || len(srv.Requests()) != 0 {
 		t.Fatalf("a command went to the model: %d requests", len(srv.Requests()))
 	}
 	// A command that takes no argument does not run with one; the text
@@ -220,7 +220,7 @@ func TestModelCommandSwitchesForTheNextTurn(t *testing.T) {
 
 	// Switched while a turn runs: that turn keeps its model.
 	h.sendLine("first")
-	if !h.m.agentRunning {
+	if !h.m.runner.Busy() {
 		t.Fatal("the prompt did not start a turn")
 	}
 	h.sendLine("/model openai/model-b")

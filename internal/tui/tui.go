@@ -78,8 +78,8 @@ type Config struct {
 	Output io.Writer
 }
 
-// shutdownWait bounds how long quitting waits for the agent and bang
-// goroutines after cancelling them; their commands are killed by then, this
+// shutdownWait bounds how long quitting waits for the agent's run and the
+// bang goroutines after cancelling them; their commands are killed by then, this
 // only guards against a stuck provider.
 const shutdownWait = 10 * time.Second
 
@@ -123,6 +123,7 @@ func Run(ctx context.Context, cfg Config) error {
 	m.host.killAll()
 	done := make(chan struct{})
 	go func() {
+		m.runner.Wait()
 		m.wg.Wait()
 		close(done)
 	}()
