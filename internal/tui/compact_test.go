@@ -34,8 +34,7 @@ func compactModel(t *testing.T, h *harness, release chan struct{}) *fakemodel.Se
 	})
 	self.Store(srv)
 	zero := 0
-	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero})
-	h.m.cfg.Model, h.m.cfg.ModelLabel = "test", "openai/test"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero}), "test")
 	dir := t.TempDir()
 	global := filepath.Join(dir, "settings.json")
 	if err := os.WriteFile(global, []byte(`{"compaction":{"keepRecentTokens":500}}`), 0o600); err != nil {

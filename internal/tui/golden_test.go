@@ -119,7 +119,7 @@ func TestGoldenScreens(t *testing.T) {
 			h.press('o', tea.ModCtrl)
 		}},
 		{"usage", false, func(h *harness) {
-			h.m.cfg.Provider, h.m.cfg.Model, h.m.cfg.ModelLabel = llm.NewOpenAI(llm.OpenAIConfig{}), "gpt-4o", "openai/gpt-4o"
+			h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{}), "gpt-4o")
 			reportUsage(h, 15000, 360)
 		}},
 		{"scrolled", false, func(h *harness) {

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/llm"
 )
 
@@ -56,7 +57,7 @@ func newModelHarness(t *testing.T) (*harness, *heldModel) {
 	t.Helper()
 	h := newHarness(t, 100, 30)
 	f := newHeldModel()
-	h.m.cfg.Provider, h.m.cfg.Model = f, "fake"
+	h.m.cfg.Models = agent.ModelsOf(f, "fake")
 	return h, f
 }
 

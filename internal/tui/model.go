@@ -106,6 +106,9 @@ func (m *model) session() *agent.AgentSession { return m.current.Load() }
 // newModel builds the screen; send delivers messages to the running
 // program (p.Send) and must be safe to call from any goroutine.
 func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, error) {
+	if cfg.Models == nil {
+		cfg.Models = agent.ModelsOf(nil, "") // no model: bang commands still work
+	}
 	m := &model{
 		cfg:    cfg,
 		ctx:    ctx,
@@ -581,9 +584,7 @@ func (m *model) startPrompt(text string) tea.Cmd {
 // messages) on the runner; callers start one only when it is free.
 func (m *model) startRun(run func(ctx context.Context, sess *agent.AgentSession, reg *tools.Registry, emit func(agent.Event)) error) tea.Cmd {
 	sess, p, send, reg := m.session(), m.pump, m.send, m.reg
-	if m.cfg.Models != nil {
-		sess.SetModels(m.cfg.Models) // the loop reads the model at every call
-	}
+	sess.SetModels(m.cfg.Models) // the loop reads the model at every call
 	m.tr.toolAborted = false
 	_, err := m.runner.Start(func(ctx context.Context) error { return run(ctx, sess, reg, p.event) },
 		func(r *agent.Run, err error) { send(agentDoneMsg{run: r, err: err}) })
