@@ -218,10 +218,10 @@ func (m *model) thinkingStatus() string {
 	return ""
 }
 
-// cmdModel is /model: without a word the picker,
-// with "provider/name" a switch to it once the provider's model list (asked
-// in a command) holds the name; a provider that lists nothing cannot say,
-// and the switch goes ahead unchecked.
+// cmdModel is /model: without a word the picker, with "provider/name" a
+// switch to it once the provider's model list (asked in a command) holds
+// the name; a provider that lists nothing cannot say, and the switch goes
+// ahead unchecked.
 func (m *model) cmdModel(arg string) tea.Cmd {
 	if arg == "" {
 		return m.openModelPicker()

@@ -75,8 +75,8 @@ type Config struct {
 }
 
 // shutdownWait bounds how long quitting waits for the agent's run and the
-// bang goroutines after cancelling them; their commands are killed by then, this
-// only guards against a stuck provider.
+// bang goroutines after cancelling them; their commands are killed by then,
+// this only guards against a stuck provider.
 const shutdownWait = 10 * time.Second
 
 // Run shows the TUI until the user quits or ctx is cancelled. Whatever is
