@@ -22,7 +22,6 @@ import (
 	"agentsh/internal/bash"
 	"agentsh/internal/config"
 	"agentsh/internal/confinedfs"
-	"agentsh/internal/llm"
 	"agentsh/internal/session"
 	"agentsh/internal/tui"
 )
@@ -92,7 +91,6 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	provider, model := models.Provider()
 	// The rc snapshot is taken in the background: the first frame does not
 	// wait for the user's rc files, only the first command might.
 	defer bash.CloseAll()      // after the TUI: no shell of a bang command is left
@@ -143,14 +141,11 @@ func runTUI(o printOptions, stdout, stderr io.Writer) int {
 	tuiUp.Store(true)
 	cfg := tui.Config{
 		Session: first, Executor: bash.Default(), ToolSettings: toolSettings, Jobs: jm,
-		Provider: provider, Model: model, ModelLabel: spec, ModelError: modelErr,
+		ModelLabel: spec, ModelError: modelErr,
 		NoColor: os.Getenv("NO_COLOR") != "",
 		Sandbox: sandboxStatusLine(o.sb),
 		Notice:  notice, Prompt: strings.Join(o.messages, " "),
 		NewSession: sessions.New, LeftSession: sessions.Leave, Models: models, Settings: live,
-		SwitchModel: func(spec string) (llm.Provider, string, error) {
-			return llm.FromEnv(spec, os.Getenv)
-		},
 	}
 	if !o.noSession { // --no-session saves nothing and so resumes nothing either
 		cfg.ListSessions = sessions.List

@@ -75,14 +75,7 @@ type Models struct {
 // NewModels starts with spec ("provider/model", "" for none), whose
 // provider is built from the environment as llm.FromEnv does.
 func NewModels(spec string, opts ModelsOptions) (*Models, error) {
-	m := &Models{getenv: opts.Getenv, enabled: opts.Enabled, timeout: opts.ListTimeout,
-		providers: map[string]llm.Provider{}, listed: map[string][]llm.ModelInfo{}, level: llm.ThinkingOff}
-	if m.getenv == nil {
-		m.getenv = func(string) string { return "" }
-	}
-	if m.timeout <= 0 {
-		m.timeout = 10 * time.Second
-	}
+	m := newModels(opts)
 	if opts.ThinkingLevel != "" {
 		if !config.ValidThinkingLevel(opts.ThinkingLevel) {
 			return nil, config.ThinkingLevelError(opts.ThinkingLevel)
@@ -99,6 +92,32 @@ func NewModels(spec string, opts ModelsOptions) (*Models, error) {
 		m.initial = [2]string{p.Name(), id}
 	}
 	return m, nil
+}
+
+// ModelsOf is a Models on a provider already built, for a caller that holds
+// one (tests): its current model is p's id, and p serves every model of
+// p's provider. No environment is read, so no other provider is
+// configured. A nil p: no model.
+func ModelsOf(p llm.Provider, id string) *Models {
+	m := newModels(ModelsOptions{})
+	if p != nil {
+		m.providers[p.Name()] = p
+		m.provider, m.model = p, id
+		m.initial = [2]string{p.Name(), id}
+	}
+	return m
+}
+
+func newModels(opts ModelsOptions) *Models {
+	m := &Models{getenv: opts.Getenv, enabled: opts.Enabled, timeout: opts.ListTimeout,
+		providers: map[string]llm.Provider{}, listed: map[string][]llm.ModelInfo{}, level: llm.ThinkingOff}
+	if m.getenv == nil {
+		m.getenv = func(string) string { return "" }
+	}
+	if m.timeout <= 0 {
+		m.timeout = 10 * time.Second
+	}
+	return m
 }
 
 // Current is the model to call now: its provider (nil when none is

@@ -67,3 +67,51 @@ func TestRecordModelOnlyWhenChanged(t *testing.T) {
 		t.Errorf("%d level changes:\n%s", got, data)
 	}
 }
+
+// nameOnly is a provider that only has a name: it cannot list its models,
+// so nothing asks a server.
+type nameOnly string
+
+func (n nameOnly) Name() string { return string(n) }
+
+func (nameOnly) Stream(context.Context, llm.Request, func(llm.Event)) (llm.Message, string, error) {
+	return llm.Message{}, "", errors.New("nameOnly does not stream")
+}
+
+// ModelsOf starts on the provider it is given, which serves its provider's
+// other models too, and reads no environment: a key set there configures
+// nothing.
+func TestModelsOf(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-set")
+	p := nameOnly("ollama")
+	ms := ModelsOf(p, "llama3")
+	if got, id := ms.Provider(); got != p || id != "llama3" || ms.Spec() != "ollama/llama3" {
+		t.Fatalf("Provider() = %v %q, Spec %q", got, id, ms.Spec())
+	}
+	if got := ms.ConfiguredProviders(); len(got) != 1 || got[0] != "ollama" {
+		t.Errorf("ConfiguredProviders = %v, want [ollama]", got)
+	}
+	if md, ok := ms.CurrentModel(); !ok || md.Spec() != "ollama/llama3" {
+		t.Errorf("CurrentModel = %+v %v", md, ok)
+	}
+	if avail := ms.Available(context.Background()); len(avail) != 1 || avail[0].Spec() != "ollama/llama3" {
+		t.Errorf("Available = %+v", avail)
+	}
+	if err := ms.Use("ollama", "qwen"); err != nil {
+		t.Fatal(err)
+	}
+	if got, id := ms.Provider(); got != p || id != "qwen" {
+		t.Errorf("after Use: %v %q, want the same provider on qwen", got, id)
+	}
+	if err := ms.Use("openai", "gpt-4o"); err == nil {
+		t.Errorf("switched to openai with no environment: %s", ms.Spec())
+	}
+
+	none := ModelsOf(nil, "")
+	if p, _ := none.Provider(); p != nil || none.Spec() != "" {
+		t.Errorf("ModelsOf(nil) has a model: %s", none.Spec())
+	}
+	if _, ok := none.CurrentModel(); ok {
+		t.Error("ModelsOf(nil) has a current model")
+	}
+}

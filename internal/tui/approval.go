@@ -287,9 +287,7 @@ func (a *approval) choose(i int) (action, tea.Cmd) {
 // followed by the loop's "Command aborted", and the model reads both at
 // the next prompt. What was typed stays in the editor.
 func (m *model) declineAndStop(d declineAndStop) {
-	if m.agentRunning && m.agentCancel != nil {
-		m.agentCancel()
-	}
+	m.runner.Abort()
 	select {
 	case d.reply <- agent.Decline:
 	default:

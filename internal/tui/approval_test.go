@@ -418,8 +418,7 @@ func askHarness(t *testing.T, command string, patterns ...string) (*harness, *fa
 	}
 	h := newHarnessWith(t, 90, 40, false, false, func(c *Config) { c.ToolSettings.Patterns = rules })
 	zero := 0
-	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero})
-	h.m.cfg.Model = "gpt-test"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero}), "gpt-test")
 	return h, srv
 }
 
@@ -532,7 +531,7 @@ func TestApprovalYesRunsIt(t *testing.T) {
 	}
 	clock.advance(approvalGrace)
 	h.update(keyPress("1"))
-	h.waitFor("the answers", func() bool { return len(srv.Requests()) == 3 && !h.m.agentRunning })
+	h.waitFor("the answers", func() bool { return len(srv.Requests()) == 3 && !h.m.runner.Busy() })
 	if _, err := os.Stat(filepath.Join(os.Getenv("HOME"), "made")); err != nil {
 		t.Errorf("the approved touch did not run: %v", err)
 	}

@@ -221,7 +221,7 @@ func BenchmarkTranscriptView(b *testing.B) {
 
 	b.Run("tick", func(b *testing.B) {
 		m := newBenchModel(b)
-		startTool(m, benchOutput(0, 50, false))
+		startTool(b, m, benchOutput(0, 50, false))
 		benchFrames(b, m, func(int) {
 			m.Update(tickMsg{})
 			m.View()
@@ -231,7 +231,7 @@ func BenchmarkTranscriptView(b *testing.B) {
 	b.Run("stream-tool", func(b *testing.B) {
 		m := newBenchModel(b)
 		live := benchOutput(0, 50, false)
-		startTool(m, live)
+		startTool(b, m, live)
 		benchFrames(b, m, func(i int) {
 			// The tool's update carries the whole live tail, as the bash
 			// tool sends it; keep ~50 lines.
@@ -261,7 +261,7 @@ func BenchmarkTranscriptView(b *testing.B) {
 
 	b.Run("stream-answer", func(b *testing.B) {
 		m := newBenchModel(b)
-		m.agentRunning = true
+		holdRun(b, m)
 		m.pump.event(agent.Event{Type: agent.EventMessageStart, Message: &session.AssistantMessage{}})
 		m.Update(flushMsg{})
 		text := ""
@@ -310,8 +310,8 @@ func BenchmarkTranscriptView(b *testing.B) {
 
 // startTool puts a running tool call at the end of the transcript, as the
 // agent's events would.
-func startTool(m *model, live string) {
-	m.agentRunning = true
+func startTool(b *testing.B, m *model, live string) {
+	holdRun(b, m)
 	m.pump.event(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "live", ToolName: tools.BashName,
 		Args: []byte(`{"command":"make test"}`)})
 	m.pump.event(agent.Event{Type: agent.EventToolExecutionUpdate, ToolCallID: "live", ToolName: tools.BashName, PartialResult: live})

@@ -30,7 +30,7 @@ func withServer(h *harness, srv *fakemodel.Server, spec string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	h.m.cfg.Provider, h.m.cfg.Model, h.m.cfg.ModelLabel = p, name, spec
+	h.m.cfg.Models = agent.ModelsOf(p, name)
 	h.m.layout()
 }
 

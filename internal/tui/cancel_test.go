@@ -6,6 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
 )
@@ -30,13 +31,12 @@ func TestCancelNoticeOnceAfterOutput(t *testing.T) {
 	})
 	h := newHarness(t, 80, 30)
 	zero := 0
-	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero})
-	h.m.cfg.Model = "gpt-test"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero}), "gpt-test")
 	h.typeText("sleep please")
 	h.press(tea.KeyEnter, 0)
 	h.waitFor("the command's output", func() bool { return strings.Contains(h.screen(), "\n  before-cancel\n") })
 	h.press(tea.KeyEscape, 0)
-	h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+	h.waitFor("the turn to end", func() bool { return !h.m.runner.Busy() })
 	s := h.screen()
 	for _, bad := range cancelNotices {
 		if strings.Contains(s, bad) {

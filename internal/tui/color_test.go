@@ -6,6 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
 )
@@ -29,8 +30,7 @@ func TestOutputColours(t *testing.T) {
 	h := newHarness(t, 80, 30)
 	h.m.cfg.NoColor, h.m.st = false, newStyles(false)
 	zero := 0
-	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero})
-	h.m.cfg.Model = "gpt-test"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero}), "gpt-test")
 
 	h.typeText("!" + colorCmd)
 	h.press(tea.KeyEnter, 0)
@@ -41,7 +41,7 @@ func TestOutputColours(t *testing.T) {
 	}
 	h.typeText("list it")
 	h.press(tea.KeyEnter, 0)
-	h.waitFor("the turn", func() bool { return !h.m.agentRunning })
+	h.waitFor("the turn", func() bool { return !h.m.runner.Busy() })
 	raw = h.m.View().Content
 	if strings.Count(raw, "\x1b[1;34mdocs\x1b[0m \x1b[32mok\x1b[0m") != 2 {
 		t.Errorf("the tool block lost its colours:\n%q", raw)

@@ -16,6 +16,7 @@ import (
 
 // compactDoneMsg ends a /compact.
 type compactDoneMsg struct {
+	run *agent.Run
 	res *agent.CompactionResult
 	err error
 }
@@ -29,30 +30,30 @@ func (m *model) cmdCompact(arg string) tea.Cmd {
 		m.tr.notice(kindWarning, "/compact needs a model: "+noModelText(m.cfg.ModelError))
 		return nil
 	}
-	if m.agentRunning || m.bangRunning {
+	if m.runner.Busy() || m.bangRunning {
 		m.tr.notice(kindWarning, somethingRuns("/compact summarizes the conversation"))
 		return nil
 	}
-	ctx, cancel := context.WithCancel(m.ctx)
-	m.agentRunning, m.agentCancel, m.compacting = true, cancel, true
 	sess, send := m.session(), m.send
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		res, err := sess.Compact(ctx, provider, modelName, arg)
-		send(compactDoneMsg{res: res, err: err})
-	}()
+	var res *agent.CompactionResult
+	_, err := m.runner.Start(func(ctx context.Context) (err error) {
+		res, err = sess.Compact(ctx, provider, modelName, arg)
+		return err
+	}, func(r *agent.Run, err error) { send(compactDoneMsg{run: r, res: res, err: err}) })
+	if err != nil {
+		m.tr.notice(kindError, "Compaction failed: "+err.Error())
+		return nil
+	}
+	m.compacting = true
 	return m.startTick()
 }
 
 // compactFinished shows how /compact ended and sends a prompt queued
 // meanwhile.
 func (m *model) compactFinished(msg compactDoneMsg) tea.Cmd {
+	msg.run.End()
+	m.compacting = false
 	aborted := errors.Is(msg.err, context.Canceled)
-	if m.agentCancel != nil {
-		m.agentCancel()
-	}
-	m.agentRunning, m.agentCancel, m.compacting = false, nil, false
 	var save *agent.SaveError
 	switch {
 	case msg.res != nil:

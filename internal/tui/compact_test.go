@@ -34,8 +34,7 @@ func compactModel(t *testing.T, h *harness, release chan struct{}) *fakemodel.Se
 	})
 	self.Store(srv)
 	zero := 0
-	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero})
-	h.m.cfg.Model, h.m.cfg.ModelLabel = "test", "openai/test"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero}), "test")
 	dir := t.TempDir()
 	global := filepath.Join(dir, "settings.json")
 	if err := os.WriteFile(global, []byte(`{"compaction":{"keepRecentTokens":500}}`), 0o600); err != nil {
@@ -67,7 +66,7 @@ func TestSlashCompact(t *testing.T) {
 		h.waitFor(line, h.bangIdle)
 	}
 	h.sendLine("/compact the numbers")
-	if !h.m.agentRunning || !strings.Contains(h.statusLine(), "compacting the conversation…") {
+	if !h.m.runner.Busy() || !strings.Contains(h.statusLine(), "compacting the conversation…") {
 		t.Errorf("status while compacting: %q", h.statusLine())
 	}
 	// A prompt typed meanwhile waits for the compaction.
@@ -99,7 +98,7 @@ func TestSlashCompact(t *testing.T) {
 // runs and the marker follows; a failed one is a warning.
 func TestAutoCompactionShown(t *testing.T) {
 	h := newHarness(t, 120, 30)
-	h.m.agentRunning = true // as during a turn
+	end := h.holdTurn()
 	h.m.pump.event(agent.Event{Type: agent.EventAutoCompactionStart, Compaction: &agent.AutoCompaction{Reason: agent.CompactReasonThreshold}})
 	h.update(flushMsg{})
 	if !strings.Contains(h.statusLine(), "compacting the conversation…") {
@@ -120,5 +119,5 @@ func TestAutoCompactionShown(t *testing.T) {
 	if !strings.Contains(h.screen(), "Automatic compaction failed: compaction: summarize: boom") {
 		t.Errorf("no failure notice:\n%s", h.screen())
 	}
-	h.m.agentRunning = false
+	end()
 }

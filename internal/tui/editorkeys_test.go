@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/llm"
 	"agentsh/internal/proctest"
@@ -288,8 +289,7 @@ func TestCtrlDMidTurnAsks(t *testing.T) {
 		w.Answer("done")
 	})
 	h := newHarness(t, 100, 24)
-	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test"})
-	h.m.cfg.Model = "test"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test"}), "test")
 	h.sendLine("sleep please")
 	h.waitFor("the command to run", func() bool {
 		return strings.Contains(h.screen(), "\n  started\n") && len(proctest.WithArg(tag)) > 0
@@ -303,8 +303,8 @@ func TestCtrlDMidTurnAsks(t *testing.T) {
 		t.Fatalf("status line %q, want %q", s, ask)
 	}
 	h.press('n', 0)
-	if s := h.statusLine(); strings.Contains(s, "quit") || !h.m.agentRunning || len(proctest.WithArg(tag)) == 0 {
-		t.Fatalf("after n: status %q, turn running %v, sleep %v", s, h.m.agentRunning, proctest.WithArg(tag))
+	if s := h.statusLine(); strings.Contains(s, "quit") || !h.m.runner.Busy() || len(proctest.WithArg(tag)) == 0 {
+		t.Fatalf("after n: status %q, turn running %v, sleep %v", s, h.m.runner.Busy(), proctest.WithArg(tag))
 	}
 	// /exit asks the same.
 	h.sendLine("/exit")

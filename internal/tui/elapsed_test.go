@@ -49,7 +49,7 @@ func TestBangShowsElapsedTime(t *testing.T) {
 func TestToolCallHeaderWhileArgumentsStream(t *testing.T) {
 	h := newHarness(t, 70, 20)
 	clock := withClock(h)
-	h.m.agentRunning = true
+	h.holdTurn()
 	ev := func(e agent.Event) {
 		h.m.pump.event(e)
 		h.update(flushMsg{})
@@ -80,14 +80,14 @@ func TestToolCallHeaderWhileArgumentsStream(t *testing.T) {
 
 func TestToolCallCutOffWhileStreamingIsRemoved(t *testing.T) {
 	h := newHarness(t, 70, 20)
-	h.m.agentRunning = true
+	end := h.holdTurn()
 	h.m.pump.event(agent.Event{Type: agent.EventMessageUpdate, UpdateKind: agent.UpdateToolCallStart,
 		ToolCallID: "c1", ToolName: tools.BashName, Message: &session.AssistantMessage{}})
 	h.update(flushMsg{})
 	if !strings.Contains(h.screen(), "writing command…") {
 		t.Fatalf("no streaming header:\n%s", h.screen())
 	}
-	h.update(agentDoneMsg{})
+	end()
 	if s := h.screen(); strings.Contains(s, "writing command") || strings.Contains(s, "✓") {
 		t.Errorf("a call that never ran stays on screen:\n%s", s)
 	}

@@ -65,7 +65,7 @@ func goldenHarness(t *testing.T, w, h int, color bool) *harness {
 
 func truncatedCall(h *harness) {
 	args := json.RawMessage(`{"command":"go test ./...","timeout":120}`)
-	h.m.agentRunning = true
+	end := h.holdTurn()
 	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "t1", ToolName: tools.BashName, Args: args})
 	var out strings.Builder
 	for i := 1; i <= 40; i++ {
@@ -77,7 +77,7 @@ func truncatedCall(h *harness) {
 	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionEnd, ToolCallID: "t1", ToolName: tools.BashName,
 		Result: &tools.Result{Content: out.String() + "FAIL\n\nCommand exited with code 1", IsError: true, Details: details}})
 	h.update(flushMsg{})
-	h.update(agentDoneMsg{})
+	end()
 }
 
 func TestGoldenScreens(t *testing.T) {
@@ -119,7 +119,7 @@ func TestGoldenScreens(t *testing.T) {
 			h.press('o', tea.ModCtrl)
 		}},
 		{"usage", false, func(h *harness) {
-			h.m.cfg.Provider, h.m.cfg.Model, h.m.cfg.ModelLabel = llm.NewOpenAI(llm.OpenAIConfig{}), "gpt-4o", "openai/gpt-4o"
+			h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{}), "gpt-4o")
 			reportUsage(h, 15000, 360)
 		}},
 		{"scrolled", false, func(h *harness) {

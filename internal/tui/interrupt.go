@@ -34,7 +34,7 @@ func (m *model) interruptKey() tea.Cmd {
 	if m.takeBackQueued() {
 		return nil
 	}
-	if m.agentRunning || m.bangRunning {
+	if m.runner.Busy() || m.bangRunning {
 		m.quitArmed = false
 		m.abort()
 		return nil
@@ -99,7 +99,7 @@ func (m *model) takeBackQueued() bool {
 // it. A run that failed or was aborted sends nothing: its queue goes back
 // into the editor, so the user decides.
 func (m *model) sendQueued(err error) tea.Cmd {
-	if m.agentRunning || m.session().QueuedInputCount() == 0 {
+	if m.runner.Busy() || m.session().QueuedInputCount() == 0 {
 		return nil
 	}
 	if err != nil {

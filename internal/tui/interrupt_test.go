@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"agentsh/internal/agent"
 	"agentsh/internal/llm"
 )
 
@@ -56,7 +57,7 @@ func newModelHarness(t *testing.T) (*harness, *heldModel) {
 	t.Helper()
 	h := newHarness(t, 100, 30)
 	f := newHeldModel()
-	h.m.cfg.Provider, h.m.cfg.Model = f, "fake"
+	h.m.cfg.Models = agent.ModelsOf(f, "fake")
 	return h, f
 }
 
@@ -178,7 +179,7 @@ func TestCtrlCInterruptsTurn(t *testing.T) {
 	if isQuit(h.ctrlC()) || h.m.quitting {
 		t.Fatal("ctrl+c during a turn quit")
 	}
-	h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+	h.waitFor("the turn to end", func() bool { return !h.m.runner.Busy() })
 	if s := h.screen(); !strings.Contains(s, "Aborted.") {
 		t.Errorf("the turn was not aborted:\n%s", s)
 	}
@@ -212,7 +213,7 @@ func TestSendWhileWorkingQueues(t *testing.T) {
 	f.release <- struct{}{}
 	h.waitFor("the third request", func() bool { return len(f.requests()) == 3 })
 	f.release <- struct{}{}
-	h.waitFor("the last turn to end", func() bool { return !h.m.agentRunning })
+	h.waitFor("the last turn to end", func() bool { return !h.m.runner.Busy() })
 	if got, want := strings.Join(f.requests(), "|"), "first|second|third"; got != want {
 		t.Errorf("the model saw %q, want %q", got, want)
 	}
@@ -254,11 +255,11 @@ func TestEscAndCtrlCTakeQueuedBack(t *testing.T) {
 			if s := h.screen(); strings.Contains(s, "queued:") {
 				t.Errorf("queue still shown:\n%s", s)
 			}
-			if !h.m.agentRunning || h.m.quitting {
+			if !h.m.runner.Busy() || h.m.quitting {
 				t.Fatalf("taking the queue back stopped the turn or quit")
 			}
 			f.release <- struct{}{}
-			h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+			h.waitFor("the turn to end", func() bool { return !h.m.runner.Busy() })
 			if got := f.requests(); len(got) != 1 {
 				t.Errorf("a taken-back message was sent: %q", got)
 			}
@@ -272,7 +273,7 @@ func TestAbortedTurnPutsQueueBack(t *testing.T) {
 	h.waitFor("the first request", func() bool { return len(f.requests()) == 1 })
 	h.send("second")
 	h.m.abort() // as if the turn was cancelled another way
-	h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+	h.waitFor("the turn to end", func() bool { return !h.m.runner.Busy() })
 	if got := h.m.editor.Value(); got != "second" {
 		t.Errorf("editor = %q, want the queued message back", got)
 	}
@@ -301,7 +302,7 @@ func TestSteerKeyWhileWorking(t *testing.T) {
 	for range 3 {
 		f.release <- struct{}{}
 	}
-	h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+	h.waitFor("the turn to end", func() bool { return !h.m.runner.Busy() })
 	if got, want := strings.Join(f.requests(), "|"), "first|now|later"; got != want {
 		t.Errorf("the model saw %q, want %q", got, want)
 	}
@@ -322,5 +323,5 @@ func TestSteerKeyWhileWorking(t *testing.T) {
 	h.press('s', tea.ModCtrl)
 	h.waitFor("the next request", func() bool { return len(f.requests()) == 4 })
 	f.release <- struct{}{}
-	h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+	h.waitFor("the turn to end", func() bool { return !h.m.runner.Busy() })
 }

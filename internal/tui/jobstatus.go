@@ -146,7 +146,7 @@ func (m *model) runningWork() string {
 	switch {
 	case m.compacting:
 		return "compacting"
-	case m.agentRunning:
+	case m.runner.Busy():
 		return "the agent is working"
 	case m.bangRunning:
 		return "a command is running"

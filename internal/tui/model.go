@@ -26,9 +26,13 @@ const spinnerInterval = 80 * time.Millisecond
 const wheelLines = 3
 
 type (
-	tickMsg      struct{}
-	agentDoneMsg struct{ err error }
-	bangDoneMsg  struct {
+	tickMsg struct{}
+	// agentDoneMsg ends a turn: Update Ends run when it takes it.
+	agentDoneMsg struct {
+		run *agent.Run
+		err error
+	}
+	bangDoneMsg struct {
 		gen int
 		res bash.BashResult
 		// settingsErr: the settings files did not load; the command ran
@@ -53,7 +57,10 @@ type model struct {
 	pump    *pump
 	host    *terminalHost
 	reg     *tools.Registry
-	wg      *sync.WaitGroup // the agent and bang goroutines
+	// runner runs the agent's turns and /compact, one at a time: Busy
+	// from the start of one until Update has taken its end.
+	runner *agent.Runner
+	wg     *sync.WaitGroup // the bang command's and the other goroutines
 
 	width, height int
 
@@ -70,9 +77,7 @@ type model struct {
 	histPos   int // == len(history) while editing the draft
 	histDraft string
 
-	agentRunning bool
-	agentCancel  context.CancelFunc
-	compacting   bool // a /compact runs (compact.go); agentRunning is set too
+	compacting bool // the runner's run is a /compact (compact.go)
 
 	bang        *bangItem
 	bangGen     int
@@ -101,13 +106,17 @@ func (m *model) session() *agent.AgentSession { return m.current.Load() }
 // newModel builds the screen; send delivers messages to the running
 // program (p.Send) and must be safe to call from any goroutine.
 func newModel(ctx context.Context, cfg Config, send func(tea.Msg)) (*model, error) {
+	if cfg.Models == nil {
+		cfg.Models = agent.ModelsOf(nil, "") // no model: bang commands still work
+	}
 	m := &model{
-		cfg:  cfg,
-		ctx:  ctx,
-		st:   newStyles(cfg.NoColor),
-		send: send,
-		tr:   newTranscript(),
-		wg:   &sync.WaitGroup{},
+		cfg:    cfg,
+		ctx:    ctx,
+		st:     newStyles(cfg.NoColor),
+		send:   send,
+		tr:     newTranscript(),
+		runner: agent.NewRunner(ctx),
+		wg:     &sync.WaitGroup{},
 	}
 	m.pump = newPump(send)
 	m.host = newTerminalHost(send)
@@ -194,7 +203,7 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return nil
 	case agentDoneMsg:
 		m.applyPump()
-		m.agentFinished(msg.err)
+		m.agentFinished(msg)
 		return m.sendQueued(msg.err)
 	case compactDoneMsg:
 		return m.compactFinished(msg)
@@ -293,7 +302,7 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if m.takeBackQueued() {
 			return nil
 		}
-		if !m.agentRunning && !m.bangRunning && m.tr.deselect() {
+		if !m.runner.Busy() && !m.bangRunning && m.tr.deselect() {
 			return nil
 		}
 		m.abort()
@@ -392,9 +401,7 @@ func (m *model) quit() tea.Cmd {
 // abortAll stops everything running; the goroutines report back, but the
 // program may already be gone (Run waits for them).
 func (m *model) abortAll() {
-	if m.agentCancel != nil {
-		m.agentCancel()
-	}
+	m.runner.Abort()
 	m.session().AbortBash()
 	for _, l := range m.layers {
 		if s, ok := l.(stopper); ok {
@@ -407,15 +414,15 @@ func (m *model) abortAll() {
 // overlay takes its own esc).
 func (m *model) abort() {
 	switch {
-	case m.agentRunning && m.agentCancel != nil:
-		m.agentCancel()
+	case m.runner.Busy():
+		m.runner.Abort()
 	case m.bangRunning:
 		m.session().AbortBash()
 	}
 }
 
 func (m *model) busy() bool {
-	return m.agentRunning || m.bangRunning || findLayer[*overlay](m.layers) != nil
+	return m.runner.Busy() || m.bangRunning || findLayer[*overlay](m.layers) != nil
 }
 
 func tick() tea.Cmd {
@@ -486,7 +493,7 @@ func (m *model) submit(steer bool) tea.Cmd {
 		m.tr.notice(kindWarning, noModelText(m.cfg.ModelError))
 		return nil
 	}
-	if m.agentRunning {
+	if m.runner.Busy() {
 		m.queue(text, steer)
 		return nil
 	}
@@ -513,7 +520,7 @@ func noModelText(reason string) string {
 
 func (m *model) startBang(command string, excluded bool) tea.Cmd {
 	it := &bangItem{bang: render.NewBang(command, excluded)}
-	m.tr.addBang(it, m.agentRunning)
+	m.tr.addBang(it, m.runner.Busy())
 	m.bangGen++
 	gen := m.bangGen
 	m.bang, m.bangRunning = it, true
@@ -574,29 +581,25 @@ func (m *model) startPrompt(text string) tea.Cmd {
 }
 
 // startRun runs the agent (a Prompt, or a Continue on the queued
-// messages) in the background.
+// messages) on the runner; callers start one only when it is free.
 func (m *model) startRun(run func(ctx context.Context, sess *agent.AgentSession, reg *tools.Registry, emit func(agent.Event)) error) tea.Cmd {
-	ctx, cancel := context.WithCancel(m.ctx)
-	m.agentRunning, m.agentCancel, m.tr.toolAborted = true, cancel, false
 	sess, p, send, reg := m.session(), m.pump, m.send, m.reg
-	if m.cfg.Models != nil {
-		sess.SetModels(m.cfg.Models) // the loop reads the model at every call
+	sess.SetModels(m.cfg.Models) // the loop reads the model at every call
+	m.tr.toolAborted = false
+	_, err := m.runner.Start(func(ctx context.Context) error { return run(ctx, sess, reg, p.event) },
+		func(r *agent.Run, err error) { send(agentDoneMsg{run: r, err: err}) })
+	if err != nil {
+		m.tr.notice(kindError, "Error: "+err.Error())
+		return nil
 	}
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		err := run(ctx, sess, reg, p.event)
-		send(agentDoneMsg{err: err})
-	}()
 	return m.startTick()
 }
 
-func (m *model) agentFinished(err error) {
-	if m.agentCancel != nil {
-		m.agentCancel()
-	}
-	aborted := m.agentCancel != nil && errors.Is(err, context.Canceled)
-	m.agentRunning, m.agentCancel = false, nil
+// agentFinished ends the turn msg reports: the runner is free again.
+func (m *model) agentFinished(msg agentDoneMsg) {
+	msg.run.End()
+	err := msg.err
+	aborted := errors.Is(err, context.Canceled)
 	// Bang commands that ran meanwhile join the transcript after the turn
 	// they interrupted.
 	m.tr.endTurn()
@@ -754,7 +757,7 @@ func oneLine(s string) string {
 // bash call a job: it returns with its output so far and goes on (spec
 // §9). It reports false when nothing runs.
 func (m *model) moveToBackground() bool {
-	if !m.bangRunning && !m.agentRunning {
+	if !m.bangRunning && !m.runner.Busy() {
 		return false
 	}
 	if m.bangRunning && m.bangBg != nil {

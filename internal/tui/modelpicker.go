@@ -167,7 +167,7 @@ func (m *model) modelChosen(md agent.Model) {
 func (m *model) modelSwitched(spec string) {
 	m.cfg.ModelError = ""
 	note := "Model: " + spec
-	if m.agentRunning {
+	if m.runner.Busy() {
 		note += " from the next model call"
 	}
 	m.tr.notice(kindInfo, note+".")
@@ -184,12 +184,7 @@ func (m *model) recordModel() {
 // cycleThinking is keys.Main.ThinkingLevel: the next thinking level, found
 // in a command (whether the model thinks may be asked of its provider).
 func (m *model) cycleThinking() tea.Cmd {
-	ms := m.cfg.Models
-	if ms == nil {
-		m.flash = "Thinking levels are not available here"
-		return nil
-	}
-	ctx := m.ctx
+	ms, ctx := m.cfg.Models, m.ctx
 	return func() tea.Msg {
 		level, ok := ms.CycleThinkingLevel(ctx)
 		return thinkingCycledMsg{level: level, ok: ok}
@@ -209,35 +204,25 @@ func (m *model) thinkingCycled(msg thinkingCycledMsg) {
 // modelNow is the model prompts go to: its provider (nil: none), the name
 // the requests carry, and the status line's label.
 func (m *model) modelNow() (llm.Provider, string, string) {
-	if ms := m.cfg.Models; ms != nil {
-		if p, id := ms.Provider(); p != nil {
-			return p, id, p.Name() + "/" + id
-		}
-		return nil, "", m.cfg.ModelLabel
+	if p, id := m.cfg.Models.Provider(); p != nil {
+		return p, id, p.Name() + "/" + id
 	}
-	label := m.cfg.ModelLabel
-	if label == "" {
-		label = m.cfg.Model
-	}
-	return m.cfg.Provider, m.cfg.Model, label
+	return nil, "", m.cfg.ModelLabel
 }
 
 // thinkingStatus is the status line's thinking level ("" when off).
 func (m *model) thinkingStatus() string {
-	if m.cfg.Models == nil {
-		return ""
-	}
 	if l := m.cfg.Models.ThinkingLevel(); l != llm.ThinkingOff {
 		return "thinking " + l
 	}
 	return ""
 }
 
-// cmdModelWith is /model with Config.Models: without a word the picker,
-// with "provider/name" a switch to it once the provider's model list (asked
-// in a command) holds the name; a provider that lists nothing cannot say,
-// and the switch goes ahead unchecked.
-func (m *model) cmdModelWith(arg string) tea.Cmd {
+// cmdModel is /model: without a word the picker, with "provider/name" a
+// switch to it once the provider's model list (asked in a command) holds
+// the name; a provider that lists nothing cannot say, and the switch goes
+// ahead unchecked.
+func (m *model) cmdModel(arg string) tea.Cmd {
 	if arg == "" {
 		return m.openModelPicker()
 	}

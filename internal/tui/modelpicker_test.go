@@ -108,7 +108,7 @@ func TestThinkingLevelKeyCycles(t *testing.T) {
 
 // thinkingAnswer streams an answer that thinks first, as the loop reports it.
 func thinkingAnswer(h *harness, thinking, text string) {
-	h.m.agentRunning = true
+	end := h.holdTurn()
 	ev := func(e agent.Event) { h.m.pump.event(e) }
 	ev(agent.Event{Type: agent.EventMessageStart, Message: &session.AssistantMessage{}})
 	half := thinking[:len(thinking)/2]
@@ -118,7 +118,7 @@ func thinkingAnswer(h *harness, thinking, text string) {
 	ev(agent.Event{Type: agent.EventMessageUpdate, UpdateKind: agent.UpdateTextDelta, Delta: text, Message: done})
 	ev(agent.Event{Type: agent.EventMessageEnd, Message: done, StopReason: "stop"})
 	h.update(flushMsg{})
-	h.update(agentDoneMsg{})
+	end()
 }
 
 const longThinking = "The user asks why the build fails. The log shows a missing import in parser.go, " +
@@ -198,7 +198,7 @@ func TestGoldenModelScreens(t *testing.T) {
 
 func TestRetryShownInTheTranscript(t *testing.T) {
 	h := newHarness(t, 100, 24)
-	h.m.agentRunning = true
+	h.holdTurn()
 	h.m.pump.event(agent.Event{Type: agent.EventMessageStart, Message: &session.AssistantMessage{}})
 	h.m.pump.event(agent.Event{Type: agent.EventMessageEnd, Message: &session.AssistantMessage{StopReason: "error"}})
 	h.m.pump.event(agent.Event{Type: agent.EventAutoRetryStart, Attempt: 1, MaxAttempts: 10, DelayMs: 2000,

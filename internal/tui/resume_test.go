@@ -35,7 +35,7 @@ func reopen(t *testing.T, h *harness) *model {
 		t.Fatal(err)
 	}
 	cfg := h.m.cfg
-	cfg.Session, cfg.Provider = sess, nil
+	cfg.Session, cfg.Models = sess, nil
 	m, err := newModel(context.Background(), cfg, func(msg tea.Msg) { h.msgs <- msg })
 	if err != nil {
 		t.Fatal(err)
@@ -75,8 +75,7 @@ func TestResumeRedrawsTheTranscriptAsItWas(t *testing.T) {
 		t.Fatal(err)
 	}
 	zero := 0
-	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero})
-	h.m.cfg.Model, h.m.cfg.ModelLabel = "test", "openai/test"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero}), "test")
 
 	for _, line := range []string{"!seq 1 100000", "!!sh -c 'echo oops; exit 2'"} {
 		h.typeText(line)
@@ -85,7 +84,7 @@ func TestResumeRedrawsTheTranscriptAsItWas(t *testing.T) {
 	}
 	h.typeText("count the lines")
 	h.press(tea.KeyEnter, 0)
-	h.waitFor("the turn to end", func() bool { return !h.m.agentRunning })
+	h.waitFor("the turn to end", func() bool { return !h.m.runner.Busy() })
 	live := h.m.tr.items[1:] // after the welcome
 	liveViews := views(live, 90, h.m.st)
 	if n := len(live); n != 8 {

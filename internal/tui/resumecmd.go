@@ -72,7 +72,7 @@ func (m *model) cmdResume(string) tea.Cmd {
 		m.tr.notice(kindWarning, "/resume is not available here.")
 		return nil
 	}
-	if m.agentRunning || m.bangRunning {
+	if m.runner.Busy() || m.bangRunning {
 		m.tr.notice(kindWarning, somethingRuns("/resume lists the sessions"))
 		return nil
 	}
@@ -93,7 +93,7 @@ func (m *model) resumeChosen(info session.Info) tea.Cmd {
 		m.tr.notice(kindInfo, "Already in session "+info.ID+": nothing changed.")
 		return nil
 	}
-	if m.agentRunning || m.bangRunning {
+	if m.runner.Busy() || m.bangRunning {
 		m.tr.notice(kindWarning, somethingRuns("/resume lists the sessions"))
 		return nil
 	}
@@ -111,7 +111,7 @@ func (m *model) sessionOpened(msg sessionOpenedMsg) {
 		m.tr.notice(kindError, "Cannot resume "+msg.info.ID+": "+msg.err.Error())
 		return
 	}
-	if m.agentRunning || m.bangRunning {
+	if m.runner.Busy() || m.bangRunning {
 		// Something started while the file was read: it belongs to the
 		// session on screen, which stays.
 		m.leave(msg.sess)

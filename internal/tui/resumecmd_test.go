@@ -147,8 +147,7 @@ func TestResumeCommandSwitchesInPlace(t *testing.T) {
 	})
 	h := newHarness(t, 100, 40)
 	zero := 0
-	h.m.cfg.Provider = llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero})
-	h.m.cfg.Model = "test"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-test", MaxRetries: &zero}), "test")
 	r := withResume(h)
 	older, _ := twoSessions(t, h)
 	work := h.m.session().StartDir()
@@ -334,7 +333,7 @@ func TestNewCommandLeavesTheOldSession(t *testing.T) {
 	if _, err := os.Stat("/proc/" + m[1]); err != nil {
 		t.Fatalf("the session's shell %s is not running: %v", m[1], err)
 	}
-	h.m.cfg.Provider, h.m.cfg.Model, h.m.cfg.ModelLabel = llm.NewOpenAI(llm.OpenAIConfig{}), "gpt-4o", "openai/gpt-4o"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{}), "gpt-4o")
 	reportUsage(h, 15000, 360)
 	if st := h.statusLine(); !strings.Contains(st, "15.4k tokens") {
 		t.Fatalf("no token count before /new: %q", st)

@@ -104,7 +104,7 @@ func TestScrollAnchorWhileStreaming(t *testing.T) {
 	for i := range 4 {
 		h.add(finishedBang("seq "+strconv.Itoa(i), i*100, i*100+30))
 	}
-	h.m.agentRunning = true
+	h.holdTurn()
 	args := json.RawMessage(`{"command":"make test"}`)
 	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "c1", ToolName: tools.BashName, Args: args})
 	h.update(flushMsg{})
@@ -211,7 +211,7 @@ func TestPagerWithoutTruncation(t *testing.T) {
 // The file tools get their own compact renderer, and ctrl+o expands it.
 func TestFileToolItems(t *testing.T) {
 	h := newHarness(t, 80, 30)
-	h.m.agentRunning = true
+	h.holdTurn()
 	args := json.RawMessage(`{"path":"main.go"}`)
 	h.m.pump.event(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "r1", ToolName: tools.ReadName, Args: args})
 	h.update(flushMsg{})

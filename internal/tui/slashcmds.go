@@ -9,7 +9,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"agentsh/internal/export"
-	"agentsh/internal/llm"
 )
 
 // unknownCommandText answers a /word that is no command.
@@ -77,7 +76,7 @@ func (m *model) newSession(command string) tea.Cmd {
 		m.tr.notice(kindWarning, command+" is not available here.")
 		return nil
 	}
-	if m.agentRunning || m.bangRunning {
+	if m.runner.Busy() || m.bangRunning {
 		m.tr.notice(kindWarning, somethingRuns(command+" starts a fresh session"))
 		return nil
 	}
@@ -89,43 +88,6 @@ func (m *model) newSession(command string) tea.Cmd {
 	old := m.enter(sess)
 	m.tr.notice(kindInfo, "New session "+sess.ID()+" · the model no longer sees the earlier conversation.")
 	m.leave(old)
-	return nil
-}
-
-// cmdModel is /model: without an argument it shows the model and how to
-// choose; with one it switches the model for the next turns (a turn in
-// progress ends on the model it started with).
-func (m *model) cmdModel(arg string) tea.Cmd {
-	if m.cfg.Models != nil {
-		return m.cmdModelWith(arg) // modelpicker.go
-	}
-	current := m.cfg.ModelLabel
-	if current == "" {
-		current = m.cfg.Model
-	}
-	if m.cfg.Provider == nil {
-		current = "none"
-	}
-	howTo := "/model provider/name switches (providers: " + strings.Join(llm.Providers, ", ") + ")"
-	if arg == "" {
-		m.tr.notice(kindInfo, "Model: "+current+" · "+howTo)
-		return nil
-	}
-	if m.cfg.SwitchModel == nil {
-		m.tr.notice(kindWarning, "Switching the model is not available here.")
-		return nil
-	}
-	p, model, err := m.cfg.SwitchModel(arg)
-	if err != nil {
-		m.tr.notice(kindError, "Model unchanged ("+current+"): "+err.Error())
-		return nil
-	}
-	m.cfg.Provider, m.cfg.Model, m.cfg.ModelLabel, m.cfg.ModelError = p, model, arg, ""
-	note := "Model: " + arg
-	if m.agentRunning {
-		note += " from the next turn; the running turn goes on with " + current
-	}
-	m.tr.notice(kindInfo, note+".")
 	return nil
 }
 

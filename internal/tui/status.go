@@ -119,6 +119,7 @@ func (m *model) statusLeft(room int, beforeRight bool) (s string, cut bool) {
 func (m *model) statusRight() string {
 	var right string
 	spinner := spinnerFrames[m.spin]
+	busy := m.runner.Busy()
 	confirm, overlay := findLayer[*quitConfirm](m.layers), findLayer[*overlay](m.layers)
 	switch {
 	case confirm != nil:
@@ -129,13 +130,13 @@ func (m *model) statusRight() string {
 		right = m.st.warning.Render(m.flash)
 	case overlay != nil:
 		right = m.st.statusRunning.Render(spinner + " terminal: " + oneLine(overlay.command) + " (" + name(overlay.killKey()) + " kills)")
-	case m.compacting || m.agentRunning && m.tr.compacting:
+	case m.compacting || busy && m.tr.compacting:
 		right = m.st.statusRunning.Render(spinner + " compacting the conversation… (" + name(keys.Main.Cancel) + " to abort)")
 	case findLayer[*approval](m.layers) != nil:
 		right = m.st.warning.Render(approvalStatus) // approval.go
-	case m.agentRunning && m.tr.runningTools() > 0:
+	case busy && m.tr.runningTools() > 0:
 		right = m.st.statusRunning.Render(spinner + " running tool… (" + name(keys.Main.Cancel) + " to abort)")
-	case m.agentRunning:
+	case busy:
 		right = m.st.statusRunning.Render(spinner + " working…" + m.waiting.text(m.tr.now, m.session().RequestTimeout(),
 			name(keys.Main.Cancel)+" to abort"))
 	case m.bangRunning && m.bang != nil:

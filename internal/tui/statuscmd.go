@@ -72,7 +72,7 @@ func (m *model) statusText() string {
 func (m *model) contextText(modelName string) string {
 	u := m.session().ContextUsage(modelName, m.reg)
 	window := u.ContextWindow
-	if window == 0 && m.cfg.Models != nil {
+	if window == 0 {
 		if md, ok := m.cfg.Models.CurrentModel(); ok { // the provider's listing, when it was asked
 			window = md.ContextWindow
 		}

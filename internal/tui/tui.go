@@ -25,7 +25,6 @@ import (
 	"agentsh/internal/bash"
 	"agentsh/internal/config"
 	"agentsh/internal/jobs"
-	"agentsh/internal/llm"
 	"agentsh/internal/session"
 )
 
@@ -35,13 +34,19 @@ type Config struct {
 	Executor     *bash.Executor // nil = bash.Default()
 	Jobs         *jobs.Manager  // where the model's background commands run; nil = none
 	ToolSettings bash.ToolSettings
-	Provider     llm.Provider // nil: no model configured; bang commands still work
-	Model        string       // the provider's model name, as the requests carry it
-	ModelLabel   string       // shown in the status line ("provider/model"); "" = Model
-	ModelError   string       // why a configured model could not be used, shown with the hint
-	NoColor      bool
-	Notice       string // shown in the transcript at start, e.g. that --continue found nothing
-	Prompt       string // sent once the TUI is up, as if typed and entered (agentsh "prompt")
+	// Models is the process's current model and thinking level: /model
+	// opens a picker of its available models or switches to a name,
+	// keys.Main.ThinkingLevel cycles the level (modelpicker.go). nil: no
+	// model; bang commands still work.
+	Models *agent.Models
+	// ModelLabel and ModelError are the model asked for ("provider/model")
+	// and why it could not be built, for the status line and the no-model
+	// hint while Models has no model.
+	ModelLabel string
+	ModelError string
+	NoColor    bool
+	Notice     string // shown in the transcript at start, e.g. that --continue found nothing
+	Prompt     string // sent once the TUI is up, as if typed and entered (agentsh "prompt")
 	// Sandbox is the sandbox of the model's commands for the status line
 	// ("sandbox: workspace-write", "YOLO"), warn when it is off or weaker
 	// than asked; nil or "": nothing is shown.
@@ -64,15 +69,6 @@ type Config struct {
 	// background, at once rather than at exit. nil: the caller ends every
 	// session at exit.
 	LeftSession func(left, current *agent.AgentSession)
-	// SwitchModel builds the provider for a "provider/name" spec, for
-	// /model; it returns the provider and the model name the requests
-	// carry. nil: /model only shows the model.
-	SwitchModel func(spec string) (llm.Provider, string, error)
-	// Models, when set, is the process's current model and thinking level
-	// (it wins over Provider, Model and SwitchModel): /model opens a
-	// picker of its available models, keys.Main.ThinkingLevel cycles the
-	// level (modelpicker.go).
-	Models *agent.Models
 	// Approvals decide on the model's commands that bash.patterns rules
 	// or the sandbox stop; the TUI is their Approver (approval.go).
 	Approvals agent.Approvals
@@ -86,9 +82,9 @@ type Config struct {
 	Output io.Writer
 }
 
-// shutdownWait bounds how long quitting waits for the agent and bang
-// goroutines after cancelling them; their commands are killed by then, this
-// only guards against a stuck provider.
+// shutdownWait bounds how long quitting waits for the agent's run and the
+// bang goroutines after cancelling them; their commands are killed by then,
+// this only guards against a stuck provider.
 const shutdownWait = 10 * time.Second
 
 // Run shows the TUI until the user quits or ctx is cancelled. Whatever is
@@ -131,6 +127,7 @@ func Run(ctx context.Context, cfg Config) error {
 	m.host.killAll()
 	done := make(chan struct{})
 	go func() {
+		m.runner.Wait()
 		m.wg.Wait()
 		close(done)
 	}()

@@ -91,6 +91,7 @@ func newHarnessWith(t *testing.T, width, height int, stored, color bool, opts ..
 		cancel()
 		m.abortAll()
 		m.host.killAll()
+		m.runner.Wait()
 		m.wg.Wait()
 		ex.Close()
 		confinedfs.StopAll() // the @ completion's file helper
@@ -366,7 +367,7 @@ func TestEditorBorderFollowsBang(t *testing.T) {
 
 func TestToolCallEventsStream(t *testing.T) {
 	h := newHarness(t, 80, 30)
-	h.m.agentRunning = true
+	h.holdTurn()
 	args := json.RawMessage(`{"command":"make test","timeout":60}`)
 	h.m.pump.event(agent.Event{Type: agent.EventMessageStart, Message: &session.AssistantMessage{}})
 	h.m.pump.event(agent.Event{Type: agent.EventMessageUpdate, UpdateKind: agent.UpdateTextDelta,

@@ -44,10 +44,8 @@ func (u *usage) parts() (tokens, left string) {
 func (m *model) contextWindow() int {
 	_, name, _ := m.modelNow()
 	listed := 0
-	if ms := m.cfg.Models; ms != nil {
-		if cur, ok := ms.CurrentModel(); ok {
-			listed = cur.ContextWindow
-		}
+	if cur, ok := m.cfg.Models.CurrentModel(); ok {
+		listed = cur.ContextWindow
 	}
 	return m.session().ContextWindow(name, listed)
 }

@@ -23,7 +23,7 @@ func statusLine(h *harness) string {
 
 func TestStatusLineShowsTokensAndContextLeft(t *testing.T) {
 	h := goldenHarness(t, 100, 20, false)
-	h.m.cfg.Provider, h.m.cfg.Model, h.m.cfg.ModelLabel = llm.NewOpenAI(llm.OpenAIConfig{}), "claude-sonnet-4", "anthropic/claude-sonnet-4"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewAnthropic(llm.AnthropicConfig{}), "claude-sonnet-4")
 	if s := statusLine(h); strings.Contains(s, "tokens") {
 		t.Fatalf("tokens shown before any call: %q", s)
 	}
@@ -38,7 +38,7 @@ func TestStatusLineShowsTokensAndContextLeft(t *testing.T) {
 		t.Errorf("status lost the usage: %q", s)
 	}
 	// An unknown model: tokens only.
-	h.m.cfg.Model, h.m.cfg.ModelLabel = "my-local-model", "ollama/my-local-model"
+	h.m.cfg.Models = agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{Name: "ollama"}), "my-local-model")
 	reportUsage(h, 950, 0)
 	if s := statusLine(h); !strings.Contains(s, "ollama/my-local-model · 950 tokens") || strings.Contains(s, "context left") {
 		t.Errorf("status = %q", s)
