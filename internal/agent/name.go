@@ -6,7 +6,7 @@ import (
 )
 
 // ErrEmptyName refuses a blank session name (the reference's words).
-var ErrEmptyName = errors.New("Session name cannot be empty")
+var ErrEmptyName = errors.New("Session name cannot be empty") //lint:ignore ST1005 user-facing text from the reference
 
 // Name is the session's name ("" = never named): the store's, as loaded
 // from its file or last set, or the in-memory session's.

@@ -331,10 +331,3 @@ func TestAppendConcurrent(t *testing.T) {
 		t.Fatalf("loaded %d messages, errors %v %v", len(sess.Messages), errs, err)
 	}
 }
-
-// isolateConfig gives the test a config folder of its own: where the
-// user's trust answers and "always" rules are written.
-func isolateConfig(t *testing.T) {
-	t.Helper()
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-}
