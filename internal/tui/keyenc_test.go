@@ -20,9 +20,14 @@ var keyencGolden = filepath.Join("testdata", "keyenc.golden")
 
 // programBytes is what the program on the PTY reads for a key press in the
 // overlay or an attached job: the TUI's encoding, then the normalization
-// Session.Write applies to every write.
-func programBytes(k tea.Key, appCursor bool) []byte {
-	return pty.NormalizeInput(nil, encodeKey(k), appCursor)
+// Session.Write applies to every write, which must leave it as it is.
+func programBytes(t *testing.T, k tea.Key, appCursor bool) []byte {
+	t.Helper()
+	b := encodeKey(k, appCursor)
+	if n := pty.NormalizeInput(nil, b, appCursor); string(n) != string(b) {
+		t.Errorf("%s: Session.Write would turn %q into %q", keyencName(k), b, n)
+	}
+	return b
 }
 
 // keyencMods are the modifier sets every key is tried with: every mix of
@@ -126,7 +131,7 @@ func TestKeyEncodingGolden(t *testing.T) {
 			t.Fatalf("two cases named %s", name)
 		}
 		seen[name] = true
-		fmt.Fprintf(&sb, "%s\t%q\t%q\n", name, programBytes(k, false), programBytes(k, true))
+		fmt.Fprintf(&sb, "%s\t%q\t%q\n", name, programBytes(t, k, false), programBytes(t, k, true))
 	}
 	got := sb.String()
 	if *update {
@@ -151,5 +156,27 @@ func TestKeyEncodingGolden(t *testing.T) {
 				t.Fatal("too many differences")
 			}
 		}
+	}
+}
+
+// BenchmarkEncodeKey measures one key press on its way to the program:
+// the TUI's encoding and the normalization Session.Write applies.
+func BenchmarkEncodeKey(b *testing.B) {
+	keys := []tea.Key{
+		{Code: 'a', Text: "a"},
+		{Code: 'c', Mod: tea.ModCtrl},
+		{Code: 'x', Mod: tea.ModAlt},
+		{Code: tea.KeyUp},
+		{Code: tea.KeyUp, Mod: tea.ModCtrl},
+		{Code: tea.KeyEnter},
+		{Code: tea.KeyEnter, Mod: tea.ModCtrl},
+		{Code: tea.KeyF5},
+		{Code: tea.KeyBackspace},
+		{Code: tea.KeyTab, Mod: tea.ModShift},
+	}
+	var dst []byte
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		dst = pty.NormalizeInput(dst[:0], encodeKey(keys[i%len(keys)], i&1 == 0), i&1 == 0)
 	}
 }
