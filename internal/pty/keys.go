@@ -21,10 +21,15 @@ const escByte = 0x1b
 // protocol (code points included) is larger, so anything bigger is not a key.
 const maxKeyParam = unicode.MaxRune
 
-// tildeNumbers holds the CSI n ~ numbers of F1…F12, indexed from KeyF1;
-// F1–F4 are only read in this form (rxvt, kitty's F3), xterm writes them
-// with SS3 or CSI 1;mod P–S.
-var tildeNumbers = [...]int{11, 12, 13, 14, 15, 17, 18, 19, 20, 21, 23, 24}
+// tildeKeys maps the n of CSI n ~ to its key (0: none known). 7 and 8
+// (Home, End) and F1–F4 (11–14) are only read in this form (rxvt, kitty's
+// F3): xterm writes them with CSI, SS3 or CSI 1;mod H, F, P–S.
+var tildeKeys = [...]rune{
+	2: KeyInsert, 3: KeyDelete, 5: KeyPageUp, 6: KeyPageDown, 7: KeyHome, 8: KeyEnd,
+	11: KeyF1, 12: KeyF1 + 1, 13: KeyF1 + 2, 14: KeyF1 + 3, 15: KeyF1 + 4,
+	17: KeyF1 + 5, 18: KeyF1 + 6, 19: KeyF1 + 7, 20: KeyF1 + 8, 21: KeyF1 + 9,
+	23: KeyF1 + 10, 24: KeyF12,
+}
 
 // keyEvent is one parsed key event.
 type keyEvent struct {
@@ -196,31 +201,13 @@ func parseKeyCSI(params []byte, final byte) (k keyEvent, ok bool) {
 		if k.Mod, k.release, ok = parseMods(f[1]); !ok {
 			return k, false
 		}
-		switch n {
-		case 2:
-			k.Code = KeyInsert
-		case 3:
-			k.Code = KeyDelete
-		case 5:
-			k.Code = KeyPageUp
-		case 6:
-			k.Code = KeyPageDown
-		case 7:
-			k.Code = KeyHome
-		case 8:
-			k.Code = KeyEnd
-		default:
-			for i, t := range tildeNumbers {
-				if t == n {
-					k.Code = KeyF1 + rune(i)
-					return k, true
-				}
-			}
-			// Some other key (F13 in rxvt, …): the program may know it, so
-			// it passes; a kitty release of it must not.
-			return k, k.release
+		if n < len(tildeKeys) && tildeKeys[n] != 0 {
+			k.Code = tildeKeys[n]
+			return k, true
 		}
-		return k, true
+		// Some other key (F13 in rxvt, …): the program may know it, so it
+		// passes; a kitty release of it must not.
+		return k, k.release
 	case 'A', 'B', 'C', 'D', 'E', 'F', 'H', 'P', 'Q', 'S':
 		if nf > 2 {
 			return k, false
