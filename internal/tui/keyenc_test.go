@@ -36,7 +36,7 @@ var keyencMods = []tea.KeyMod{
 	0, tea.ModShift, tea.ModAlt, tea.ModAlt | tea.ModShift,
 	tea.ModCtrl, tea.ModCtrl | tea.ModShift, tea.ModCtrl | tea.ModAlt, tea.ModCtrl | tea.ModAlt | tea.ModShift,
 	tea.ModMeta, tea.ModHyper, tea.ModSuper, tea.ModCtrl | tea.ModSuper,
-	tea.ModCapsLock, tea.ModCapsLock | tea.ModShift, tea.ModNumLock, tea.ModScrollLock,
+	tea.ModCapsLock, tea.ModCapsLock | tea.ModShift, tea.ModCapsLock | tea.ModAlt, tea.ModNumLock, tea.ModScrollLock,
 }
 
 // keyencCases is a broad set of key presses: every named key Bubble Tea

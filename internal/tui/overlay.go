@@ -313,8 +313,8 @@ func encodeKey(k tea.Key, appCursor bool) []byte {
 }
 
 // ptyKey maps a Bubble Tea key press onto pty's: the named keys by table,
-// F1–F12 in a run, the modifiers xterm can express; caps lock is left
-// out, as the text Bubble Tea reports already has its case.
+// F1–F12 in a run, the modifiers xterm can express and caps lock, which
+// decides the case of a key that comes without text (alt+a).
 func ptyKey(k tea.Key) pty.Key {
 	pk := pty.Key{Code: k.Code, Shifted: k.ShiftedCode, Text: k.Text}
 	switch c, named := ptyKeys[k.Code]; {
@@ -353,7 +353,7 @@ var ptyKeys = map[rune]rune{
 var ptyMods = [...]struct {
 	tea tea.KeyMod
 	pty pty.KeyMod
-}{{tea.ModShift, pty.ModShift}, {tea.ModAlt, pty.ModAlt}, {tea.ModCtrl, pty.ModCtrl}}
+}{{tea.ModShift, pty.ModShift}, {tea.ModAlt, pty.ModAlt}, {tea.ModCtrl, pty.ModCtrl}, {tea.ModCapsLock, pty.ModCapsLock}}
 
 // appCursor reports the program's cursor key mode (DECCKM); a program not
 // started yet has the default, normal mode.
