@@ -2,84 +2,38 @@ package pty
 
 import (
 	"bytes"
-	"strconv"
 	"unicode"
 	"unicode/utf8"
 )
 
-// The TUI reads the user's keyboard with the kitty keyboard protocol turned
-// on, but the program in the PTY believes it runs in an xterm: it knows
-// nothing of CSI u and would see key releases as stray keys. NormalizeInput
-// rewrites every key the TUI forwards into what an xterm would have sent for
-// it and leaves every other byte alone, so pastes, mouse reports and
-// terminal replies reach the program exactly as they arrived.
+// The program in the PTY believes it runs in an xterm: it knows nothing of
+// CSI u and would see key releases as stray keys. Keys reach it as raw
+// bytes too (the keys a model sends to a job, a paste), and a terminal may
+// write them in kitty's, xterm's modifyOtherKeys or a legacy form.
+// NormalizeInput parses every key it finds into a Key and rewrites it with
+// AppendKey, into what an xterm would have sent for it; every other byte is
+// left alone, so pastes, mouse reports and terminal replies reach the
+// program exactly as they arrived, and what AppendKey wrote passes as it is.
 
 const escByte = 0x1b
-
-// Kitty's key codes for keys that have no Unicode character. Keys that
-// arrive in legacy or CSI ~ form are mapped onto these too, so one encoder
-// serves every input form.
-const (
-	keyEscape    rune = 57344
-	keyEnter     rune = 57345
-	keyTab       rune = 57346
-	keyBackspace rune = 57347
-	keyInsert    rune = 57348
-	keyDelete    rune = 57349
-	keyLeft      rune = 57350
-	keyRight     rune = 57351
-	keyUp        rune = 57352
-	keyDown      rune = 57353
-	keyPageUp    rune = 57354
-	keyPageDown  rune = 57355
-	keyHome      rune = 57356
-	keyEnd       rune = 57357
-	keyF1        rune = 57364
-	keyF12       rune = 57375
-	keyKP0       rune = 57399
-	keyKPBegin   rune = 57427
-	// The last code kitty assigns (ISO_Level5_Shift); the codes between
-	// keyEnd and here that are not handled below (lock keys, F13–F35, media
-	// keys, bare modifiers) have no xterm encoding at all.
-	keyFunctionalLast rune = 57454
-)
-
-// Kitty modifier bits (the wire value minus one).
-const (
-	kittyShift = 1 << iota
-	kittyAlt
-	kittyCtrl
-	_ // super
-	_ // hyper
-	_ // meta
-	kittyCapsLock
-)
 
 // maxKeyParam caps every number before it can overflow; nothing in the
 // protocol (code points included) is larger, so anything bigger is not a key.
 const maxKeyParam = unicode.MaxRune
 
-// keypadKeys maps KP_0 … KP_Begin (in kitty's order) to ordinary keys: the
-// program's keypad mode (DECKPAM) is not tracked, and the plain characters
-// are what xterm sends in the default numeric mode, which every program
-// accepts.
-var keypadKeys = [...]rune{
-	'0', '1', '2', '3', '4', '5', '6', '7', '8', '9',
-	'.', '/', '*', '-', '+', keyEnter, '=', ',',
-	keyLeft, keyRight, keyUp, keyDown, keyPageUp, keyPageDown,
-	keyHome, keyEnd, keyInsert, keyDelete, keyKPBegin,
+// tildeKeys maps the n of CSI n ~ to its key (0: none known). 7 and 8
+// (Home, End) and F1–F4 (11–14) are only read in this form (rxvt, kitty's
+// F3): xterm writes them with CSI, SS3 or CSI 1;mod H, F, P–S.
+var tildeKeys = [...]rune{
+	2: KeyInsert, 3: KeyDelete, 5: KeyPageUp, 6: KeyPageDown, 7: KeyHome, 8: KeyEnd,
+	11: KeyF1, 12: KeyF1 + 1, 13: KeyF1 + 2, 14: KeyF1 + 3, 15: KeyF1 + 4,
+	17: KeyF1 + 5, 18: KeyF1 + 6, 19: KeyF1 + 7, 20: KeyF1 + 8, 21: KeyF1 + 9,
+	23: KeyF1 + 10, 24: KeyF12,
 }
-
-// tildeNumbers holds the CSI n ~ numbers of F1…F12, indexed from keyF1;
-// F1–F4 are only read in this form (rxvt, kitty's F3), xterm writes them
-// with SS3 or CSI 1;mod P–S.
-var tildeNumbers = [...]int{11, 12, 13, 14, 15, 17, 18, 19, 20, 21, 23, 24}
 
 // keyEvent is one parsed key event.
 type keyEvent struct {
-	code    rune   // Unicode code point or a kitty functional key code
-	shifted rune   // the shifted key's code point, 0 when not reported
-	mods    int    // modifier bits (wire value − 1)
+	Key            // Text stays empty: text is the field as it came
 	release bool   // the key went up: a legacy terminal sends nothing
 	text    []byte // the raw text field ("cp:cp…"), nil when absent
 }
@@ -173,7 +127,7 @@ func normalizeCSI(dst, p []byte, appCursor bool) ([]byte, int) {
 	if !ok {
 		return append(dst, p[:n]...), n
 	}
-	return encodeKey(dst, k, appCursor), n
+	return normalizeKey(dst, k, appCursor), n
 }
 
 // parseKeyCSI reads the key in a CSI sequence's parameters; ok is false when
@@ -212,7 +166,7 @@ func parseKeyCSI(params []byte, final byte) (k keyEvent, ok bool) {
 		if _, _, ok := paramNum(cp[2]); !ok { // the base layout key: unused
 			return k, false
 		}
-		if k.mods, k.release, ok = parseMods(f[1]); !ok {
+		if k.Mod, k.release, ok = parseMods(f[1]); !ok {
 			return k, false
 		}
 		if nf == 3 {
@@ -221,7 +175,7 @@ func parseKeyCSI(params []byte, final byte) (k keyEvent, ok bool) {
 			}
 			k.text = f[2]
 		}
-		k.code, k.shifted = kittyCode(rune(code)), rune(shifted)
+		k.Code, k.Shifted = kittyCode(rune(code)), rune(shifted)
 		return k, true
 	case '~':
 		n, set, ok := paramNum(f[0])
@@ -235,43 +189,25 @@ func parseKeyCSI(params []byte, final byte) (k keyEvent, ok bool) {
 			if !ok || !set || !utf8.ValidRune(rune(code)) {
 				return k, false
 			}
-			if k.mods, k.release, ok = parseMods(f[1]); !ok {
+			if k.Mod, k.release, ok = parseMods(f[1]); !ok {
 				return k, false
 			}
-			k.code = kittyCode(rune(code))
+			k.Code = kittyCode(rune(code))
 			return k, true
 		}
 		if nf > 2 {
 			return k, false
 		}
-		if k.mods, k.release, ok = parseMods(f[1]); !ok {
+		if k.Mod, k.release, ok = parseMods(f[1]); !ok {
 			return k, false
 		}
-		switch n {
-		case 2:
-			k.code = keyInsert
-		case 3:
-			k.code = keyDelete
-		case 5:
-			k.code = keyPageUp
-		case 6:
-			k.code = keyPageDown
-		case 7:
-			k.code = keyHome
-		case 8:
-			k.code = keyEnd
-		default:
-			for i, t := range tildeNumbers {
-				if t == n {
-					k.code = keyF1 + rune(i)
-					return k, true
-				}
-			}
-			// Some other key (F13 in rxvt, …): the program may know it, so
-			// it passes; a kitty release of it must not.
-			return k, k.release
+		if n < len(tildeKeys) && tildeKeys[n] != 0 {
+			k.Code = tildeKeys[n]
+			return k, true
 		}
-		return k, true
+		// Some other key (F13 in rxvt, …): the program may know it, so it
+		// passes; a kitty release of it must not.
+		return k, k.release
 	case 'A', 'B', 'C', 'D', 'E', 'F', 'H', 'P', 'Q', 'S':
 		if nf > 2 {
 			return k, false
@@ -279,28 +215,32 @@ func parseKeyCSI(params []byte, final byte) (k keyEvent, ok bool) {
 		if n, _, ok := paramNum(f[0]); !ok || n > 1 {
 			return k, false
 		}
-		if k.mods, k.release, ok = parseMods(f[1]); !ok {
+		if k.Mod, k.release, ok = parseMods(f[1]); !ok {
 			return k, false
 		}
-		k.code = letterKeys[final-'A']
+		k.Code = letterKeys[final-'A']
 		return k, true
 	}
 	return k, false
 }
 
-// kittyCode moves Esc, Enter, Tab and Backspace, which kitty reports by their
-// ASCII codes, onto the functional codes, so that they get their own
-// modifier rules (shift+Tab, ctrl+Backspace) rather than ctrl+letter's.
+// kittyCode maps kitty's codes for keys without a character onto the named
+// keys, and moves Esc, Enter, Tab and Backspace, which kitty reports by their
+// ASCII codes, there too, so that they get their own modifier rules
+// (shift+Tab, ctrl+Backspace) rather than ctrl+letter's.
 func kittyCode(code rune) rune {
+	if code >= kittyFirst && code <= kittyLast {
+		return keyBase + code - kittyFirst
+	}
 	switch code {
 	case 27:
-		return keyEscape
+		return KeyEscape
 	case 13:
-		return keyEnter
+		return KeyEnter
 	case 9:
-		return keyTab
+		return KeyTab
 	case 127:
-		return keyBackspace
+		return KeyBackspace
 	}
 	return code
 }
@@ -308,9 +248,9 @@ func kittyCode(code rune) rune {
 // letterKeys maps the final byte of CSI 1;mods X (offset from 'A', so 0 is
 // 'A') to the key.
 var letterKeys = [...]rune{
-	0: keyUp, 'B' - 'A': keyDown, 'C' - 'A': keyRight, 'D' - 'A': keyLeft,
-	'E' - 'A': keyKPBegin, 'F' - 'A': keyEnd, 'H' - 'A': keyHome,
-	'P' - 'A': keyF1, 'Q' - 'A': keyF1 + 1, 'S' - 'A': keyF1 + 3,
+	0: KeyUp, 'B' - 'A': KeyDown, 'C' - 'A': KeyRight, 'D' - 'A': KeyLeft,
+	'E' - 'A': KeyBegin, 'F' - 'A': KeyEnd, 'H' - 'A': KeyHome,
+	'P' - 'A': KeyF1, 'Q' - 'A': KeyF1 + 1, 'S' - 'A': KeyF1 + 3,
 }
 
 // splitSubParams splits a field at ':' into out and returns how many parts it
@@ -346,9 +286,9 @@ func paramNum(b []byte) (v int, set, ok bool) {
 	return v, len(b) > 0, true
 }
 
-// modifiers parses the "mods[:event]" field; an empty or zero value means
+// parseMods parses the "mods[:event]" field; an empty or zero value means
 // no modifiers.
-func parseMods(field []byte) (mods int, release, ok bool) {
+func parseMods(field []byte) (mods KeyMod, release, ok bool) {
 	var sp [2][]byte
 	if splitSubParams(field, sp[:]) < 0 {
 		return 0, false, false
@@ -362,7 +302,7 @@ func parseMods(field []byte) (mods int, release, ok bool) {
 		return 0, false, false
 	}
 	if m > 0 {
-		mods = m - 1
+		mods = KeyMod(m - 1) // m ≤ 256: every bit fits
 	}
 	return mods, ev == 3, true
 }
@@ -406,168 +346,17 @@ func appendKeyText(dst, field []byte) ([]byte, bool) {
 	return dst, len(dst) > start
 }
 
-// printable reports whether r may be sent as typed text: a Unicode scalar
-// value that is neither a C0/C1 control nor DEL, which would act as keys.
-func typable(r rune) bool {
-	return r >= 0x20 && (r < 0x7f || r >= 0xa0) && utf8.ValidRune(r)
-}
-
-// encodeKey appends the xterm encoding of k; keys xterm cannot express
-// append nothing.
-func encodeKey(dst []byte, k keyEvent, appCursor bool) []byte {
+// normalizeKey appends what xterm sends for the parsed key. The kitty text
+// field, decoded on the fly so that nothing is allocated, stands for the
+// key when it is plain typing.
+func normalizeKey(dst []byte, k keyEvent, appCursor bool) []byte {
 	if k.release {
 		return dst
 	}
-	shift, alt, ctrl := k.mods&kittyShift != 0, k.mods&kittyAlt != 0, k.mods&kittyCtrl != 0
-	// xterm's modifier parameter has room for shift, alt and ctrl only;
-	// super, hyper and meta have no legacy form and are dropped.
-	xmod := 1 + k.mods&(kittyShift|kittyAlt|kittyCtrl)
-	code := k.code
-	if code >= keyKP0 && code <= keyKPBegin {
-		code = keypadKeys[code-keyKP0]
-	}
-	switch code {
-	case keyUp:
-		return cursorKey(dst, 'A', xmod, appCursor)
-	case keyDown:
-		return cursorKey(dst, 'B', xmod, appCursor)
-	case keyRight:
-		return cursorKey(dst, 'C', xmod, appCursor)
-	case keyLeft:
-		return cursorKey(dst, 'D', xmod, appCursor)
-	case keyKPBegin:
-		return cursorKey(dst, 'E', xmod, appCursor)
-	case keyEnd:
-		return cursorKey(dst, 'F', xmod, appCursor)
-	case keyHome:
-		return cursorKey(dst, 'H', xmod, appCursor)
-	case keyInsert:
-		return tildeKey(dst, 2, xmod)
-	case keyDelete:
-		return tildeKey(dst, 3, xmod)
-	case keyPageUp:
-		return tildeKey(dst, 5, xmod)
-	case keyPageDown:
-		return tildeKey(dst, 6, xmod)
-	case keyEnter:
-		if alt {
-			dst = append(dst, escByte)
-		}
-		return append(dst, '\r')
-	case keyTab:
-		if alt {
-			dst = append(dst, escByte)
-		}
-		if shift {
-			return append(dst, escByte, '[', 'Z')
-		}
-		return append(dst, '\t')
-	case keyBackspace:
-		if alt {
-			dst = append(dst, escByte)
-		}
-		if ctrl {
-			return append(dst, 0x08)
-		}
-		return append(dst, 0x7f)
-	case keyEscape:
-		if alt {
-			dst = append(dst, escByte)
-		}
-		return append(dst, escByte)
-	}
-	if code >= keyF1 && code <= keyF12 {
-		i := code - keyF1
-		if i < 4 {
-			if xmod == 1 {
-				return append(dst, escByte, 'O', byte('P'+i))
-			}
-			return append(dst, escByte, '[', '1', ';', byte('0'+xmod), byte('P'+i))
-		}
-		return tildeKey(dst, tildeNumbers[i], xmod)
-	}
-	switch {
-	case code >= keyEscape && code <= keyFunctionalLast:
-		return dst // lock keys, F13+, media keys, bare modifiers
-	case code < 0x20:
-		// Some terminals report ctrl+letter as its control code point.
-		if alt {
-			dst = append(dst, escByte)
-		}
-		return append(dst, byte(code))
-	case !typable(code):
-		return dst
-	}
-	if !ctrl && !alt && len(k.text) > 0 {
+	if len(k.text) > 0 && k.Mod&(ModCtrl|ModAlt) == 0 && typable(plainKey(k.Code)) {
 		if out, ok := appendKeyText(dst, k.text); ok {
 			return out
 		}
 	}
-	ch := code
-	switch {
-	case shift && typable(k.shifted):
-		ch = k.shifted
-	case shift != (k.mods&kittyCapsLock != 0):
-		ch = unicode.ToUpper(ch)
-	}
-	if alt {
-		dst = append(dst, escByte)
-	}
-	if ctrl {
-		if c, ok := ctrlByte(ch); ok {
-			return append(dst, c)
-		}
-	}
-	return utf8.AppendRune(dst, ch)
-}
-
-// ctrlByte is the control byte xterm sends for ctrl+ch (the VT220 table,
-// digits included, as kitty's legacy mode has it); ok is false when ctrl
-// does not change ch.
-func ctrlByte(ch rune) (byte, bool) {
-	switch {
-	case ch >= 'a' && ch <= 'z':
-		return byte(ch - 'a' + 1), true
-	case ch >= '@' && ch <= '_': // @ A–Z [ \ ] ^ _
-		return byte(ch - '@'), true
-	}
-	switch ch {
-	case ' ', '2':
-		return 0, true
-	case '3':
-		return 0x1b, true
-	case '4':
-		return 0x1c, true
-	case '5':
-		return 0x1d, true
-	case '6', '~':
-		return 0x1e, true
-	case '7', '/':
-		return 0x1f, true
-	case '8', '?':
-		return 0x7f, true
-	}
-	return 0, false
-}
-
-// cursorKey encodes an arrow, Home, End or Begin: the unmodified key follows
-// the program's DECCKM, a modified one always has xterm's CSI 1;mod form.
-func cursorKey(dst []byte, final byte, xmod int, appCursor bool) []byte {
-	switch {
-	case xmod != 1:
-		return append(dst, escByte, '[', '1', ';', byte('0'+xmod), final)
-	case appCursor:
-		return append(dst, escByte, 'O', final)
-	}
-	return append(dst, escByte, '[', final)
-}
-
-// tildeKey encodes CSI n[;mod]~.
-func tildeKey(dst []byte, n, xmod int) []byte {
-	dst = append(dst, escByte, '[')
-	dst = strconv.AppendInt(dst, int64(n), 10)
-	if xmod != 1 {
-		dst = append(dst, ';', byte('0'+xmod))
-	}
-	return append(dst, '~')
+	return AppendKey(dst, k.Key, appCursor)
 }

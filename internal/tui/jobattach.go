@@ -59,7 +59,7 @@ func (a *jobAttach) update(msg tea.Msg) (action, tea.Cmd) {
 		if a.ended() || is(keyName(msg.String()), keys.Attach.Detach) {
 			return a.leave(), nil
 		}
-		if b := encodeKey(msg.Key()); len(b) > 0 {
+		if b := encodeKey(msg.Key(), appCursor(a.job.Screen())); len(b) > 0 {
 			_, _ = a.job.Write(b) // fails only once the job has ended: the view says so
 		}
 	case tea.PasteMsg:

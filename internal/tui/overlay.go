@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -243,7 +242,7 @@ func (o *overlay) update(msg tea.Msg) (action, tea.Cmd) {
 		if _, ok := o.s.(backgrounder); ok && !o.fullScreen() && is(keyName(msg.String()), keys.Overlay.Background) {
 			return moveToBackground{}, nil // the command's end closes the overlay
 		}
-		if b := encodeKey(msg.Key()); len(b) > 0 {
+		if b := encodeKey(msg.Key(), appCursor(o.s.Screen())); len(b) > 0 {
 			_, _ = o.s.Write(b)
 		}
 	case tea.PasteMsg:
@@ -306,153 +305,56 @@ func terminalBox(width, height int, title, badge, footerText string, scr *pty.Sc
 	return box, cx + 1, cy + 2
 }
 
-// encodeKey turns a key press into the bytes a terminal would send for it.
-// Printable text goes as UTF-8; special keys go as legacy xterm sequences,
-// or as Kitty CSI u where xterm has none; pty.NormalizeInput (in
-// Session.Write) rewrites both into what the program expects.
-func encodeKey(k tea.Key) []byte {
-	alt := k.Mod&tea.ModAlt != 0
-	ctrl := k.Mod&tea.ModCtrl != 0
-	shift := k.Mod&tea.ModShift != 0
-	if k.Text != "" && !ctrl {
-		if alt {
-			return append([]byte{0x1b}, k.Text...)
-		}
-		return []byte(k.Text)
-	}
-	xmod := 1
-	if shift {
-		xmod += 1
-	}
-	if alt {
-		xmod += 2
-	}
-	if ctrl {
-		xmod += 4
-	}
-	csi := func(final string) []byte {
-		if xmod > 1 {
-			return []byte(fmt.Sprintf("\x1b[1;%d%s", xmod, final))
-		}
-		return []byte("\x1b[" + final)
-	}
-	tilde := func(n int) []byte {
-		if xmod > 1 {
-			return []byte(fmt.Sprintf("\x1b[%d;%d~", n, xmod))
-		}
-		return []byte(fmt.Sprintf("\x1b[%d~", n))
-	}
-	csiu := func(code rune) []byte {
-		if xmod > 1 {
-			return []byte(fmt.Sprintf("\x1b[%d;%du", code, xmod))
-		}
-		return []byte(fmt.Sprintf("\x1b[%du", code))
-	}
-	switch k.Code {
-	case tea.KeyUp:
-		return csi("A")
-	case tea.KeyDown:
-		return csi("B")
-	case tea.KeyRight:
-		return csi("C")
-	case tea.KeyLeft:
-		return csi("D")
-	case tea.KeyHome:
-		return csi("H")
-	case tea.KeyEnd:
-		return csi("F")
-	case tea.KeyInsert:
-		return tilde(2)
-	case tea.KeyDelete:
-		return tilde(3)
-	case tea.KeyPgUp:
-		return tilde(5)
-	case tea.KeyPgDown:
-		return tilde(6)
-	case tea.KeyEnter:
-		if xmod == 1 {
-			return []byte{'\r'}
-		}
-		if xmod == 3 { // alt+enter
-			return []byte{0x1b, '\r'}
-		}
-		return csiu(13)
-	case tea.KeyTab:
-		switch xmod {
-		case 1:
-			return []byte{'\t'}
-		case 2:
-			return []byte("\x1b[Z")
-		}
-		return csiu(9)
-	case tea.KeyBackspace:
-		b := []byte{0x7f}
-		if ctrl {
-			b = []byte{0x08}
-		}
-		if alt {
-			return append([]byte{0x1b}, b...)
-		}
-		return b
-	case tea.KeyEscape:
-		return []byte{0x1b}
-	case tea.KeySpace:
-		switch {
-		case ctrl:
-			return []byte{0}
-		case alt:
-			return []byte{0x1b, ' '}
-		}
-		return []byte{' '}
-	}
-	if k.Code >= tea.KeyF1 && k.Code <= tea.KeyF12 {
-		n := int(k.Code - tea.KeyF1)
-		if n < 4 {
-			if xmod > 1 {
-				return []byte(fmt.Sprintf("\x1b[1;%d%c", xmod, 'P'+n))
-			}
-			return []byte{0x1b, 'O', byte('P' + n)}
-		}
-		return tilde([...]int{15, 17, 18, 19, 20, 21, 23, 24}[n-4])
-	}
-	if k.Code > 0 && k.Code < utf8.RuneSelf && ctrl {
-		c := k.Code
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		var b byte
-		switch {
-		case c >= 'a' && c <= 'z':
-			b = byte(c-'a') + 1
-		case c == '@' || c == '2':
-			b = 0
-		case c == '[' || c == '3':
-			b = 0x1b
-		case c == '\\' || c == '4':
-			b = 0x1c
-		case c == ']' || c == '5':
-			b = 0x1d
-		case c == '^' || c == '6':
-			b = 0x1e
-		case c == '_' || c == '/' || c == '7':
-			b = 0x1f
-		case c == '?' || c == '8':
-			b = 0x7f
-		default:
-			return csiu(k.Code)
-		}
-		if alt {
-			return []byte{0x1b, b}
-		}
-		return []byte{b}
-	}
-	if k.Code > 0 && k.Code < 0x110000 && k.Code < tea.KeyExtended {
-		// A printable key with modifiers but no text (alt+x on some
-		// terminals).
-		if alt && !ctrl {
-			return append([]byte{0x1b}, string(k.Code)...)
-		}
-		return csiu(k.Code)
-	}
-	return nil
+// encodeKey turns a key press into the bytes xterm sends for it, for a
+// program whose cursor keys are in application mode when appCursor
+// (Session.Write leaves these bytes as they are).
+func encodeKey(k tea.Key, appCursor bool) []byte {
+	return pty.AppendKey(nil, ptyKey(k), appCursor)
 }
+
+// ptyKey maps a Bubble Tea key press onto pty's: the named keys by table,
+// F1–F12 in a run, the modifiers xterm can express and caps lock, which
+// decides the case of a key that comes without text (alt+a).
+func ptyKey(k tea.Key) pty.Key {
+	pk := pty.Key{Code: k.Code, Shifted: k.ShiftedCode, Text: k.Text}
+	switch c, named := ptyKeys[k.Code]; {
+	case named:
+		pk.Code = c
+	case k.Code >= tea.KeyF1 && k.Code <= tea.KeyF12:
+		pk.Code = pty.KeyF1 + k.Code - tea.KeyF1
+	case k.Code >= tea.KeyExtended:
+		pk.Code = -1 // no xterm key: only its text, if any, is sent
+	}
+	for _, m := range ptyMods {
+		if k.Mod&m.tea != 0 {
+			pk.Mod |= m.pty
+		}
+	}
+	return pk
+}
+
+// ptyKeys maps Bubble Tea's named keys to pty's; a keypad key is the
+// ordinary key it types, as pty does not follow the keypad mode.
+var ptyKeys = map[rune]rune{
+	tea.KeyEnter: pty.KeyEnter, tea.KeyTab: pty.KeyTab, tea.KeyBackspace: pty.KeyBackspace, tea.KeyEscape: pty.KeyEscape,
+	tea.KeyUp: pty.KeyUp, tea.KeyDown: pty.KeyDown, tea.KeyRight: pty.KeyRight, tea.KeyLeft: pty.KeyLeft,
+	tea.KeyHome: pty.KeyHome, tea.KeyEnd: pty.KeyEnd, tea.KeyBegin: pty.KeyBegin,
+	tea.KeyInsert: pty.KeyInsert, tea.KeyDelete: pty.KeyDelete, tea.KeyPgUp: pty.KeyPageUp, tea.KeyPgDown: pty.KeyPageDown,
+	tea.KeyKpEnter: pty.KeyEnter, tea.KeyKpEqual: '=', tea.KeyKpMultiply: '*', tea.KeyKpPlus: '+',
+	tea.KeyKpComma: ',', tea.KeyKpSep: ',', tea.KeyKpMinus: '-', tea.KeyKpDecimal: '.', tea.KeyKpDivide: '/',
+	tea.KeyKp0: '0', tea.KeyKp1: '1', tea.KeyKp2: '2', tea.KeyKp3: '3', tea.KeyKp4: '4',
+	tea.KeyKp5: '5', tea.KeyKp6: '6', tea.KeyKp7: '7', tea.KeyKp8: '8', tea.KeyKp9: '9',
+	tea.KeyKpUp: pty.KeyUp, tea.KeyKpDown: pty.KeyDown, tea.KeyKpLeft: pty.KeyLeft, tea.KeyKpRight: pty.KeyRight,
+	tea.KeyKpHome: pty.KeyHome, tea.KeyKpEnd: pty.KeyEnd, tea.KeyKpBegin: pty.KeyBegin,
+	tea.KeyKpInsert: pty.KeyInsert, tea.KeyKpDelete: pty.KeyDelete, tea.KeyKpPgUp: pty.KeyPageUp, tea.KeyKpPgDown: pty.KeyPageDown,
+}
+
+// ptyMods pairs Bubble Tea's modifier bits with pty's.
+var ptyMods = [...]struct {
+	tea tea.KeyMod
+	pty pty.KeyMod
+}{{tea.ModShift, pty.ModShift}, {tea.ModAlt, pty.ModAlt}, {tea.ModCtrl, pty.ModCtrl}, {tea.ModCapsLock, pty.ModCapsLock}}
+
+// appCursor reports the program's cursor key mode (DECCKM); a program not
+// started yet has the default, normal mode.
+func appCursor(scr *pty.Screen) bool { return scr != nil && scr.AppCursor() }

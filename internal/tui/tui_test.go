@@ -447,9 +447,9 @@ func TestEncodeKey(t *testing.T) {
 		{tea.Key{Code: tea.KeyF1}, "\x1bOP"},
 		{tea.Key{Code: tea.KeyF5}, "\x1b[15~"},
 		{tea.Key{Code: tea.KeyPgDown}, "\x1b[6~"},
-		{tea.Key{Code: tea.KeyEnter, Mod: tea.ModCtrl}, "\x1b[13;5u"},
+		{tea.Key{Code: tea.KeyEnter, Mod: tea.ModCtrl}, "\r"}, // xterm has no ctrl+Enter
 	} {
-		if got := string(encodeKey(c.key)); got != c.want {
+		if got := string(encodeKey(c.key, false)); got != c.want {
 			t.Errorf("encodeKey(%v) = %q, want %q", c.key, got, c.want)
 		}
 	}
