@@ -31,7 +31,7 @@ func Golden(t testing.TB, name, got string) {
 		t.Fatalf("golden %s: %v (run the test with -update to write it)", name, err)
 	}
 	if string(want) != got {
-		t.Errorf("%s differs from the golden (run the test with -update to accept it):\n%s", path, Diff(string(want), got))
+		t.Errorf("%s differs (-want +got; run the test with -update to accept it):\n%s", path, Diff(string(want), got))
 	}
 }
 
