@@ -54,11 +54,8 @@ func TestForegroundPromptBecomesJob(t *testing.T) {
 	}
 	// Its screen (the jobs panel's view, the attach overlay) shows the
 	// prompt, fed a moment later.
-	for deadline := time.Now().Add(hangGuard); !strings.Contains(strings.Join(j.Screen().Text(), "\n"), "before\nProceed? [y/N]"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the job's screen never showed the prompt: %q", j.Screen().Text())
-		}
-	}
+	waitScreen(t, "the prompt on the job's screen", j.Screen, "before\nProceed? [y/N]")
+
 	if err := j.Input(`y\n`); err != nil {
 		t.Fatal(err)
 	}

@@ -117,14 +117,9 @@ func TestCloseLeavesNoEscapees(t *testing.T) {
 	tag := sleepTag()
 	r := run(t, e, fmt.Sprintf("env -i setsid -f sleep %[1]s; (unset %[2]s; setsid -f sleep %[1]s); echo ok", tag, markerVar), RunOptions{})
 	expect(t, r, "ok\n", "0")
-	deadline := time.Now().Add(hangGuard)
-	for len(proctest.WithArg(tag)) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the escaped sleeps never appeared: %v", proctest.WithArg(tag))
-		}
-		time.Sleep(time.Millisecond)
-	}
+	proctest.WaitWithArg(t, tag, 2)
 	e.Close()
+
 	if left := proctest.WithArg(tag); len(left) > 0 {
 		t.Fatalf("close left processes: %v", left)
 	}
