@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 var sleepTag = proctest.SleepTag
@@ -51,16 +52,16 @@ func runUntilCancelled(t *testing.T, e *Executor, script string, count int, time
 		r, err := e.Run(ctx, fmt.Sprintf(script, tag), RunOptions{Shell: testShell(t), Timeout: timeout})
 		done <- out{r, err}
 	}()
-	deadline := time.After(hangGuard)
 	if timeout == 0 {
-		for len(proctest.WithArg(tag)) < count {
-			select {
-			case o := <-done:
-				t.Fatalf("the run ended before it was cancelled: %+v, %v", o.r, o.err)
-			case <-deadline:
-				t.Fatalf("only %d of %d tagged processes appeared (hang guard)", len(proctest.WithArg(tag)), count)
-			case <-time.After(2 * time.Millisecond):
-			}
+		// done has room for the result: a run that ended early stops the
+		// wait, and fails below.
+		testkit.Eventually(t, hangGuard, fmt.Sprintf("%d tagged processes", count), func() (bool, string) {
+			pids := proctest.WithArg(tag)
+			return len(pids) >= count || len(done) > 0, fmt.Sprintf("tagged processes %v", pids)
+		})
+		if len(done) > 0 {
+			o := <-done
+			t.Fatalf("the run ended before it was cancelled: %+v, %v", o.r, o.err)
 		}
 		cancel()
 	}
@@ -70,9 +71,10 @@ func runUntilCancelled(t *testing.T, e *Executor, script string, count int, time
 			t.Fatal(o.err)
 		}
 		return o.r, tag
-	case <-deadline:
+	case <-time.After(hangGuard):
 		t.Fatal("the cancelled run did not return (hang guard)")
 	}
+
 	return BashResult{}, ""
 }
 

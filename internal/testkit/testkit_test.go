@@ -126,3 +126,19 @@ func TestDiff(t *testing.T) {
 		t.Errorf("diff:\n%s\nwant:\n%s", d, wantDiff)
 	}
 }
+
+// TestEventuallyEvery: the costly condition's wait fails like Eventually's,
+// with its last state.
+func TestEventuallyEvery(t *testing.T) {
+	t.Setenv(ScaleEnv, "")
+	r := &recorder{TB: t}
+	EventuallyEvery(r, 20*time.Millisecond, 5*time.Millisecond, "a pane", func() (bool, string) { return false, "blank" })
+	if len(r.fatal) != 1 || !strings.Contains(r.fatal[0], "a pane") || !strings.HasSuffix(r.fatal[0], "\nblank") {
+		t.Errorf("failures %q", r.fatal)
+	}
+	r = &recorder{TB: t}
+	EventuallyEvery(r, time.Minute, 5*time.Millisecond, "a pane", func() (bool, string) { return true, "" })
+	if len(r.fatal) != 0 {
+		t.Errorf("failures %q", r.fatal)
+	}
+}
