@@ -67,7 +67,6 @@ func sleepsRun(args []string, n int) testkit.Cond {
 }
 
 // sleepsAlive counts live `sleep ARG` processes for the given args.
-
 func sleepsAlive(args []string) int {
 	n := 0
 	for _, a := range args {

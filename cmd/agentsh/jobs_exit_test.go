@@ -66,7 +66,6 @@ func waitTagged(t *testing.T, ctx context.Context, tags []string, n int) {
 		pids := tagged(tags)
 		return len(pids) == n, fmt.Sprintf("tagged processes %v", pids)
 	})
-
 }
 
 // assertNoneTagged fails unless every process carrying tags is gone; the

@@ -892,7 +892,6 @@ func TestSignalCancelsRun(t *testing.T) {
 				}
 				return n >= c.sleeps, "marked processes:\n" + strings.Join(procs, "\n")
 			})
-
 			if err := cmd.Process.Signal(c.sig); err != nil {
 				t.Fatal(err)
 			}

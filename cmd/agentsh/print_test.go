@@ -284,7 +284,6 @@ func TestPrintSignalAborts(t *testing.T) {
 				mark = strings.TrimSpace(string(b))
 				return err == nil && mark != "", fmt.Sprintf("ready file %q, %v", b, err)
 			})
-
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}

@@ -278,7 +278,6 @@ func (t *ptyTUI) close() {
 		}
 		testkit.Poll(0, markedGone(t.mark))
 		if pids := proctest.Marked(t.mark); len(pids) > 0 {
-
 			for _, p := range pids {
 				_ = syscall.Kill(p, syscall.SIGKILL)
 			}

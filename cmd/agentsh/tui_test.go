@@ -312,7 +312,6 @@ func TestTUIPTYOverlayVim(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond) // part of the input: an Esc right after another key would read as alt+key
 	tt.keys("Escape")                  // leaves insert mode; vim keeps running
-
 	tt.tmux("send-keys", "-l", ":wq")
 	tt.waitText(":wq")
 	tt.keys("Enter")

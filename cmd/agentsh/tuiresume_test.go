@@ -57,7 +57,6 @@ func TestTUIResumeCommandSwitchesSessions(t *testing.T) {
 	// bash forks the background sleep before the command ends, but its
 	// exec may come a moment later on a loaded machine.
 	proctest.WaitWithArg(t, tag0, 1)
-
 	tt.typeLine("/new")
 	tt.waitText("New session ")
 	waitGone("/new", tag0)

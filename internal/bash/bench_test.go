@@ -658,7 +658,6 @@ func BenchmarkBackgroundNowToJob(b *testing.B) {
 		}()
 		proctest.WaitWithArg(b, tag, 1) // ctrl+b on a running command
 		start := time.Now()
-
 		close(now)
 		r := <-done
 		took += time.Since(start)

@@ -55,7 +55,6 @@ func TestForegroundPromptBecomesJob(t *testing.T) {
 	// Its screen (the jobs panel's view, the attach overlay) shows the
 	// prompt, fed a moment later.
 	waitScreen(t, "the prompt on the job's screen", j.Screen, "before\nProceed? [y/N]")
-
 	if err := j.Input(`y\n`); err != nil {
 		t.Fatal(err)
 	}

@@ -510,7 +510,6 @@ func TestExecedProgramHonoursTimeoutAndCancel(t *testing.T) {
 	// Cancel once the program runs in place of the shell.
 	proctest.WaitWithArg(t, tag, 1)
 	cancel()
-
 	select {
 	case r := <-done:
 		if !r.Cancelled || r.Output != "[Command cancelled]\n" {

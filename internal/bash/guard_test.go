@@ -74,7 +74,6 @@ func runUntilCancelled(t *testing.T, e *Executor, script string, count int, time
 	case <-time.After(hangGuard):
 		t.Fatal("the cancelled run did not return (hang guard)")
 	}
-
 	return BashResult{}, ""
 }
 
@@ -121,7 +120,6 @@ func TestCloseLeavesNoEscapees(t *testing.T) {
 	expect(t, r, "ok\n", "0")
 	proctest.WaitWithArg(t, tag, 2)
 	e.Close()
-
 	if left := proctest.WithArg(tag); len(left) > 0 {
 		t.Fatalf("close left processes: %v", left)
 	}

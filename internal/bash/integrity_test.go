@@ -266,7 +266,6 @@ func TestChattyBackgroundJobCostsLittle(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	before, start := selfCPU(), time.Now()
 	time.Sleep(2 * time.Second)
-
 	share := float64(selfCPU()-before) / float64(time.Since(start))
 	t.Logf("agentsh CPU while a background `yes` writes: %.1f%% of a core", share*100)
 	// A generous bound (the goal is ≤ 5%; the race detector and a loaded

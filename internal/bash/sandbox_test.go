@@ -325,7 +325,6 @@ func TestSandboxLeavesNothing(t *testing.T) {
 	expect(t, run(t, e, fmt.Sprintf("env -i setsid -f sleep %[1]s; (sleep %[1]s &); echo ok", tag), s.opts(t)), "ok\n", "0")
 	proctest.WaitWithArg(t, tag, 2)
 	e.Close()
-
 	if left := proctest.WithArg(tag); len(left) > 0 {
 		t.Fatalf("%d processes survived the close: %v", len(left), left)
 	}

@@ -51,7 +51,6 @@ func TestStateSurvivesCancelAndTimeout(t *testing.T) {
 	}()
 	proctest.WaitWithArg(t, tag, 1)
 	cancel()
-
 	select {
 	case r := <-done:
 		if !r.Cancelled {

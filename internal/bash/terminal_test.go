@@ -59,7 +59,6 @@ func waitScreen(t *testing.T, what string, screen func() *pty.Screen, want strin
 }
 
 func waitTakeover(t *testing.T, took chan pty.Takeover) pty.Takeover {
-
 	t.Helper()
 	select {
 	case r := <-took:

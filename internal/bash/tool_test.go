@@ -170,9 +170,7 @@ func TestToolTimeoutAndAbort(t *testing.T) {
 			t.Errorf("the command never ran: %s", state)
 		}
 	}()
-
 	r = te.execCtx(t, ctx, ToolParams{Command: "sleep " + tag}, nil)
-
 	if !r.IsError || !r.Aborted || r.Content != "[Command cancelled]\n" {
 		t.Fatalf("abort: %+v", r)
 	}

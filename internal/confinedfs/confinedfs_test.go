@@ -314,7 +314,6 @@ func TestIdleHelperStops(t *testing.T) {
 		pids, helpers := proctest.Marked(marks[0]), Markers()
 		return len(pids) == 0 && len(helpers) == 0, fmt.Sprintf("processes %v, helpers %v", pids, helpers)
 	})
-
 	if _, err := f.Stat(work); err != nil {
 		t.Fatalf("after the idle stop: %v", err)
 	}

@@ -332,7 +332,6 @@ func TestOwnerDeathEndsEverything(t *testing.T) {
 		pids, alive := proctest.WithArg(tag), proc.Alive(gpid)
 		return len(pids) == 0 && !alive, fmt.Sprintf("tagged processes %v, guardian %d alive: %v", pids, gpid, alive)
 	})
-
 	t.Logf("%d processes gone %v after the owner's SIGKILL", n, time.Since(killed).Round(time.Millisecond))
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("runtime folder left: %v", err)

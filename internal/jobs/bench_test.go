@@ -65,7 +65,6 @@ func BenchmarkQuietPoll(b *testing.B) {
 	// reaches it: this pause is what is set up, not a wait for an event.
 	time.Sleep(QuietForInput + 100*time.Millisecond)
 	for b.Loop() {
-
 		if j.readingTerminal() {
 			b.Fatal("a sleep reads its terminal")
 		}

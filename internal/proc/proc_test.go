@@ -168,7 +168,6 @@ func TestWaitingToReadDevTTY(t *testing.T) {
 		call, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
 		return WaitingToRead(pid, tty.Name()), fmt.Sprintf("syscall %q", call)
 	})
-
 	if l, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/0"); l != "/dev/tty" {
 		t.Fatalf("bash reads %q, not /dev/tty", l)
 	}

@@ -178,7 +178,6 @@ func settle(t *testing.T, s *Session, p *tmuxPane, want string) (screenState, sc
 		// The pause is part of what settled means: unchanged over three
 		// looks this far apart.
 		time.Sleep(60 * time.Millisecond)
-
 	}
 	t.Fatalf("screens never settled showing %q\nours:\n%v\ntmux:\n%v", want, a0, b0)
 	return a0, b0

@@ -103,6 +103,5 @@ func TestOwnerSIGKILLEndsSession(t *testing.T) {
 	}
 	killed := time.Now()
 	proctest.WaitNoneWithArg(t, tag) // the guardian ends them after their owner's SIGKILL
-
 	t.Logf("gone %v after the SIGKILL", time.Since(killed).Round(time.Millisecond))
 }

@@ -58,7 +58,6 @@ func TestSandboxedSession(t *testing.T) {
 		pids := proctest.Marked(mark)
 		return len(pids) >= 2, fmt.Sprintf("processes %v", pids)
 	})
-
 	s.Kill()
 	wait(t, s)
 	noSurvivors(t, mark)

@@ -380,7 +380,6 @@ func TestScreenRecoversFromPanic(t *testing.T) {
 	}
 	da1 := ansi.PrimaryDeviceAttributes(62, 1, 6, 22)
 	scrWaitFor(t, "a DA1 reply from the new emulator", &out, da1)
-
 }
 
 // TestScreenGuards covers sequences that panic or stall x/vt v0.1.0 unguarded.

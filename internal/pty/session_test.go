@@ -208,7 +208,6 @@ func TestKillLeavesNothing(t *testing.T) {
 		pids := proctest.Marked(mark)
 		return len(pids) >= 5, fmt.Sprintf("processes %v", pids)
 	})
-
 	s.Kill()
 	r := wait(t, s)
 	if !r.Cancelled || r.TimedOut || r.ExitCode != nil {

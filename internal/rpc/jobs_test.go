@@ -135,7 +135,6 @@ func TestJobKillAndErrors(t *testing.T) {
 		t.Fatalf("bash background: %v", r)
 	}
 	proctest.WaitWithArg(t, tag, 2)
-
 	c.send(`{"id":"l","type":"jobs"}`)
 	r := c.response("l")
 	if j := r["data"].(map[string]any)["jobs"].([]any)[0].(map[string]any); j["state"] != "running" || j["id"] != "1" {

@@ -100,7 +100,6 @@ func (c *client) prompt(id, text string) (events []map[string]any, failure map[s
 		return data["isStreaming"] == false, fmt.Sprintf("state %v", data)
 	})
 	return events, failure
-
 }
 
 func (c *client) call(id, line string) map[string]any {

@@ -227,7 +227,6 @@ func TestAbortBashCancelsRunningBash(t *testing.T) {
 	c := start(t, nil)
 	c.send(`{"id":"b","type":"bash","command":"echo \"mark=$AGENTSH_SHELL_MARK\"; sleep 30"}`)
 	mark := c.waitSleep()
-
 	sent := time.Now()
 	c.send(`{"id":"a","type":"abort_bash"}`)
 	var bashResp, abortResp map[string]any

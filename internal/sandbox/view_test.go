@@ -344,7 +344,6 @@ func TestViewTmuxSocket(t *testing.T) {
 	// A pause to show that something does not happen: had the server been
 	// reached, its touch would have run by now.
 	time.Sleep(100 * time.Millisecond)
-
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("the tmux server ran a command for the sandbox: %q", got)
 	}

@@ -195,7 +195,6 @@ func TestPromptThroughTools(t *testing.T) {
 		out := h.call(t, JobOutputName, map[string]any{"id": "1", "wait_seconds": 30})
 		return strings.HasPrefix(out.Content, "Job 1 is waiting for input."), fmt.Sprintf("job_output: %q", out.Content)
 	})
-
 	in := h.call(t, JobInputName, map[string]any{"id": " 1 ", "text": `y\n`})
 	if in.IsError || in.Content != "Job 1 exited with code 0.\ny\ngot y" {
 		t.Errorf("job_input: %q", in.Content)

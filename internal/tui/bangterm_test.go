@@ -256,7 +256,6 @@ func TestBangPromptToBackground(t *testing.T) {
 		out += j.ReadNew().Text
 		return strings.Contains(out, "got y"), ""
 	})
-
 	if st.Kind != jobs.Exited || st.Code != 0 || !strings.Contains(out, "got y") {
 		t.Errorf("job ended %+v with output %q", st, out)
 	}

@@ -131,7 +131,6 @@ func (h *harness) press(code rune, mod tea.KeyMod) tea.Cmd {
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
 	deadline := time.After(testkit.Scale(20 * time.Second))
-
 	for !cond() {
 		select {
 		case msg := <-h.msgs:
