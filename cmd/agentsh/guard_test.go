@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"agentsh/internal/testkit"
 )
 
 // privateDirs returns a private runtime and temp dir and the environment
@@ -53,6 +55,15 @@ func sleepArgs(n int) []string {
 		out[i] = fmt.Sprintf("%d.%s", 1000+i, u)
 	}
 	return out
+}
+
+// sleepsRun is the condition that exactly n `sleep ARG` processes run for
+// the given args.
+func sleepsRun(args []string, n int) testkit.Cond {
+	return func() (bool, string) {
+		k := sleepsAlive(args)
+		return k == n, fmt.Sprintf("%d sleeps run", k)
+	}
 }
 
 // sleepsAlive counts live `sleep ARG` processes for the given args.
@@ -155,7 +166,7 @@ func TestRPCSIGHUPEndsEverything(t *testing.T) {
 	r := startRPC(t, s, ctx, env)
 	sl := sleepArgs(2)
 	r.send(t, fmt.Sprintf(`{"id":"b","type":"bash","command":"sleep %s & sleep %s"}`, sl[0], sl[1]))
-	waitFor(t, ctx, "both sleeps", func() bool { return sleepsAlive(sl) == 2 })
+	waitFor(t, ctx, "both sleeps", sleepsRun(sl, 2))
 	if len(agentshFolders(runtime, tmp)) != 4 {
 		t.Fatalf("expected an engine folder with a runtime folder and a snapshot (the user's and the model's), found %q", agentshFolders(runtime, tmp))
 	}
@@ -190,7 +201,7 @@ func TestRPCClosedStdoutEndsEverything(t *testing.T) {
 		t.Fatalf("bash: %+v", l)
 	}
 	r.send(t, fmt.Sprintf(`{"id":"fg","type":"bash","command":"sleep %s"}`, sl[1]))
-	waitFor(t, ctx, "both sleeps", func() bool { return sleepsAlive(sl) == 2 })
+	waitFor(t, ctx, "both sleeps", sleepsRun(sl, 2))
 	r.out.Close()
 	r.send(t, `{"id":"s","type":"get_state"}`)
 	if code := r.wait(t); code != 1 || !strings.Contains(r.stderr.String(), "broken pipe") {
@@ -220,16 +231,15 @@ func killExec(tb testing.TB, s *sandbox, env []string, command string) (sleeps [
 		tb.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	for sleepsAlive(sl) < 3 {
-		if ctx.Err() != nil {
-			tb.Fatal("the sleeps never started (hang guard)")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(tb, hangGuard, "the three sleeps", func() (bool, string) {
+		n := sleepsAlive(sl)
+		return n >= 3, fmt.Sprintf("%d sleeps run", n)
+	})
 	if err := cmd.Process.Kill(); err != nil {
 		tb.Fatal(err)
 	}
 	killed := time.Now()
+	// A poll of its own, every millisecond: the time it takes is measured.
 	for sleepsAlive(sl) > 0 {
 		if ctx.Err() != nil {
 			tb.Fatalf("%d sleeps outlived agentsh's SIGKILL (hang guard)", sleepsAlive(sl))
@@ -252,9 +262,9 @@ func TestExecSIGKILLLeavesNothing(t *testing.T) {
 	t.Logf("every sleep was gone %v after the SIGKILL", took.Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	waitFor(t, ctx, "the runtime folder to go", func() bool {
+	waitFor(t, ctx, "the runtime folder to go", func() (bool, string) {
 		m, _ := filepath.Glob(filepath.Join(runtime, "agentsh", "p-*", "sh-*"))
-		return len(m) == 0
+		return len(m) == 0, fmt.Sprintf("left %q", m)
 	})
 	engines, _ := filepath.Glob(filepath.Join(runtime, "agentsh", "p-*"))
 	snaps, _ := filepath.Glob(filepath.Join(runtime, "agentsh", "p-*", "snapshot-*"))

@@ -19,9 +19,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 // jobEnding is one way agentsh ends while jobs run: the mode's own end
@@ -62,7 +62,10 @@ func tagged(tags []string) []int {
 // waitTagged waits until n processes carry tags (hang guard).
 func waitTagged(t *testing.T, ctx context.Context, tags []string, n int) {
 	t.Helper()
-	waitFor(t, ctx, fmt.Sprintf("%d tagged sleeps", n), func() bool { return len(tagged(tags)) == n })
+	waitFor(t, ctx, fmt.Sprintf("%d tagged sleeps", n), func() (bool, string) {
+		pids := tagged(tags)
+		return len(pids) == n, fmt.Sprintf("tagged processes %v", pids)
+	})
 }
 
 // assertNoneTagged fails unless every process carrying tags is gone; the
@@ -70,17 +73,10 @@ func waitTagged(t *testing.T, ctx context.Context, tags []string, n int) {
 // the poll (a hang guard, not a timing assertion).
 func assertNoneTagged(t *testing.T, tags []string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.Eventually(t, 0, "the processes of the jobs to end with agentsh", func() (bool, string) {
 		left := tagged(tags)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes of the jobs survived agentsh: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(left) == 0, fmt.Sprintf("processes left %v", left)
+	})
 }
 
 // killedBy reports whether err is the exit of a process killed by sig.

@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"agentsh/internal/testkit"
 )
 
 // hangGuard bounds every agentsh invocation. It only catches hangs; no test
@@ -332,15 +334,15 @@ func assertNoMarkedProcs(t *testing.T, mark string) {
 	}
 }
 
-func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
+// waitFor is testkit.Eventually bounded by ctx's deadline, the hang guard of
+// the processes the test started.
+func waitFor(t *testing.T, ctx context.Context, what string, cond testkit.Cond) {
 	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("gave up waiting for %s (hang guard)", what)
-		case <-time.After(10 * time.Millisecond):
-		}
+	bound := time.Duration(0)
+	if d, ok := ctx.Deadline(); ok {
+		bound = time.Until(d)
 	}
+	testkit.Eventually(t, bound, what, cond)
 }
 
 // TestProcScanFindsMarkedProcess proves the /proc scan used by the leak
@@ -871,23 +873,24 @@ func TestSignalCancelsRun(t *testing.T) {
 				}
 			}()
 			var mark string
-			waitFor(t, ctx, "the command to start", func() bool {
+			waitFor(t, ctx, "the command to start", func() (bool, string) {
 				b, err := os.ReadFile(filepath.Join(s.work, "ready"))
 				mark = strings.TrimSpace(string(b))
-				return err == nil
+				return err == nil, fmt.Sprint(err)
 			})
 			if !hexMarker.MatchString(mark) {
 				t.Fatalf("marker %q", mark)
 			}
 			// Positive control: the scan sees the run's sleeps before the signal.
-			waitFor(t, ctx, fmt.Sprintf("%d marked sleep processes", c.sleeps), func() bool {
+			waitFor(t, ctx, fmt.Sprintf("%d marked sleep processes", c.sleeps), func() (bool, string) {
 				n := 0
-				for _, p := range markedProcs(t, mark) {
+				procs := markedProcs(t, mark)
+				for _, p := range procs {
 					if strings.HasSuffix(p, " sleep 1000") {
 						n++
 					}
 				}
-				return n >= c.sleeps
+				return n >= c.sleeps, "marked processes:\n" + strings.Join(procs, "\n")
 			})
 			if err := cmd.Process.Signal(c.sig); err != nil {
 				t.Fatal(err)

@@ -15,10 +15,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"agentsh/internal/proctest"
 	sbx "agentsh/internal/sandbox"
+	"agentsh/internal/testkit"
 )
 
 // modelShellCmdline is the command line of the model's persistent bash.
@@ -28,16 +28,17 @@ var modelShellCmdline = []byte("bash\x00--noprofile\x00--norc\x00")
 // model's shell carrying the run's marker kv; it returns its pid, or 0
 // once the hang guard ends the wait.
 func waitModelShell(kv string) int {
-	deadline := time.Now().Add(hangGuard / 2)
-	for time.Now().Before(deadline) {
+	shell := 0
+	testkit.Poll(hangGuard/2, func() (bool, string) {
 		for _, pid := range proctest.Marked(kv) {
 			if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && bytes.Equal(b, modelShellCmdline) {
-				return pid
+				shell = pid
+				return true, ""
 			}
 		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, not a fixed wait
-	}
-	return 0
+		return false, ""
+	})
+	return shell
 }
 
 // runMarker is an environment entry only this run's processes carry

@@ -280,10 +280,10 @@ func TestPrintSignalAborts(t *testing.T) {
 				}
 			}()
 			var mark string
-			waitFor(t, ctx, "the tool command to start", func() bool {
+			waitFor(t, ctx, "the tool command to start", func() (bool, string) {
 				b, err := os.ReadFile(filepath.Join(s.work, "ready"))
 				mark = strings.TrimSpace(string(b))
-				return err == nil && mark != ""
+				return err == nil && mark != "", fmt.Sprintf("ready file %q, %v", b, err)
 			})
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)

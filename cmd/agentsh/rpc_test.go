@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agentsh/internal/testkit"
 )
 
 // rpcLine is one line agentsh writes in RPC mode.
@@ -163,14 +166,13 @@ func TestRPCModeEndToEnd(t *testing.T) {
 // nonEmpty), failing after a hang guard: the command is running, not queued.
 func waitNonEmptyFile(t *testing.T, path string, nonEmpty bool) {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if st, err := os.Stat(path); err == nil && (!nonEmpty || st.Size() > 0) {
-			return
+	testkit.Eventually(t, 60*time.Second, "the command to make "+path, func() (bool, string) {
+		st, err := os.Stat(path)
+		if err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the command never made %s (hang guard)", path)
-		}
-	}
+		return !nonEmpty || st.Size() > 0, fmt.Sprintf("%d bytes", st.Size())
+	})
 }
 
 // startRPCLines starts cmd (an `agentsh --mode rpc`) with pipes: in writes

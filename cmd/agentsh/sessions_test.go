@@ -14,9 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 // sessionID is the id in a session file's name.
@@ -241,18 +241,15 @@ var exitedRE = regexp.MustCompile(`\[agentsh exited with status (\d+)\]`)
 // screen) and the exit status.
 func (tt *tmuxTUI) waitExitStatus() (string, int) {
 	tt.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		scr := tt.tmux("capture-pane", "-p", "-S", "-")
-		if m := exitedRE.FindStringSubmatch(scr); m != nil {
-			code, _ := strconv.Atoi(m[1])
-			return scr, code
-		}
-		if time.Now().After(deadline) {
-			tt.t.Fatalf("agentsh did not exit (processes %v); screen:\n%s", proctest.Marked(tt.mark), scr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var scr string
+	var m []string
+	testkit.EventuallyEvery(tt.t, 0, tmuxPoll, "agentsh to exit", func() (bool, string) {
+		scr = tt.tmux("capture-pane", "-p", "-S", "-")
+		m = exitedRE.FindStringSubmatch(scr)
+		return m != nil, fmt.Sprintf("processes %v; screen:\n%s", proctest.Marked(tt.mark), scr)
+	})
+	code, _ := strconv.Atoi(m[1])
+	return scr, code
 }
 
 // A TUI in which nothing was said leaves no session; -c then says there is

@@ -44,6 +44,7 @@ import (
 	"agentsh/internal/bash"
 	"agentsh/internal/proctest"
 	"agentsh/internal/pty"
+	"agentsh/internal/testkit"
 )
 
 const (
@@ -275,10 +276,7 @@ func (t *ptyTUI) close() {
 				<-t.exited
 			}
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for len(proctest.Marked(t.mark)) > 0 && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
+		testkit.Poll(0, markedGone(t.mark))
 		if pids := proctest.Marked(t.mark); len(pids) > 0 {
 			for _, p := range pids {
 				_ = syscall.Kill(p, syscall.SIGKILL)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 const tuiMarkVar = "AGENTSH_TUI_E2E_MARK"
@@ -95,12 +96,8 @@ func startTUIWith(t *testing.T, s *sandbox, args []string, keep bool, extraEnv .
 			os.Remove(socket) // tmux leaves its socket file behind
 		}
 		// Whatever happened, nothing of this run may survive the test.
-		deadline := time.Now().Add(10 * time.Second)
-		for len(proctest.Marked(tt.mark)) > 0 && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if pids := proctest.Marked(tt.mark); len(pids) > 0 {
-			t.Errorf("processes left after the test: %v", pids)
+		if ok, state := testkit.Poll(0, markedGone(tt.mark)); !ok {
+			t.Errorf("processes left after the test: %s", state)
 		}
 	})
 	tt.waitScreen("the first frame", func(s string) bool {
@@ -127,19 +124,17 @@ func (tt *tmuxTUI) screen() string {
 	return string(out)
 }
 
+// tmuxPoll is how often a wait looks at the pane: each look starts tmux.
+const tmuxPoll = 50 * time.Millisecond
+
 func (tt *tmuxTUI) waitScreen(what string, cond func(string) bool) string {
 	tt.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		s := tt.screen()
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			tt.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var s string
+	testkit.EventuallyEvery(tt.t, 0, tmuxPoll, what, func() (bool, string) {
+		s = tt.screen()
+		return cond(s), "screen:\n" + s
+	})
+	return s
 }
 
 func (tt *tmuxTUI) waitText(text string) string {
@@ -167,28 +162,25 @@ func (tt *tmuxTUI) exited() bool {
 
 func (tt *tmuxTUI) waitExit() {
 	tt.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !tt.exited() {
-		if time.Now().After(deadline) {
-			tt.t.Fatalf("agentsh did not exit; screen:\n%s", tt.screen())
+	testkit.EventuallyEvery(tt.t, 0, tmuxPoll, "agentsh to exit", func() (bool, string) {
+		if tt.exited() {
+			return true, ""
 		}
-		time.Sleep(50 * time.Millisecond)
+		return false, "screen:\n" + tt.screen()
+	})
+}
+
+// markedGone is the condition that no process carries the marker kv.
+func markedGone(kv string) testkit.Cond {
+	return func() (bool, string) {
+		pids := proctest.Marked(kv)
+		return len(pids) == 0, fmt.Sprintf("processes left %v", pids)
 	}
 }
 
 func (tt *tmuxTUI) assertNoProcesses() {
 	tt.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		pids := proctest.Marked(tt.mark)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			tt.t.Fatalf("processes left: %v", pids)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.Eventually(tt.t, 0, "no process of the run left", markedGone(tt.mark))
 }
 
 func TestTUIBangCommands(t *testing.T) {
@@ -228,7 +220,7 @@ func TestTUIBangCommands(t *testing.T) {
 	tt.waitText("· esc to cancel")
 	tt.typeLine("!echo too-soon")
 	tt.waitText("A bash command is already running. Press Esc to cancel it first.")
-	time.Sleep(100 * time.Millisecond) // an Esc right after another key would read as alt+key
+	time.Sleep(100 * time.Millisecond) // part of the input: an Esc right after another key would read as alt+key
 	tt.keys("Escape")
 	tt.waitText("Command cancelled")
 	if pids := proctest.Marked(tt.mark); len(pids) > 1 {
@@ -318,8 +310,8 @@ func TestTUIPTYOverlayVim(t *testing.T) {
 	if os.Getenv("AGENTSH_E2E_SHOW") != "" {
 		t.Logf("overlay:\n%s", scr)
 	}
-	time.Sleep(100 * time.Millisecond)
-	tt.keys("Escape") // leaves insert mode; vim keeps running
+	time.Sleep(100 * time.Millisecond) // part of the input: an Esc right after another key would read as alt+key
+	tt.keys("Escape")                  // leaves insert mode; vim keeps running
 	tt.tmux("send-keys", "-l", ":wq")
 	tt.waitText(":wq")
 	tt.keys("Enter")

@@ -6,9 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 // /resume in the running TUI: the picker lists the directory's sessions
@@ -32,21 +32,20 @@ func TestTUIResumeCommandSwitchesSessions(t *testing.T) {
 	tt := startTUIKept(t, s, nil, env...)
 	waitGone := func(what, tag string) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for len(proctest.WithArg(tag)) > 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if left := proctest.WithArg(tag); len(left) > 0 {
-			t.Errorf("%s: the left session's background process still runs: %v", what, left)
+		if ok, state := testkit.Poll(0, func() (bool, string) {
+			left := proctest.WithArg(tag)
+			return len(left) == 0, fmt.Sprint(left)
+		}); !ok {
+			t.Errorf("%s: the left session's background process still runs: %s", what, state)
 		}
 	}
 	waitFiles := func(n int) []string {
 		t.Helper()
-		files := s.sessionFiles()
-		for deadline := time.Now().Add(10 * time.Second); len(files) < n && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
+		var files []string
+		testkit.Poll(0, func() (bool, string) {
 			files = s.sessionFiles()
-		}
+			return len(files) >= n, ""
+		})
 		if len(files) != n {
 			t.Fatalf("session files %q, want %d", files, n)
 		}
@@ -56,13 +55,8 @@ func TestTUIResumeCommandSwitchesSessions(t *testing.T) {
 	tt.typeLine("!sleep " + tag0 + " >/dev/null 2>&1 &")
 	waitFiles(3)
 	// bash forks the background sleep before the command ends, but its
-	// exec may come a moment later on a loaded machine: poll (hang guard).
-	for deadline := time.Now().Add(10 * time.Second); len(proctest.WithArg(tag0)) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the first background sleep is not running")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// exec may come a moment later on a loaded machine.
+	proctest.WaitWithArg(t, tag0, 1)
 	tt.typeLine("/new")
 	tt.waitText("New session ")
 	waitGone("/new", tag0)

@@ -6,6 +6,7 @@ package bash
 // scripts/bench-process.sh sets it.
 
 import (
+	"agentsh/internal/proctest"
 	"agentsh/internal/sink"
 
 	"bytes"
@@ -651,11 +652,12 @@ func BenchmarkBackgroundNowToJob(b *testing.B) {
 		now := make(chan struct{})
 		opts.BackgroundNow = now
 		done := make(chan BashResult, 1)
+		tag := proctest.SleepTag()
 		go func() {
-			r, _ := e.Run(context.Background(), "echo up; sleep 60", opts)
+			r, _ := e.Run(context.Background(), "echo up; sleep "+tag, opts)
 			done <- r
 		}()
-		time.Sleep(20 * time.Millisecond)
+		proctest.WaitWithArg(b, tag, 1) // ctrl+b on a running command
 		start := time.Now()
 		close(now)
 		r := <-done

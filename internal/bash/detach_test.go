@@ -2,12 +2,15 @@ package bash
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"agentsh/internal/jobs"
 	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 // ttyShell is the test shell with terminal stdin (the default of the modes).
@@ -54,11 +57,7 @@ func TestForegroundPromptBecomesJob(t *testing.T) {
 	}
 	// Its screen (the jobs panel's view, the attach overlay) shows the
 	// prompt, fed a moment later.
-	for deadline := time.Now().Add(hangGuard); !strings.Contains(strings.Join(j.Screen().Text(), "\n"), "before\nProceed? [y/N]"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the job's screen never showed the prompt: %q", j.Screen().Text())
-		}
-	}
+	waitScreen(t, "the prompt on the job's screen", j.Screen, "before\nProceed? [y/N]")
 	if err := j.Input(`y\n`); err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +130,26 @@ func TestBackgroundNow(t *testing.T) {
 	t.Cleanup(m.Close)
 	tag := proctest.SleepTag()
 	now := make(chan struct{})
-	time.AfterFunc(300*time.Millisecond, func() { close(now) })
-	res := run(t, e, "echo up; sleep "+tag, RunOptions{Shell: ttyShell(t), Jobs: m, BackgroundNow: now})
+	// ctrl+b once "up" is in the output and the sleep runs.
+	var once sync.Once
+	var seen strings.Builder
+	onChunk := func(b []byte) {
+		seen.Write(b)
+		if strings.Contains(seen.String(), "up\n") {
+			once.Do(func() {
+				go func() {
+					if ok, state := testkit.Poll(hangGuard, func() (bool, string) {
+						pids := proctest.WithArg(tag)
+						return len(pids) > 0, fmt.Sprintf("processes %v", pids)
+					}); !ok {
+						t.Errorf("the sleep never ran: %s", state)
+					}
+					close(now)
+				}()
+			})
+		}
+	}
+	res := run(t, e, "echo up; sleep "+tag, RunOptions{Shell: ttyShell(t), Jobs: m, BackgroundNow: now, OnChunk: onChunk})
 	if res.Job == nil || res.JobReason != DetachUser || res.Output != "up\n" {
 		t.Fatalf("not a job: %+v", res)
 	}

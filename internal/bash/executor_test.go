@@ -3,6 +3,8 @@ package bash
 import (
 	"agentsh/internal/jobs"
 	"agentsh/internal/proc"
+	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 	"bytes"
 	"context"
 	"fmt"
@@ -211,7 +213,15 @@ func TestBackgroundServerSurvivesBetweenRuns(t *testing.T) {
 	if pid == "" {
 		t.Fatalf("no pid in %q", r.Output)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// It still runs after the run has ended: it writes its beat again.
+	ended := time.Now()
+	testkit.Eventually(t, hangGuard, "the server's beat after the run ended", func() (bool, string) {
+		st, err := os.Stat(filepath.Join(dir, "beat"))
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.ModTime().After(ended), "beat written at " + st.ModTime().Format(time.StampMicro) + ", run ended at " + ended.Format(time.StampMicro)
+	})
 	r = run(t, e, "kill -0 "+pid+" && echo alive", RunOptions{})
 	expect(t, r, "alive\n", "0")
 }
@@ -226,7 +236,8 @@ func TestNoOutputLeaksIntoLaterRuns(t *testing.T) {
 
 func TestParallelRunsGetSeparateShells(t *testing.T) {
 	e := newTestExecutor(t)
-	flag := filepath.Join(t.TempDir(), "go")
+	dir := t.TempDir()
+	flag, started := filepath.Join(dir, "go"), filepath.Join(dir, "started")
 	// Warm one shell so the first call below reuses it.
 	warm := run(t, e, "echo $$", RunOptions{})
 	var wg sync.WaitGroup
@@ -234,9 +245,13 @@ func TestParallelRunsGetSeparateShells(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		a = run(t, e, fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; echo $$", flag), RunOptions{})
+		a = run(t, e, fmt.Sprintf("touch %s; while [ ! -e %s ]; do sleep 0.01; done; echo $$", started, flag), RunOptions{})
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// The first call holds its shell before the second starts.
+	testkit.Eventually(t, hangGuard, "the first call to start", func() (bool, string) {
+		_, err := os.Stat(started)
+		return err == nil, fmt.Sprint(err)
+	})
 	// If the second call queued behind the first, it would never finish
 	// before the flag exists and the hang guard would fire.
 	b := run(t, e, "echo $$", RunOptions{})
@@ -287,7 +302,15 @@ func runCancellable(t *testing.T, e *Executor, opts RunOptions, cancelOn string)
 		defer mu.Unlock()
 		seen.Write(b)
 		if cancelOn != "" && strings.Contains(seen.String(), cancelOn) && cancelledAt.IsZero() {
-			time.Sleep(100 * time.Millisecond) // let the escapees finish forking
+			// The escapees fork in the background: cancel once their five
+			// sleeps run, so the cancel has them all to end.
+			kv := markerVar + "=" + markIn(seen.String())
+			if ok, state := testkit.Poll(hangGuard, func() (bool, string) {
+				s := markedSleeps(kv)
+				return len(s) >= 5, fmt.Sprintf("sleeps %v", s)
+			}); !ok {
+				t.Errorf("the escapees never all ran: %s", state)
+			}
 			cancelledAt = time.Now()
 			cancel()
 		}
@@ -304,12 +327,7 @@ func runCancellable(t *testing.T, e *Executor, opts RunOptions, cancelOn string)
 	case r := <-done:
 		mu.Lock()
 		defer mu.Unlock()
-		mark := ""
-		for _, l := range strings.Split(seen.String(), "\n") {
-			if m, ok := strings.CutPrefix(l, "mark="); ok {
-				mark = m
-			}
-		}
+		mark := markIn(seen.String())
 		var took time.Duration
 		if !cancelledAt.IsZero() {
 			took = time.Since(cancelledAt)
@@ -319,6 +337,29 @@ func runCancellable(t *testing.T, e *Executor, opts RunOptions, cancelOn string)
 		t.Fatal("cancelled run did not return")
 	}
 	return BashResult{}, "", 0
+}
+
+// markIn is the marker a run of escapees printed ("mark=…") in out.
+func markIn(out string) string {
+	mark := ""
+	for _, l := range strings.Split(out, "\n") {
+		if m, ok := strings.CutPrefix(l, "mark="); ok {
+			mark = m
+		}
+	}
+	return mark
+}
+
+// markedSleeps lists the live `sleep 1000` processes whose environment
+// carries kv.
+func markedSleeps(kv string) []int {
+	var out []int
+	for _, pid := range markerProcs(kv) {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && string(b) == "sleep\x001000\x00" {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 func TestCancelKillsEverything(t *testing.T) {
@@ -460,12 +501,15 @@ func TestExecedProgramHonoursTimeoutAndCancel(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	tag := proctest.SleepTag()
 	done := make(chan BashResult, 1)
 	go func() {
-		r, _ := e.Run(ctx, "exec sleep 30", RunOptions{Shell: testShell(t)})
+		r, _ := e.Run(ctx, "exec sleep "+tag, RunOptions{Shell: testShell(t)})
 		done <- r
 	}()
+	// Cancel once the program runs in place of the shell.
+	proctest.WaitWithArg(t, tag, 1)
+	cancel()
 	select {
 	case r := <-done:
 		if !r.Cancelled || r.Output != "[Command cancelled]\n" {

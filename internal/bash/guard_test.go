@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 var sleepTag = proctest.SleepTag
@@ -51,16 +52,16 @@ func runUntilCancelled(t *testing.T, e *Executor, script string, count int, time
 		r, err := e.Run(ctx, fmt.Sprintf(script, tag), RunOptions{Shell: testShell(t), Timeout: timeout})
 		done <- out{r, err}
 	}()
-	deadline := time.After(hangGuard)
 	if timeout == 0 {
-		for len(proctest.WithArg(tag)) < count {
-			select {
-			case o := <-done:
-				t.Fatalf("the run ended before it was cancelled: %+v, %v", o.r, o.err)
-			case <-deadline:
-				t.Fatalf("only %d of %d tagged processes appeared (hang guard)", len(proctest.WithArg(tag)), count)
-			case <-time.After(2 * time.Millisecond):
-			}
+		// done has room for the result: a run that ended early stops the
+		// wait, and fails below.
+		testkit.Eventually(t, hangGuard, fmt.Sprintf("%d tagged processes", count), func() (bool, string) {
+			pids := proctest.WithArg(tag)
+			return len(pids) >= count || len(done) > 0, fmt.Sprintf("tagged processes %v", pids)
+		})
+		if len(done) > 0 {
+			o := <-done
+			t.Fatalf("the run ended before it was cancelled: %+v, %v", o.r, o.err)
 		}
 		cancel()
 	}
@@ -70,7 +71,7 @@ func runUntilCancelled(t *testing.T, e *Executor, script string, count int, time
 			t.Fatal(o.err)
 		}
 		return o.r, tag
-	case <-deadline:
+	case <-time.After(hangGuard):
 		t.Fatal("the cancelled run did not return (hang guard)")
 	}
 	return BashResult{}, ""
@@ -117,13 +118,7 @@ func TestCloseLeavesNoEscapees(t *testing.T) {
 	tag := sleepTag()
 	r := run(t, e, fmt.Sprintf("env -i setsid -f sleep %[1]s; (unset %[2]s; setsid -f sleep %[1]s); echo ok", tag, markerVar), RunOptions{})
 	expect(t, r, "ok\n", "0")
-	deadline := time.Now().Add(hangGuard)
-	for len(proctest.WithArg(tag)) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the escaped sleeps never appeared: %v", proctest.WithArg(tag))
-		}
-		time.Sleep(time.Millisecond)
-	}
+	proctest.WaitWithArg(t, tag, 2)
 	e.Close()
 	if left := proctest.WithArg(tag); len(left) > 0 {
 		t.Fatalf("close left processes: %v", left)

@@ -261,6 +261,8 @@ func TestChattyBackgroundJobCostsLittle(t *testing.T) {
 	if !strings.HasPrefix(r.Output, "["+LingerNotice+"]\n") {
 		t.Fatalf("no word of the writing job: %q", short(r.Output))
 	}
+	// Both pauses are the measurement, not waits for a condition: the
+	// window starts once the run's own end is behind it, and lasts 2 s.
 	time.Sleep(200 * time.Millisecond)
 	before, start := selfCPU(), time.Now()
 	time.Sleep(2 * time.Second)

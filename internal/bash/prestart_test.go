@@ -8,6 +8,7 @@ package bash
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 
 	"agentsh/internal/proctest"
 	"agentsh/internal/sandbox"
+	"agentsh/internal/testkit"
 )
 
 // shellCounts is how many shells e holds, idle among them, and how many
@@ -34,21 +36,19 @@ func shellCounts(e *Executor) (all, idle, starting int) {
 // start is under way, and returns the idle shell's pid.
 func waitIdleShell(t *testing.T, e *Executor) int {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for {
+	pid := 0
+	testkit.Eventually(t, hangGuard, "an idle prestarted shell", func() (bool, string) {
 		all, idle, starting := shellCounts(e)
 		if idle == 1 && starting == 0 {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			for _, l := range e.idle {
-				return l[0].pid
+				pid = l[0].pid
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no idle prestarted shell: %d shells, %d idle, %d starting", all, idle, starting)
-		}
-		time.Sleep(2 * time.Millisecond) // polling a condition, not a fixed wait
-	}
+		return pid != 0, fmt.Sprintf("%d shells, %d idle, %d starting", all, idle, starting)
+	})
+	return pid
 }
 
 // TestPrestartedShellServesTheFirstRun: the run after a Prestart with the

@@ -15,6 +15,7 @@ import (
 	"agentsh/internal/jobs"
 	"agentsh/internal/proctest"
 	"agentsh/internal/sandbox"
+	"agentsh/internal/testkit"
 )
 
 // sandboxEnv is a confined shell's world: a temporary HOME with a fake
@@ -299,15 +300,13 @@ func TestSandboxLeavesNothing(t *testing.T) {
 		r, _ := e.Run(ctx, script, s.opts(t))
 		done <- r
 	}()
-	deadline := time.After(hangGuard)
-	for len(proctest.WithArg(tag)) < 5 {
-		select {
-		case r := <-done:
-			t.Fatalf("the run ended early: %+v", r)
-		case <-deadline:
-			t.Fatalf("only %d of 5 sleeps appeared", len(proctest.WithArg(tag)))
-		case <-time.After(5 * time.Millisecond):
-		}
+	// done has room for the result: a run that ended early stops the wait.
+	testkit.Eventually(t, hangGuard, "5 sleeps", func() (bool, string) {
+		pids := proctest.WithArg(tag)
+		return len(pids) >= 5 || len(done) > 0, fmt.Sprintf("sleeps %v", pids)
+	})
+	if len(done) > 0 {
+		t.Fatalf("the run ended early: %+v", <-done)
 	}
 	cancel()
 	select {
@@ -315,7 +314,7 @@ func TestSandboxLeavesNothing(t *testing.T) {
 		if !r.Cancelled {
 			t.Errorf("not cancelled: %+v", r)
 		}
-	case <-deadline:
+	case <-time.After(hangGuard):
 		t.Fatal("the cancelled run did not return (hang guard)")
 	}
 	if left := proctest.WithArg(tag); len(left) > 0 {
@@ -324,13 +323,7 @@ func TestSandboxLeavesNothing(t *testing.T) {
 
 	tag = sleepTag()
 	expect(t, run(t, e, fmt.Sprintf("env -i setsid -f sleep %[1]s; (sleep %[1]s &); echo ok", tag), s.opts(t)), "ok\n", "0")
-	for len(proctest.WithArg(tag)) < 2 {
-		select {
-		case <-deadline:
-			t.Fatalf("the escaped sleeps never appeared: %v", proctest.WithArg(tag))
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	proctest.WaitWithArg(t, tag, 2)
 	e.Close()
 	if left := proctest.WithArg(tag); len(left) > 0 {
 		t.Fatalf("%d processes survived the close: %v", len(left), left)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agentsh/internal/proctest"
 )
 
 // One session state (spec §2.1): cwd, exports, functions, aliases and
@@ -42,11 +44,12 @@ func TestStateSurvivesCancelAndTimeout(t *testing.T) {
 	// esc on a running command: the shell is killed and replaced.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan BashResult, 1)
+	tag := proctest.SleepTag()
 	go func() {
-		r, _ := e.Run(ctx, "sleep 30", RunOptions{Shell: testShell(t), SessionKey: "user", State: st, Capture: CaptureAll})
+		r, _ := e.Run(ctx, "sleep "+tag, RunOptions{Shell: testShell(t), SessionKey: "user", State: st, Capture: CaptureAll})
 		done <- r
 	}()
-	time.Sleep(300 * time.Millisecond)
+	proctest.WaitWithArg(t, tag, 1)
 	cancel()
 	select {
 	case r := <-done:

@@ -12,6 +12,7 @@ import (
 
 	"agentsh/internal/jobs"
 	"agentsh/internal/pty"
+	"agentsh/internal/testkit"
 )
 
 // runTerminal starts command with a TerminalView in the background and
@@ -41,6 +42,20 @@ func waitResult(t *testing.T, done chan BashResult) BashResult {
 		t.Fatal("the command never ended (hang guard)")
 	}
 	return BashResult{}
+}
+
+// waitScreen waits (hang guard) until the screen that screen returns (nil
+// before the program starts) shows want.
+func waitScreen(t *testing.T, what string, screen func() *pty.Screen, want string) {
+	t.Helper()
+	testkit.Eventually(t, hangGuard, what, func() (bool, string) {
+		s := screen()
+		if s == nil {
+			return false, "no screen yet"
+		}
+		text := strings.Join(s.Text(), "\n")
+		return strings.Contains(text, want), "screen:\n" + text
+	})
 }
 
 func waitTakeover(t *testing.T, took chan pty.Takeover) pty.Takeover {
@@ -94,11 +109,7 @@ func TestTerminalVim(t *testing.T) {
 	if why := waitTakeover(t, took); why != pty.TakeoverFullScreen {
 		t.Fatalf("takeover %v", why)
 	}
-	for deadline := time.Now().Add(hangGuard); !strings.Contains(strings.Join(v.Screen().Text(), "\n"), "~"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("vim never drew: %q", v.Screen().Text())
-		}
-	}
+	waitScreen(t, "vim to draw", v.Screen, "~")
 	if _, err := v.Write([]byte("ihello\x1b:wq\r")); err != nil {
 		t.Fatal(err)
 	}
@@ -293,11 +304,7 @@ func TestTerminalJobKeepsItsLastOutput(t *testing.T) {
 		}
 		done <- r
 	}()
-	for deadline := time.Now().Add(hangGuard); v.Screen() == nil || !strings.Contains(strings.Join(v.Screen().Text(), "\n"), "Proceed?"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the prompt never showed (hang guard)")
-		}
-	}
+	waitScreen(t, "the prompt", v.Screen, "Proceed?")
 	close(now)
 	res := waitResult(t, done)
 	if res.Job == nil {

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 type toolEnv struct {
@@ -156,8 +159,18 @@ func TestToolTimeoutAndAbort(t *testing.T) {
 		t.Fatalf("timeout: %+v", r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
-	r = te.execCtx(t, ctx, ToolParams{Command: "sleep 30"}, nil)
+	// Abort once the command runs.
+	tag := proctest.SleepTag()
+	go func() {
+		defer cancel()
+		if ok, state := testkit.Poll(0, func() (bool, string) {
+			pids := proctest.WithArg(tag)
+			return len(pids) > 0, fmt.Sprintf("processes %v", pids)
+		}); !ok {
+			t.Errorf("the command never ran: %s", state)
+		}
+	}()
+	r = te.execCtx(t, ctx, ToolParams{Command: "sleep " + tag}, nil)
 	if !r.IsError || !r.Aborted || r.Content != "[Command cancelled]\n" {
 		t.Fatalf("abort: %+v", r)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"agentsh/internal/proctest"
 	"agentsh/internal/sandbox"
+	"agentsh/internal/testkit"
 )
 
 func needLandlock(t testing.TB) {
@@ -309,11 +310,10 @@ func TestIdleHelperStops(t *testing.T) {
 	if len(marks) != 1 {
 		t.Fatalf("helpers %v", marks)
 	}
-	for deadline := time.Now().Add(10 * time.Second); len(proctest.Marked(marks[0])) > 0 || len(Markers()) > 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the idle helper is still running: %v", proctest.Marked(marks[0]))
-		}
-	}
+	testkit.Eventually(t, 0, "the idle helper to stop", func() (bool, string) {
+		pids, helpers := proctest.Marked(marks[0]), Markers()
+		return len(pids) == 0 && len(helpers) == 0, fmt.Sprintf("processes %v, helpers %v", pids, helpers)
+	})
 	if _, err := f.Stat(work); err != nil {
 		t.Fatalf("after the idle stop: %v", err)
 	}

@@ -3,9 +3,6 @@ package export
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,9 +10,8 @@ import (
 
 	"agentsh/internal/export/exporttest"
 	"agentsh/internal/session"
+	"agentsh/internal/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // t0 is a fixed time: 2025-12-03 19:26:40 UTC.
 const t0 = int64(1764790000000)
@@ -75,19 +71,7 @@ func render(t *testing.T, in ExportInput) []byte {
 
 func TestGoldenSmallSession(t *testing.T) {
 	got := render(t, smallSession())
-	golden := filepath.Join("testdata", "small.html")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the export differs from %s (go test -update to accept):\n%s", golden, got)
-	}
+	testkit.Golden(t, "small.html", string(got))
 }
 
 // What a reader sees of the small session: the header's figures, each

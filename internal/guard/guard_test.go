@@ -15,6 +15,7 @@ import (
 
 	"agentsh/internal/proc"
 	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 // hangGuard bounds every wait: a hang fails the test instead of blocking.
@@ -41,12 +42,12 @@ sleep ` + tag + `
 `, 8
 }
 
-func waitUntil(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(hangGuard); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s (hang guard)", what)
-		}
+// tagged is the condition that the processes holding tag as an argument
+// are as many as ok accepts; its state lists them.
+func tagged(tag string, ok func(n int) bool) testkit.Cond {
+	return func() (bool, string) {
+		pids := proctest.WithArg(tag)
+		return ok(len(pids)), fmt.Sprintf("tagged processes %v", pids)
 	}
 }
 
@@ -95,7 +96,7 @@ func TestFilesReachTheProgram(t *testing.T) {
 	if line != "stdin=EOF\n" {
 		t.Errorf("stdout = %q", line)
 	}
-	waitUntil(t, "the exec'd sleep", func() bool { return len(proctest.WithArg(tag)) == 1 })
+	testkit.Eventually(t, hangGuard, "the exec'd sleep", tagged(tag, func(k int) bool { return k == 1 }))
 	fdDir := fmt.Sprintf("/proc/%d/fd", p.Pid())
 	// Descriptors this test inherited without close-on-exec reach any
 	// child, as with exec.Cmd; a plain child of this process shows which.
@@ -198,7 +199,7 @@ func TestStopEndsEverything(t *testing.T) {
 	}
 	p := start(t, Cmd{Path: bashPath(t), Args: []string{"bash", "-c", script}, Setsid: true,
 		Env: append(os.Environ(), "AGENTSH_GUARD_TEST_MARK=1"), Grace: 100 * time.Millisecond, Cleanup: []string{cleanup}})
-	waitUntil(t, fmt.Sprintf("%d tagged processes", n), func() bool { return len(proctest.WithArg(tag)) >= n })
+	testkit.Eventually(t, hangGuard, fmt.Sprintf("%d tagged processes", n), tagged(tag, func(k int) bool { return k >= n }))
 	p.Stop()
 	if left := proctest.WithArg(tag); len(left) > 0 {
 		t.Fatalf("survivors after Stop: %v", left)
@@ -225,7 +226,7 @@ func TestKillZeroSparesGuardian(t *testing.T) {
 		Files: []*os.File{inR}})
 	inR.Close()
 	// The escapee must have left the group before the kill.
-	waitUntil(t, "the escaped sleep", func() bool { return len(proctest.WithArg(tag)) == 1 })
+	testkit.Eventually(t, hangGuard, "the escaped sleep", tagged(tag, func(k int) bool { return k == 1 }))
 	if _, err := inW.WriteString("go\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestGuardianKilledFallsBack(t *testing.T) {
 	mark := "AGENTSH_GUARD_TEST_MARK=" + tag
 	p := start(t, Cmd{Path: bashPath(t), Args: []string{"bash", "-c", "sleep " + tag + " & setsid -f sleep " + tag + "; echo ready; sleep " + tag},
 		Env: append(os.Environ(), mark), Setsid: true, Marker: []byte(mark), Grace: 100 * time.Millisecond})
-	waitUntil(t, "three sleeps", func() bool { return len(proctest.WithArg(tag)) == 3 })
+	testkit.Eventually(t, hangGuard, "three sleeps", tagged(tag, func(k int) bool { return k == 3 }))
 	if err := syscall.Kill(p.GuardianPid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,9 @@ func TestTermSignalSweeps(t *testing.T) {
 	if !known || code != 128+15 {
 		t.Fatalf("exit = %d known=%v, want 143 from the sweep", code, known)
 	}
-	waitUntil(t, "the guardian to exit", func() bool { return !proc.Alive(p.GuardianPid()) })
+	testkit.Eventually(t, hangGuard, "the guardian to exit", func() (bool, string) {
+		return !proc.Alive(p.GuardianPid()), fmt.Sprintf("guardian %d alive", p.GuardianPid())
+	})
 	if left := proctest.WithArg(tag); len(left) > 0 {
 		t.Fatalf("survivors: %v", left)
 	}
@@ -320,13 +323,14 @@ func TestOwnerDeathEndsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatalf("helper said %q", line)
 	}
-	waitUntil(t, fmt.Sprintf("%d tagged processes", n), func() bool { return len(proctest.WithArg(tag)) >= n })
+	testkit.Eventually(t, hangGuard, fmt.Sprintf("%d tagged processes", n), tagged(tag, func(k int) bool { return k >= n }))
 	if err := h.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	waitUntil(t, "every process of the dead owner to end", func() bool {
-		return len(proctest.WithArg(tag)) == 0 && !proc.Alive(gpid)
+	testkit.Eventually(t, hangGuard, "every process of the dead owner to end", func() (bool, string) {
+		pids, alive := proctest.WithArg(tag), proc.Alive(gpid)
+		return len(pids) == 0 && !alive, fmt.Sprintf("tagged processes %v, guardian %d alive: %v", pids, gpid, alive)
 	})
 	t.Logf("%d processes gone %v after the owner's SIGKILL", n, time.Since(killed).Round(time.Millisecond))
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {

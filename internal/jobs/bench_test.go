@@ -61,6 +61,8 @@ func BenchmarkQuietPoll(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Quiet for QuietForInput is the state measured, and only time passing
+	// reaches it: this pause is what is set up, not a wait for an event.
 	time.Sleep(QuietForInput + 100*time.Millisecond)
 	for b.Loop() {
 		if j.readingTerminal() {

@@ -15,6 +15,7 @@ import (
 
 	"agentsh/internal/proctest"
 	"agentsh/internal/pty"
+	"agentsh/internal/testkit"
 )
 
 // hangGuard bounds every wait of these tests: far above what any step
@@ -50,16 +51,15 @@ func mustStart(t testing.TB, m *Manager, s Spec) *Job {
 // waitState waits (within the hang guard) until the job is in state want.
 func waitState(t testing.TB, j *Job, want string) {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for {
-		st := j.Wait(context.Background(), time.Until(deadline))
-		if st.String() == want {
-			return
-		}
-		if st.Ended() || time.Now().After(deadline) {
-			t.Fatalf("job %s (%q) is %q, want %q; screen:\n%s", j.ID(), j.Command(), st, want, strings.Join(j.Screen().Text(), "\n"))
-		}
-		time.Sleep(10 * time.Millisecond) // woken by output; look again
+	var st State
+	testkit.Eventually(t, hangGuard, fmt.Sprintf("job %s (%q) to be %q", j.ID(), j.Command(), want), func() (bool, string) {
+		// Wait returns at once for a job waiting or ended, else at its
+		// next such state or after a moment.
+		st = j.Wait(context.Background(), 50*time.Millisecond)
+		return st.String() == want || st.Ended(), fmt.Sprintf("%q; screen:\n%s", st, strings.Join(j.Screen().Text(), "\n"))
+	})
+	if st.String() != want {
+		t.Fatalf("job %s (%q) is %q, want %q; screen:\n%s", j.ID(), j.Command(), st, want, strings.Join(j.Screen().Text(), "\n"))
 	}
 }
 
@@ -67,15 +67,11 @@ func waitState(t testing.TB, j *Job, want string) {
 func readUntil(t testing.TB, j *Job, want string) string {
 	t.Helper()
 	var all strings.Builder
-	for deadline := time.Now().Add(hangGuard); ; time.Sleep(10 * time.Millisecond) {
+	testkit.Eventually(t, hangGuard, fmt.Sprintf("job output to show %q", want), func() (bool, string) {
 		all.WriteString(j.ReadNew().Text)
-		if strings.Contains(all.String(), want) {
-			return all.String()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job output never showed %q (hang guard); got %q", want, all.String())
-		}
-	}
+		return strings.Contains(all.String(), want), fmt.Sprintf("output %q", all.String())
+	})
+	return all.String()
 }
 
 func TestStateWords(t *testing.T) {
@@ -319,7 +315,7 @@ func TestKillLeavesNothing(t *testing.T) {
 	tag := proctest.SleepTag()
 	j := mustStart(t, m, spec(t, fmt.Sprintf(
 		"{ setsid -f sleep %[1]s; env -i setsid -f sleep %[1]s; } </dev/null >/dev/null 2>&1; sleep %[1]s", tag)))
-	waitTagged(t, tag, 3)
+	proctest.WaitWithArg(t, tag, 3)
 	if st := j.Kill(); st.String() != "killed" {
 		t.Fatalf("Kill = %q, want killed", st)
 	}
@@ -328,15 +324,6 @@ func TestKillLeavesNothing(t *testing.T) {
 	}
 	if err := j.Input("x"); err == nil {
 		t.Error("Input to a killed job succeeded")
-	}
-}
-
-func waitTagged(t testing.TB, tag string, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(hangGuard); len(proctest.WithArg(tag)) < n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %v of %d tagged processes appeared (hang guard)", proctest.WithArg(tag), n)
-		}
 	}
 }
 
@@ -392,7 +379,7 @@ func TestCloseKillsEverything(t *testing.T) {
 	for range 3 {
 		js = append(js, mustStart(t, m, spec(t, fmt.Sprintf("env -i setsid -f sleep %[1]s </dev/null >/dev/null 2>&1; sleep %[1]s", tag))))
 	}
-	waitTagged(t, tag, 6)
+	proctest.WaitWithArg(t, tag, 6)
 	m.Close()
 	if left := proctest.WithArg(tag); len(left) > 0 {
 		t.Fatalf("processes left after Close: %v", left)

@@ -1,6 +1,8 @@
 package proc
 
 import (
+	"fmt"
+	"path/filepath"
 	"syscall"
 
 	cpty "github.com/creack/pty"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agentsh/internal/testkit"
 )
 
 // TestDescendantsAndWaitingToRead: a shell's pipeline is found below
@@ -37,19 +41,14 @@ func TestDescendantsAndWaitingToRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pids []int
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		var ok bool
-		if pids, ok = Descendants(cmd.Process.Pid); !ok {
-			t.Skip("the kernel has no /proc/<pid>/task/<tid>/children")
-		}
-		if len(pids) == 3 && slices.ContainsFunc(pids, func(p int) bool { return WaitingToRead(p, link) }) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("descendants %v never became bash, sleep and a cat reading stdin (hang guard)", pids)
-		}
+	if _, ok := Descendants(cmd.Process.Pid); !ok {
+		t.Skip("the kernel has no /proc/<pid>/task/<tid>/children")
 	}
+	var pids []int
+	testkit.Eventually(t, 30*time.Second, "bash, sleep and a cat reading stdin", func() (bool, string) {
+		pids, _ = Descendants(cmd.Process.Pid)
+		return len(pids) == 3 && slices.ContainsFunc(pids, func(p int) bool { return WaitingToRead(p, link) }), fmt.Sprintf("descendants %v", pids)
+	})
 	if pids[0] != cmd.Process.Pid {
 		t.Errorf("Descendants = %v, want the root first", pids)
 	}
@@ -93,7 +92,11 @@ func TestWaitingToReadMultiplexed(t *testing.T) {
 			}
 			defer r.Close()
 			defer w.Close()
-			cmd := exec.Command(py, "-c", c.code)
+			// The program makes the file ready before its last call, with
+			// every module it uses already imported: a wait after that is
+			// the last call's.
+			ready := filepath.Join(t.TempDir(), "ready")
+			cmd := exec.Command(py, "-c", "import os,select,sys; open(sys.argv[1],'w').close(); "+c.code, ready)
 			cmd.Stdin = r
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -103,18 +106,16 @@ func TestWaitingToReadMultiplexed(t *testing.T) {
 			pid := cmd.Process.Pid
 			// Wait until the program sleeps in its last call (the interpreter
 			// starts with reads of its own files).
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			testkit.Eventually(t, 30*time.Second, "the program to settle in its last call", func() (bool, string) {
 				if WaitingToRead(pid, link) {
-					break
+					return true, ""
 				}
-				if st, ok := Stat(pid); ok && st.State == 'S' && sleepsIn(pid) && !c.reading {
-					time.Sleep(100 * time.Millisecond) // settled in its wait
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("never settled (hang guard)")
-				}
-			}
+				_, err := os.Stat(ready)
+				st, ok := Stat(pid)
+				call, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+				return err == nil && ok && st.State == 'S' && sleepsIn(pid) && !c.reading,
+					fmt.Sprintf("ready file: %v; state %q; syscall %q", err, st.State, call)
+			})
 			if got := WaitingToRead(pid, link); got != c.reading {
 				t.Errorf("WaitingToRead = %v, want %v", got, c.reading)
 			}
@@ -163,11 +164,10 @@ func TestWaitingToReadDevTTY(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	pid := cmd.Process.Pid
-	for deadline := time.Now().Add(30 * time.Second); !WaitingToRead(pid, tty.Name()); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("bash never waited to read /dev/tty as %s (hang guard)", tty.Name())
-		}
-	}
+	testkit.Eventually(t, 30*time.Second, "bash to wait to read /dev/tty as "+tty.Name(), func() (bool, string) {
+		call, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+		return WaitingToRead(pid, tty.Name()), fmt.Sprintf("syscall %q", call)
+	})
 	if l, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/0"); l != "/dev/tty" {
 		t.Fatalf("bash reads %q, not /dev/tty", l)
 	}

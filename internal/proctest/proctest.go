@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"agentsh/internal/testkit"
 )
 
 // Marked lists live processes (zombies excluded) other than this one whose
@@ -100,4 +102,26 @@ func OutsideDir(t testing.TB, pattern string) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
+}
+
+// WaitWithArg waits (a hang guard of testkit.DefaultBound) until at least n
+// live processes hold arg as an argument, and returns them.
+func WaitWithArg(t testing.TB, arg string, n int) []int {
+	t.Helper()
+	var pids []int
+	testkit.Eventually(t, 0, fmt.Sprintf("%d processes with argument %s", n, arg), func() (bool, string) {
+		pids = WithArg(arg)
+		return len(pids) >= n, fmt.Sprintf("processes %v", pids)
+	})
+	return pids
+}
+
+// WaitNoneWithArg waits (a hang guard) until no live process holds arg as
+// an argument: processes a kill ended may take a moment to be reaped.
+func WaitNoneWithArg(t testing.TB, arg string) {
+	t.Helper()
+	testkit.Eventually(t, 0, "no process left with argument "+arg, func() (bool, string) {
+		pids := WithArg(arg)
+		return len(pids) == 0, fmt.Sprintf("processes left %v", pids)
+	})
 }

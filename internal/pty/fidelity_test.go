@@ -175,6 +175,8 @@ func settle(t *testing.T, s *Session, p *tmuxPane, want string) (screenState, sc
 			stable = 0
 		}
 		a0, b0 = a, b
+		// The pause is part of what settled means: unchanged over three
+		// looks this far apart.
 		time.Sleep(60 * time.Millisecond)
 	}
 	t.Fatalf("screens never settled showing %q\nours:\n%v\ntmux:\n%v", want, a0, b0)

@@ -21,15 +21,6 @@ var sleepTag = proctest.SleepTag
 // for DrainTimeout by them.
 const ptyEscapees = "{ setsid -f sleep %[1]s; env -i setsid -f sleep %[1]s; } </dev/null >/dev/null 2>&1"
 
-func waitTagged(t testing.TB, tag string, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(hangGuard); len(proctest.WithArg(tag)) < n; time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %v of %d tagged processes appeared (hang guard)", proctest.WithArg(tag), n)
-		}
-	}
-}
-
 // TestSessionEndLeavesNoEscapees: when the program ends by itself, or is
 // killed (esc), nothing it left behind survives the session, even
 // processes that left its session and cleared its environment. 50 runs of
@@ -61,7 +52,7 @@ func TestSessionEndLeavesNoEscapees(t *testing.T) {
 			tag := sleepTag()
 			s := Start(context.Background(), Options{Shell: sh, Command: fmt.Sprintf(ptyEscapees+"; sleep %[1]s", tag),
 				Cwd: dir, Env: env, Cols: 80, Rows: 24, KillGrace: 50 * time.Millisecond})
-			waitTagged(t, tag, 3)
+			proctest.WaitWithArg(t, tag, 3)
 			s.Kill()
 			if r := wait(t, s); !r.Cancelled {
 				t.Fatalf("run %d: %+v", i, r)
@@ -106,15 +97,11 @@ func TestOwnerSIGKILLEndsSession(t *testing.T) {
 	if line, _ := bufio.NewReader(out).ReadString('\n'); !strings.HasPrefix(line, "started ") {
 		t.Fatalf("helper said %q", line)
 	}
-	waitTagged(t, tag, 3)
+	proctest.WaitWithArg(t, tag, 3)
 	if err := h.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	for deadline := killed.Add(hangGuard); len(proctest.WithArg(tag)) > 0; time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("processes outlived their owner's SIGKILL: %v", proctest.WithArg(tag))
-		}
-	}
+	proctest.WaitNoneWithArg(t, tag) // the guardian ends them after their owner's SIGKILL
 	t.Logf("gone %v after the SIGKILL", time.Since(killed).Round(time.Millisecond))
 }

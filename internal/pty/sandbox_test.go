@@ -2,15 +2,16 @@ package pty
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"agentsh/internal/proctest"
 	"agentsh/internal/sandbox"
+	"agentsh/internal/testkit"
 )
 
 // TestSandboxedSession: a PTY program under a policy (the model's
@@ -53,11 +54,10 @@ func TestSandboxedSession(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(work, "in.txt")); err != nil || string(b) != "in\n" {
 		t.Errorf("the workdir was not writable: %q, %v", b, err)
 	}
-	for deadline := time.Now().Add(hangGuard); len(proctest.Marked(mark)) < 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the run's processes were not found: %v", proctest.Marked(mark))
-		}
-	}
+	testkit.Eventually(t, hangGuard, "the run's processes", func() (bool, string) {
+		pids := proctest.Marked(mark)
+		return len(pids) >= 2, fmt.Sprintf("processes %v", pids)
+	})
 	s.Kill()
 	wait(t, s)
 	noSurvivors(t, mark)

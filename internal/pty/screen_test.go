@@ -12,6 +12,8 @@ import (
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
+
+	"agentsh/internal/testkit"
 )
 
 // scrSyncBuffer collects replies written from the reply goroutine.
@@ -32,16 +34,19 @@ func (b *scrSyncBuffer) String() string {
 	return b.buf.String()
 }
 
-// scrWaitFor polls until cond holds, so reply tests need no sleeps.
-func scrWaitFor(t *testing.T, what string, cond func() bool) {
+// scrWaitFor waits (hang guard) until the replies written to out hold
+// every one of want.
+func scrWaitFor(t *testing.T, what string, out *scrSyncBuffer, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	testkit.Eventually(t, 0, what, func() (bool, string) {
+		o := out.String()
+		for _, w := range want {
+			if !strings.Contains(o, w) {
+				return false, fmt.Sprintf("replies %q", o)
+			}
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return true, ""
+	})
 }
 
 // scrWithin fails the test if f does not return in time: Feed must never hang.
@@ -162,10 +167,7 @@ func TestScreenRepliesToQueries(t *testing.T) {
 	scrFeed(s, "\x1b[c", "\x1b[5;10H\x1b[6n", "\x1b[>c")
 	da1 := ansi.PrimaryDeviceAttributes(62, 1, 6, 22)
 	cpr := ansi.CursorPositionReport(5, 10)
-	scrWaitFor(t, "DA1 and CPR replies", func() bool {
-		o := out.String()
-		return strings.Contains(o, da1) && strings.Contains(o, cpr) && strings.Contains(o, "\x1b[>")
-	})
+	scrWaitFor(t, "DA1 and CPR replies", &out, da1, cpr, "\x1b[>")
 	if o := out.String(); strings.Index(o, da1) > strings.Index(o, cpr) {
 		t.Fatalf("replies out of order: %q", o)
 	}
@@ -377,7 +379,7 @@ func TestScreenRecoversFromPanic(t *testing.T) {
 		t.Fatal("callbacks not registered on the new emulator")
 	}
 	da1 := ansi.PrimaryDeviceAttributes(62, 1, 6, 22)
-	scrWaitFor(t, "a DA1 reply from the new emulator", func() bool { return strings.Contains(out.String(), da1) })
+	scrWaitFor(t, "a DA1 reply from the new emulator", &out, da1)
 }
 
 // TestScreenGuards covers sequences that panic or stall x/vt v0.1.0 unguarded.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 // hangGuard bounds any single wait in these tests: a run that would hang
@@ -69,17 +70,10 @@ func wait(t testing.TB, s *Session) Result {
 // waitScreen polls until the screen text satisfies ok.
 func waitScreen(t testing.TB, s *Session, what string, ok func(string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for time.Now().Before(deadline) {
-		if ok(strings.Join(s.Screen().Text(), "\n")) {
-			return
-		}
-		select {
-		case <-s.Screen().Changed():
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	t.Fatalf("screen never showed %s; it shows:\n%s", what, strings.Join(s.Screen().Text(), "\n"))
+	testkit.Eventually(t, hangGuard, "the screen to show "+what, func() (bool, string) {
+		text := strings.Join(s.Screen().Text(), "\n")
+		return ok(text), "screen:\n" + text
+	})
 }
 
 func noSurvivors(t testing.TB, mark string) {
@@ -210,11 +204,10 @@ func TestKillLeavesNothing(t *testing.T) {
 	waitScreen(t, s, "ready", func(x string) bool { return strings.Contains(x, "ready") })
 	// bash, its sleep, the subshell (or the sleep it execs), the setsid
 	// sleep and sh (or its sleep): wait until they have all been forked.
-	for deadline := time.Now().Add(hangGuard); len(proctest.Marked(mark)) < 5; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("expected the run's processes to be found, got %v", proctest.Marked(mark))
-		}
-	}
+	testkit.Eventually(t, hangGuard, "the run's 5 processes", func() (bool, string) {
+		pids := proctest.Marked(mark)
+		return len(pids) >= 5, fmt.Sprintf("processes %v", pids)
+	})
 	s.Kill()
 	r := wait(t, s)
 	if !r.Cancelled || r.TimedOut || r.ExitCode != nil {
@@ -354,17 +347,10 @@ func TestNoLeaks(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		one(i)
 	}
-	deadline := time.Now().Add(hangGuard)
-	for {
+	testkit.Eventually(t, hangGuard, fmt.Sprintf("the descriptors and goroutines of %d sessions to go", n), func() (bool, string) {
 		fds, g := countFDs(t), runtime.NumGoroutine()
-		if fds <= fds0 && g <= g0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %d sessions: fds %d → %d, goroutines %d → %d", n, fds0, fds, g0, g)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fds <= fds0 && g <= g0, fmt.Sprintf("fds %d → %d, goroutines %d → %d", fds0, fds, g0, g)
+	})
 }
 
 func countFDs(t testing.TB) int {
@@ -380,18 +366,12 @@ func countFDs(t testing.TB) int {
 // exit code into a cancel.
 func TestKillDuringDrainKeepsExitCode(t *testing.T) {
 	s, mark := startBash(t, context.Background(), `(trap '' HUP; exec sleep 1000) & echo bye; exit 7`, nil)
-	// Reaped (gone from /proc) means the session saw the exit; the drain
-	// then waits 300 ms for the holder, well after the Kill below.
-	dir := fmt.Sprintf("/proc/%d", s.Pid())
-	for deadline := time.Now().Add(hangGuard); ; time.Sleep(time.Millisecond) {
-		if _, err := os.Stat(dir); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the shell never exited")
-		}
-	}
-	time.Sleep(50 * time.Millisecond)
+	// Once the drain began, the session has seen the exit; the drain then
+	// waits 300 ms for the holder, well after the Kill below.
+	testkit.Eventually(t, hangGuard, "the drain after the shell's exit", func() (bool, string) {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", s.Pid()))
+		return s.drainFrom.Load() != 0, fmt.Sprintf("not draining yet; the shell's /proc entry: %v", err)
+	})
 	s.Kill()
 	r := wait(t, s)
 	if r.Cancelled || r.ExitCode == nil || *r.ExitCode != 7 || r.Output != "bye\n" {

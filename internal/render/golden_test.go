@@ -1,10 +1,7 @@
 package render
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +10,8 @@ import (
 
 	"agentsh/internal/bash"
 	"agentsh/internal/sink"
+	"agentsh/internal/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 var goldenWidths = []int{40, 100}
 
@@ -24,20 +20,7 @@ var goldenWidths = []int{40, 100}
 func checkGolden(t *testing.T, name, got string, width int) {
 	t.Helper()
 	checkFits(t, got, width)
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/render/ -update)", err)
-	}
-	if string(want) != got+"\n" {
-		t.Errorf("%s differs from the golden:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
+	testkit.Golden(t, name+".golden", got+"\n")
 }
 
 func checkFits(t *testing.T, s string, width int) {

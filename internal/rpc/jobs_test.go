@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"agentsh/internal/agent"
 	"agentsh/internal/bash"
@@ -135,13 +134,7 @@ func TestJobKillAndErrors(t *testing.T) {
 	if r, _ := c.started("b"); r["success"] != true {
 		t.Fatalf("bash background: %v", r)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for len(proctest.WithArg(tag)) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the sleeps never started")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	proctest.WaitWithArg(t, tag, 2)
 	c.send(`{"id":"l","type":"jobs"}`)
 	r := c.response("l")
 	if j := r["data"].(map[string]any)["jobs"].([]any)[0].(map[string]any); j["state"] != "running" || j["id"] != "1" {

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"agentsh/internal/bash"
 	"agentsh/internal/fakemodel"
 	"agentsh/internal/session"
+	"agentsh/internal/testkit"
 )
 
 // envOf turns "K=V" pairs into a getenv.
@@ -91,16 +93,13 @@ func (c *client) prompt(id, text string) (events []map[string]any, failure map[s
 	}
 	// agent_end comes just before the prompt is done: the next prompt
 	// waits until get_state says so.
-	for i := 0; ; i++ {
+	i := 0
+	testkit.Eventually(c.t, 0, "the prompt to stop streaming after its agent_end", func() (bool, string) {
 		sid := id + "_state" + strconv.Itoa(i)
-		if c.call(sid, `{"id":"`+sid+`","type":"get_state"}`)["data"].(map[string]any)["isStreaming"] == false {
-			break
-		}
-		if i == 10000 {
-			c.t.Fatal("the prompt still streams after its agent_end")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		i++
+		data := c.call(sid, `{"id":"`+sid+`","type":"get_state"}`)["data"].(map[string]any)
+		return data["isStreaming"] == false, fmt.Sprintf("state %v", data)
+	})
 	return events, failure
 }
 

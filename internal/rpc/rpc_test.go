@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 
 	"agentsh/internal/bash"
 	"agentsh/internal/llm"
+	"agentsh/internal/testkit"
 )
 
 // client drives Serve over io.Pipe.
@@ -224,7 +226,6 @@ func TestAbortBashCancelsRunningBash(t *testing.T) {
 	needProc(t)
 	c := start(t, nil)
 	c.send(`{"id":"b","type":"bash","command":"echo \"mark=$AGENTSH_SHELL_MARK\"; sleep 30"}`)
-	time.Sleep(200 * time.Millisecond)
 	mark := c.waitSleep()
 	sent := time.Now()
 	c.send(`{"id":"a","type":"abort_bash"}`)
@@ -254,8 +255,9 @@ func TestAbortBashCancelsRunningBash(t *testing.T) {
 	if !strings.Contains(d["output"].(string), "mark="+mark) {
 		t.Errorf("output %q lacks the marker", d["output"])
 	}
-	waitFor(t, "the run's processes to go", 3*time.Second, func() bool {
-		return len(proctest.Marked("AGENTSH_SHELL_MARK="+mark)) == 0
+	testkit.Eventually(t, 0, "the run's processes to go", func() (bool, string) {
+		pids := proctest.Marked("AGENTSH_SHELL_MARK=" + mark)
+		return len(pids) == 0, fmt.Sprintf("processes %v", pids)
 	})
 }
 
@@ -414,8 +416,9 @@ func TestLongLine(t *testing.T) {
 func (c *client) waitSleep() string {
 	c.t.Helper()
 	var mark string
-	waitFor(c.t, "sleep 30 to start", 10*time.Second, func() bool {
-		for _, pid := range proctest.Marked("RPCTEST_TAG=" + c.tag) {
+	testkit.Eventually(c.t, 0, "sleep 30 to start", func() (bool, string) {
+		pids := proctest.Marked("RPCTEST_TAG=" + c.tag)
+		for _, pid := range pids {
 			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 			if !bytes.HasPrefix(cmdline, []byte("sleep\x0030")) {
 				continue
@@ -424,11 +427,11 @@ func (c *client) waitSleep() string {
 			for _, v := range bytes.Split(env, []byte{0}) {
 				if m, ok := strings.CutPrefix(string(v), "AGENTSH_SHELL_MARK="); ok {
 					mark = m
-					return true
+					return true, ""
 				}
 			}
 		}
-		return false
+		return false, fmt.Sprintf("the server's processes %v", pids)
 	})
 	if mark == "" {
 		c.t.Fatal("empty marker")
@@ -439,17 +442,6 @@ func (c *client) waitSleep() string {
 func needProc(t *testing.T) {
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("needs /proc")
-	}
-}
-
-func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

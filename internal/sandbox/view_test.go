@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"agentsh/internal/guard"
 	"agentsh/internal/proctest"
 	"agentsh/internal/sandbox"
+	"agentsh/internal/testkit"
 
 	"github.com/creack/pty"
 )
@@ -284,6 +286,8 @@ func TestViewSockets(t *testing.T) {
 		if !strings.Contains(got, "agentsh-test (No such file or directory)") || !strings.Contains(got, "tmux=unset") {
 			t.Errorf("tmux from inside: %q", got)
 		}
+		// A pause to show that something does not happen: had the server
+		// been reached, its touch would have run by now.
 		time.Sleep(100 * time.Millisecond)
 		if _, err := os.Stat(marker); err == nil {
 			t.Fatal("the tmux server ran a command for the sandbox")
@@ -299,12 +303,10 @@ func TestViewSockets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = a.Process.Kill(); _ = a.Wait() }()
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 0, "the ssh-agent's socket", func() (bool, string) {
+		_, err := os.Stat(sock)
+		return err == nil, fmt.Sprint(err)
+	})
 	t.Setenv("SSH_AUTH_SOCK", sock)
 	if out, err := exec.Command("ssh-add", "-l").CombinedOutput(); !strings.Contains(string(out), "no identities") {
 		t.Fatalf("the agent does not answer outside: %v %s", err, out)
@@ -339,6 +341,8 @@ func TestViewTmuxSocket(t *testing.T) {
 	t.Setenv("TMUX", sock+",1,0")
 	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Workdir: t.TempDir(), Network: true}
 	got, _ := runConfined(t, p, "", `tmux -S "$1" run-shell "touch $2" 2>&1 | head -c 200; echo; echo "tmux=${TMUX:-unset}"`, sock, marker)
+	// A pause to show that something does not happen: had the server been
+	// reached, its touch would have run by now.
 	time.Sleep(100 * time.Millisecond)
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("the tmux server ran a command for the sandbox: %q", got)

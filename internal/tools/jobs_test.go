@@ -18,6 +18,7 @@ import (
 	"agentsh/internal/bash"
 	"agentsh/internal/jobs"
 	"agentsh/internal/proctest"
+	"agentsh/internal/testkit"
 )
 
 // jobsHarness is the standard registry with a job manager, the way a mode
@@ -74,19 +75,15 @@ func (h *jobsHarness) call(t *testing.T, name string, args map[string]any) Resul
 func (h *jobsHarness) waitFor(t *testing.T, id any, want string) string {
 	t.Helper()
 	var all strings.Builder
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	testkit.Eventually(t, 0, fmt.Sprintf("job %v to show %q", id, want), func() (bool, string) {
 		r := h.call(t, JobOutputName, map[string]any{"id": id, "wait_seconds": 0.2})
 		if r.IsError {
 			t.Fatalf("job_output: %s", r.Content)
 		}
 		all.WriteString(r.Content + "\n")
-		if strings.Contains(all.String(), want) {
-			return all.String()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %v never showed %q (hang guard); got …%q", id, want, all.String()[max(0, all.Len()-500):])
-		}
-	}
+		return strings.Contains(all.String(), want), fmt.Sprintf("got …%q", all.String()[max(0, all.Len()-500):])
+	})
+	return all.String()
 }
 
 const hint1 = `Read its new output with job_output {"id": "1"} (add "wait_seconds" to wait until it ends or waits for input), ` +
@@ -194,13 +191,10 @@ func TestPromptThroughTools(t *testing.T) {
 	if r.IsError || !strings.HasPrefix(r.Content, "Started job 1: ") {
 		t.Fatalf("start: %+v", r)
 	}
-	var out Result
-	for deadline := time.Now().Add(30 * time.Second); !strings.HasPrefix(out.Content, "Job 1 is waiting for input."); {
-		if time.Now().After(deadline) {
-			t.Fatalf("never waiting for input (hang guard): %q", out.Content)
-		}
-		out = h.call(t, JobOutputName, map[string]any{"id": "1", "wait_seconds": 30})
-	}
+	testkit.Eventually(t, 0, "job 1 to wait for input", func() (bool, string) {
+		out := h.call(t, JobOutputName, map[string]any{"id": "1", "wait_seconds": 30})
+		return strings.HasPrefix(out.Content, "Job 1 is waiting for input."), fmt.Sprintf("job_output: %q", out.Content)
+	})
 	in := h.call(t, JobInputName, map[string]any{"id": " 1 ", "text": `y\n`})
 	if in.IsError || in.Content != "Job 1 exited with code 0.\ny\ngot y" {
 		t.Errorf("job_input: %q", in.Content)

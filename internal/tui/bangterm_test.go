@@ -16,6 +16,7 @@ import (
 	"agentsh/internal/jobs"
 	"agentsh/internal/pty"
 	"agentsh/internal/session"
+	"agentsh/internal/testkit"
 )
 
 // withTerminalShell puts a session on screen whose shell has a terminal and
@@ -251,11 +252,11 @@ func TestBangPromptToBackground(t *testing.T) {
 	}
 	st := j.Final()
 	// The job's last line may be recorded just after its end is.
-	out := j.ReadNew().Text
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out, "got y") && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
+	out := ""
+	testkit.Poll(0, func() (bool, string) {
 		out += j.ReadNew().Text
-	}
+		return strings.Contains(out, "got y"), ""
+	})
 	if st.Kind != jobs.Exited || st.Code != 0 || !strings.Contains(out, "got y") {
 		t.Errorf("job ended %+v with output %q", st, out)
 	}

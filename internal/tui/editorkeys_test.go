@@ -1,10 +1,10 @@
 package tui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -14,6 +14,7 @@ import (
 	"agentsh/internal/llm"
 	"agentsh/internal/proctest"
 	"agentsh/internal/session"
+	"agentsh/internal/testkit"
 )
 
 // lastUserText is the last user message of the server's last request.
@@ -254,18 +255,10 @@ func waitGone(t *testing.T, h *harness, arg string) {
 		h.m.wg.Wait()
 		close(done)
 	}()
-	deadline := time.After(30 * time.Second)
-	for {
-		select {
-		case <-done:
-			if pids := proctest.WithArg(arg); len(pids) == 0 {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("after quitting: goroutines done %v, processes %v", chanClosed(done), proctest.WithArg(arg))
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	testkit.Eventually(t, 0, "the model's goroutines and processes to end after quitting", func() (bool, string) {
+		ended, pids := chanClosed(done), proctest.WithArg(arg)
+		return ended && len(pids) == 0, fmt.Sprintf("goroutines done %v, processes %v", ended, pids)
+	})
 }
 
 func chanClosed(c chan struct{}) bool {

@@ -2,8 +2,6 @@ package tui
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,10 +13,9 @@ import (
 	"agentsh/internal/agent"
 	"agentsh/internal/bash"
 	"agentsh/internal/llm"
+	"agentsh/internal/testkit"
 	"agentsh/internal/tools"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current screens")
 
 // screenSizes are the two terminal sizes every golden screen is taken at.
 var screenSizes = [][2]int{{60, 30}, {100, 36}}
@@ -36,23 +33,7 @@ func checkScreen(t *testing.T, name, screen string, w, h int) {
 			t.Errorf("%s: row %d is %d cells wide, limit %d: %q", name, i, sw, w, l)
 		}
 	}
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(screen+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/tui/ -run Golden -update)", err)
-	}
-	if string(want) != screen+"\n" {
-		t.Errorf("%s differs from the golden:\n--- got ---\n%s\n--- want ---\n%s", name, screen, want)
-	}
+	testkit.Golden(t, name+".golden", screen+"\n")
 }
 
 // goldenHarness is a harness whose status line is the same on every

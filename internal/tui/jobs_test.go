@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"agentsh/internal/jobs"
 	"agentsh/internal/pty"
+	"agentsh/internal/testkit"
 )
 
 // jobsHangGuard bounds every wait on a job: only a hang trips it.
@@ -44,16 +46,15 @@ func startJob(t *testing.T, mgr *jobs.Manager, command string) *jobs.Job {
 // waitJob waits until the job is in state want.
 func waitJob(t *testing.T, j *jobs.Job, want string) {
 	t.Helper()
-	deadline := time.Now().Add(jobsHangGuard)
-	for {
-		st := j.Wait(context.Background(), time.Until(deadline))
-		if st.String() == want {
-			return
-		}
-		if st.Ended() || time.Now().After(deadline) {
-			t.Fatalf("job %s is %q, want %q", j.ID(), st, want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var st jobs.State
+	testkit.Eventually(t, jobsHangGuard, fmt.Sprintf("job %s to be %q", j.ID(), want), func() (bool, string) {
+		// Wait returns at once for a job waiting or ended, else at its
+		// next such state or after a moment.
+		st = j.Wait(context.Background(), 50*time.Millisecond)
+		return st.String() == want || st.Ended(), fmt.Sprintf("%q; screen:\n%s", st, strings.Join(j.Screen().Text(), "\n"))
+	})
+	if st.String() != want {
+		t.Fatalf("job %s is %q, want %q", j.ID(), st, want)
 	}
 }
 
@@ -195,13 +196,10 @@ func TestQuitAsksWhileJobsRun(t *testing.T) {
 // waitScreenText waits until the job's terminal shows want.
 func waitScreenText(t *testing.T, j *jobs.Job, want string) {
 	t.Helper()
-	deadline := time.Now().Add(jobsHangGuard)
-	for !strings.Contains(strings.Join(j.Screen().Text(), "\n"), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s never showed %q", j.ID(), want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, jobsHangGuard, fmt.Sprintf("job %s to show %q", j.ID(), want), func() (bool, string) {
+		text := strings.Join(j.Screen().Text(), "\n")
+		return strings.Contains(text, want), "screen:\n" + text
+	})
 }
 
 // checkPanel asserts the panel fills the screen, no wider than it.

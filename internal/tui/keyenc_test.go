@@ -2,8 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,12 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"agentsh/internal/pty"
+	"agentsh/internal/testkit"
 )
-
-// keyencGolden holds, for every key of keyencCases, the bytes the program in
-// the overlay receives (after the PTY's own input normalization), with the
-// program's cursor keys in normal and in application mode.
-var keyencGolden = filepath.Join("testdata", "keyenc.golden")
 
 // programBytes is what the program on the PTY reads for a key press in the
 // overlay or an attached job: the TUI's encoding, then the normalization
@@ -119,7 +113,8 @@ func keyencName(k tea.Key) string {
 	return s
 }
 
-// TestKeyEncodingGolden pins the bytes a program in the overlay receives for
+// TestKeyEncodingGolden pins, in testdata/keyenc.golden, the bytes a program
+// in the overlay receives for
 // every key press of keyencCases: programs match them literally, so no
 // refactoring of the encoder may change one.
 func TestKeyEncodingGolden(t *testing.T) {
@@ -133,30 +128,7 @@ func TestKeyEncodingGolden(t *testing.T) {
 		seen[name] = true
 		fmt.Fprintf(&sb, "%s\t%q\t%q\n", name, programBytes(t, k, false), programBytes(t, k, true))
 	}
-	got := sb.String()
-	if *update {
-		if err := os.WriteFile(keyencGolden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(keyencGolden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/tui/ -run KeyEncodingGolden -update)", err)
-	}
-	gotLines, wantLines := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-	if len(gotLines) != len(wantLines) {
-		t.Fatalf("%d cases, the golden has %d", len(gotLines), len(wantLines))
-	}
-	bad := 0
-	for i := range gotLines {
-		if gotLines[i] != wantLines[i] {
-			t.Errorf("line %d:\n got %s\nwant %s", i+1, gotLines[i], wantLines[i])
-			if bad++; bad == 20 {
-				t.Fatal("too many differences")
-			}
-		}
-	}
+	testkit.Golden(t, "keyenc.golden", sb.String())
 }
 
 // BenchmarkEncodeKey measures one key press on its way to the program:

@@ -19,6 +19,7 @@ import (
 	"agentsh/internal/pty"
 	"agentsh/internal/render"
 	"agentsh/internal/session"
+	"agentsh/internal/testkit"
 	"agentsh/internal/tools"
 )
 
@@ -127,10 +128,11 @@ func (h *harness) press(code rune, mod tea.KeyMod) tea.Cmd {
 	return h.update(tea.KeyPressMsg{Code: code, Mod: mod})
 }
 
-// waitFor feeds queued messages to Update until cond holds.
+// waitFor feeds queued messages to Update until cond holds (a hang guard,
+// scaled like testkit's).
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(testkit.Scale(20 * time.Second))
 	for !cond() {
 		select {
 		case msg := <-h.msgs:
