@@ -465,8 +465,19 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 		}
 	}
 
+	// The messages run one after another on the Runner the TUI and RPC use.
+	runner := agent.NewRunner(ctx)
 	for _, msg := range messages {
-		err := sess.Prompt(ctx, msg, provider, model, reg, emit)
+		var err error
+		run, startErr := runner.Start(func(ctx context.Context) error {
+			err = sess.Prompt(ctx, msg, provider, model, reg, emit)
+			return err
+		}, nil)
+		if startErr != nil {
+			return fail(startErr)
+		}
+		run.Wait()
+		run.End()
 		if writeErr != nil {
 			return fail(writeErr)
 		}
