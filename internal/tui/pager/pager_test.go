@@ -1,4 +1,4 @@
-package tui
+package pager
 
 import (
 	"bufio"
@@ -13,13 +13,36 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/sink"
 )
 
+// openPager opens path with the default keys.
+func openPager(path, title string) (*Pager, error) {
+	return Open(path, title, DefaultKeyMap())
+}
+
+// testStyles are the TUI's styles for the pager (see tui's newStyles).
+func testStyles(noColor bool) Styles {
+	base := lipgloss.NewStyle()
+	if noColor {
+		return Styles{Title: base, Dim: base, Warning: base, Error: base, NoColor: true}
+	}
+	return Styles{Title: base.Bold(true), Dim: base.Foreground(lipgloss.Color("8")),
+		Warning: base.Foreground(lipgloss.Color("11")), Error: base.Foreground(lipgloss.Color("9"))}
+}
+
+// view sizes p for a w × h window, as the TUI does on a resize, and draws
+// it.
+func view(p *Pager, w, h int, st Styles) string {
+	p.SetSize(w, h)
+	return p.View(w, h, st)
+}
+
 // pagerFile writes content to a temp file and opens a pager on it.
-func pagerFile(t testing.TB, content string) *pager {
+func pagerFile(t testing.TB, content string) *Pager {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "artifact.txt")
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
@@ -63,7 +86,7 @@ func pgKey(name string) tea.KeyPressMsg {
 }
 
 // pgPress sends keys by name and fails if one closes the pager.
-func pgPress(t *testing.T, p *pager, keys ...string) {
+func pgPress(t *testing.T, p *Pager, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
 		if p.Update(pgKey(k)) {
@@ -73,7 +96,7 @@ func pgPress(t *testing.T, p *pager, keys ...string) {
 }
 
 // pgType types text one rune at a time.
-func pgType(t *testing.T, p *pager, s string) {
+func pgType(t *testing.T, p *Pager, s string) {
 	t.Helper()
 	for _, r := range s {
 		if p.Update(tea.KeyPressMsg{Code: r, Text: string(r)}) {
@@ -83,7 +106,7 @@ func pgType(t *testing.T, p *pager, s string) {
 }
 
 // pgSearch types /q enter.
-func pgSearch(t *testing.T, p *pager, q string) {
+func pgSearch(t *testing.T, p *Pager, q string) {
 	t.Helper()
 	pgPress(t, p, "/")
 	pgType(t, p, q)
@@ -91,9 +114,9 @@ func pgSearch(t *testing.T, p *pager, q string) {
 }
 
 // pgScreen renders p and checks its shape; it returns the plain lines.
-func pgScreen(t testing.TB, p *pager, w, h int, st *styles) []string {
+func pgScreen(t testing.TB, p *Pager, w, h int, st Styles) []string {
 	t.Helper()
-	v := p.View(w, h, st)
+	v := view(p, w, h, st)
 	lines := strings.Split(v, "\n")
 	if len(lines) != h {
 		t.Fatalf("%dx%d: %d lines:\n%s", w, h, len(lines), v)
@@ -103,7 +126,7 @@ func pgScreen(t testing.TB, p *pager, w, h int, st *styles) []string {
 			t.Fatalf("%dx%d: line %d is %d wide: %q", w, h, i, lw, l)
 		}
 	}
-	if st.theme.NoColor && strings.Contains(ansi.Strip(v), "\x1b") {
+	if st.NoColor && strings.Contains(ansi.Strip(v), "\x1b") {
 		t.Fatalf("escape left in the text: %q", v)
 	}
 	for i := range lines {
@@ -119,7 +142,7 @@ func pgBodyText(lines []string, i, gutter int) string {
 
 func TestPagerFirstScreenAndEnd(t *testing.T) {
 	p := pagerFile(t, pgSeq(100000))
-	st := newStyles(true)
+	st := testStyles(true)
 	s := pgScreen(t, p, 80, 24, st)
 	if !strings.Contains(s[0], "artifact://3 · $ test") || !strings.Contains(s[0], "line 1–22 of 100000") || !strings.Contains(s[0], "22%") && !strings.Contains(s[0], " 0%") {
 		t.Errorf("header %q", s[0])
@@ -130,7 +153,7 @@ func TestPagerFirstScreenAndEnd(t *testing.T) {
 	if got := strings.TrimSpace(s[22]); got != "22 22" {
 		t.Errorf("last row %q", got)
 	}
-	if !strings.Contains(s[23], pagerHelp()) {
+	if !strings.Contains(s[23], DefaultKeyMap().help()) {
 		t.Errorf("footer %q", s[23])
 	}
 	pgPress(t, p, "G")
@@ -153,7 +176,7 @@ func TestPagerFirstScreenAndEnd(t *testing.T) {
 
 func TestPagerScrollKeys(t *testing.T) {
 	p := pagerFile(t, pgSeq(1000))
-	st := newStyles(false)
+	st := testStyles(false)
 	top := func() string {
 		s := pgScreen(t, p, 40, 12, st) // body 10 rows
 		return strings.Fields(s[1])[1]
@@ -183,7 +206,7 @@ func TestPagerScrollKeys(t *testing.T) {
 
 func TestPagerSearch(t *testing.T) {
 	p := pagerFile(t, pgSeq(100000))
-	st := newStyles(true)
+	st := testStyles(true)
 	pgSearch(t, p, "99999")
 	s := pgScreen(t, p, 80, 24, st)
 	found := false
@@ -202,8 +225,8 @@ func TestPagerSearch(t *testing.T) {
 		t.Errorf("n did not wrap:\n%s", strings.Join(s, "\n"))
 	}
 	// In colour, the match is highlighted.
-	v := p.View(80, 24, newStyles(false))
-	if !strings.Contains(v, pagerMatchStyle(false).Render("99999")) {
+	v := view(p, 80, 24, testStyles(false))
+	if !strings.Contains(v, matchStyle(false).Render("99999")) {
 		t.Errorf("no highlight: %q", v)
 	}
 	pgSearch(t, p, "zzz")
@@ -228,7 +251,7 @@ func TestPagerSearchNextPrevWraps(t *testing.T) {
 		}
 	}
 	p := pagerFile(t, b.String())
-	st := newStyles(true)
+	st := testStyles(true)
 	matchLine := func() int { pgScreen(t, p, 60, 12, st); return p.matchLine }
 	pgSearch(t, p, "needle") // smart case: lower case matches Needle
 	if got := matchLine(); got != 3 {
@@ -264,7 +287,7 @@ func TestPagerSearchNextPrevWraps(t *testing.T) {
 
 func TestPagerPrompt(t *testing.T) {
 	p := pagerFile(t, "alpha\nbeta\ngamma\n")
-	st := newStyles(true)
+	st := testStyles(true)
 	pgPress(t, p, "/")
 	pgType(t, p, "gax")
 	pgPress(t, p, "backspace")
@@ -308,7 +331,7 @@ func TestPagerWrapAndHorizontalScroll(t *testing.T) {
 		long += fmt.Sprintf("%03d-abcdef ", i) // 11 columns each
 	}
 	p := pagerFile(t, long+"\nend\n")
-	st := newStyles(true)
+	st := testStyles(true)
 	const w, h = 42, 16 // gutter 2, text 40, body 14
 	s := pgScreen(t, p, w, h, st)
 	if got := pgBodyText(s, 0, 2); got != long[:40] {
@@ -354,7 +377,7 @@ func TestPagerWrapAndHorizontalScroll(t *testing.T) {
 		t.Errorf("row after the long line: %q", s[12])
 	}
 	const h2 = 10             // body 8: the 12 rows do not fit
-	pgScreen(t, p, w, h2, st) // page moves use the last size drawn
+	pgScreen(t, p, w, h2, st) // page moves use the window's size
 	pgPress(t, p, "j")        // one row down
 	if got := pgBodyText(pgScreen(t, p, w, h2, st), 0, 2); got != long[40:80] {
 		t.Errorf("wrap j: %q", got)
@@ -380,7 +403,7 @@ func TestPagerWrapAndHorizontalScroll(t *testing.T) {
 
 func TestPagerSanitizes(t *testing.T) {
 	p := pagerFile(t, "a\r\nb\x1b[31mred\x1b[0m\tX\x01\x7f\xff\r\n\x1b]8;;http://x\x07link\x1b]8;;\x07 é 世界 \u202eevil\rmid\r\nno newline")
-	s := pgScreen(t, p, 40, 6, newStyles(true))
+	s := pgScreen(t, p, 40, 6, testStyles(true))
 	want := []string{"a", "bred    X^A^?\uFFFD", "mid", "no newline"}
 	for i, w := range want {
 		if got := pgBodyText(s, i, 2); got != w {
@@ -401,7 +424,7 @@ func TestPagerProgressBar(t *testing.T) {
 		fmt.Fprintf(&long, "\r%5d/20000", i+1)
 	}
 	p := pagerFile(t, "get\n 10%\r 50%\r100%\n"+long.String()+"\ndone\n")
-	s := pgScreen(t, p, 40, 6, newStyles(true))
+	s := pgScreen(t, p, 40, 6, testStyles(true))
 	for i, w := range []string{"get", "100%", "20000/20000", "done"} {
 		if got := pgBodyText(s, i, 2); got != w {
 			t.Errorf("line %d: %q, want %q", i+1, got, w)
@@ -411,13 +434,13 @@ func TestPagerProgressBar(t *testing.T) {
 
 func TestPagerEmptyAndMissing(t *testing.T) {
 	p := pagerFile(t, "")
-	s := pgScreen(t, p, 30, 5, newStyles(true))
+	s := pgScreen(t, p, 30, 5, testStyles(true))
 	if !strings.Contains(s[1], "(empty)") {
 		t.Errorf("empty: %q", strings.Join(s, "\n"))
 	}
 	pgSearch(t, p, "x")
 	pgPress(t, p, "G", "n", "N", "w", "l", "j")
-	pgScreen(t, p, 30, 5, newStyles(true))
+	pgScreen(t, p, 30, 5, testStyles(true))
 	if _, err := openPager(filepath.Join(t.TempDir(), "missing"), "x"); err == nil {
 		t.Error("no error for a missing file")
 	}
@@ -432,7 +455,7 @@ func TestPagerEmptyAndMissing(t *testing.T) {
 func TestPagerLongLine(t *testing.T) {
 	long := strings.Repeat("0123456789", 20000) // 200 KB, past lineCap
 	p := pagerFile(t, "first\n"+long+"\nlast\n")
-	st := newStyles(true)
+	st := testStyles(true)
 	start := time.Now()
 	s := pgScreen(t, p, 80, 10, st)
 	if got := pgBodyText(s, 1, 2); got != long[:78] {
@@ -452,7 +475,7 @@ func TestPagerSizes(t *testing.T) {
 	long := strings.Repeat("wide 世界 ", 30)
 	p := pagerFile(t, pgSeq(50)+long+"\n\ttab\x1b[1mbold\n"+pgSeq(30))
 	for _, noColor := range []bool{true, false} {
-		st := newStyles(noColor)
+		st := testStyles(noColor)
 		for _, wrap := range []bool{false, true} {
 			p.wrap = wrap
 			for _, prompt := range []bool{false, true} {
@@ -463,7 +486,7 @@ func TestPagerSizes(t *testing.T) {
 						pgPress(t, p, k)
 						p.prompt = prompt
 						if sz[1] == 0 {
-							if v := p.View(sz[0], sz[1], st); v != "" {
+							if v := view(p, sz[0], sz[1], st); v != "" {
 								t.Errorf("height 0: %q", v)
 							}
 							continue
@@ -487,7 +510,7 @@ func TestPagerRandomKeys(t *testing.T) {
 		fmt.Fprintf(&b, "%s%d\n", strings.Repeat("\t", i%3), i*i)
 	}
 	p := pagerFile(t, b.String())
-	plain, color := newStyles(true), newStyles(false)
+	plain, color := testStyles(true), testStyles(false)
 	keys := []string{"j", "k", "up", "down", "pgup", "pgdown", "space", "b", "g", "G", "home", "end",
 		"ctrl+u", "ctrl+d", "h", "l", "left", "right", "0", "w", "w", "n", "N", "/", "esc", "enter", "backspace"}
 	r := rand.New(rand.NewPCG(5, 6))
@@ -740,8 +763,8 @@ func TestPagerUnicodeFold(t *testing.T) {
 	if p.matchLine != 1 {
 		t.Fatalf("match %d", p.matchLine)
 	}
-	v := p.View(40, 6, newStyles(false))
-	if !strings.Contains(v, pagerMatchStyle(false).Render("ÉCOLE")) {
+	v := view(p, 40, 6, testStyles(false))
+	if !strings.Contains(v, matchStyle(false).Render("ÉCOLE")) {
 		t.Errorf("no highlight: %q", v)
 	}
 	pgPress(t, p, "n")
@@ -802,7 +825,7 @@ func BenchmarkPagerOpen100MB(b *testing.B) {
 	path, lines := pgBigFile(b, 100<<20)
 	b.SetBytes(100 << 20)
 	b.ResetTimer()
-	var p *pager
+	var p *Pager
 	for b.Loop() {
 		var err error
 		if p, err = openPager(path, "big"); err != nil {
@@ -818,7 +841,7 @@ func BenchmarkPagerOpen100MB(b *testing.B) {
 }
 
 func BenchmarkPagerView(b *testing.B) {
-	st := newStyles(false)
+	st := testStyles(false)
 	path, _ := pgBigFile(b, 100<<20)
 	long := filepath.Join(b.TempDir(), "long.txt")
 	line := strings.Repeat("0123456789 abcdefgh\t", 50<<10) // 1 MB lines
@@ -827,14 +850,14 @@ func BenchmarkPagerView(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name, path string
-		setup      func(p *pager)
+		setup      func(p *Pager)
 	}{
-		{"seq-top", path, func(p *pager) {}},
-		{"seq-middle", path, func(p *pager) { p.top = p.idx.n / 2 }},
-		{"seq-search", path, func(p *pager) { p.search = newMatcher("9"); p.top = p.idx.n / 3 }},
-		{"1MB-lines", long, func(p *pager) {}},
-		{"1MB-lines-scrolled", long, func(p *pager) { p.xOff = 30000 }},
-		{"1MB-lines-wrap", long, func(p *pager) { p.wrap = true; p.topRow = 100 }},
+		{"seq-top", path, func(p *Pager) {}},
+		{"seq-middle", path, func(p *Pager) { p.top = p.idx.n / 2 }},
+		{"seq-search", path, func(p *Pager) { p.search = newMatcher("9"); p.top = p.idx.n / 3 }},
+		{"1MB-lines", long, func(p *Pager) {}},
+		{"1MB-lines-scrolled", long, func(p *Pager) { p.xOff = 30000 }},
+		{"1MB-lines-wrap", long, func(p *Pager) { p.wrap = true; p.topRow = 100 }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p, err := openPager(c.path, "bench")
@@ -842,9 +865,11 @@ func BenchmarkPagerView(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer p.Close()
+			p.SetSize(200, 50)
 			c.setup(p)
 			for b.Loop() {
 				p.win = nil // read the lines every frame
+				p.layout()  // what Update does for View
 				_ = p.View(200, 50, st)
 			}
 		})
@@ -895,21 +920,21 @@ func TestPagerColours(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	color := newStyles(false)
-	rows := strings.Split(p.View(100, 10, color), "\n")
+	color := testStyles(false)
+	rows := strings.Split(view(p, 100, 10, color), "\n")
 	if !strings.Contains(rows[1], "\x1b[30mline 00\x1b[m plain \x1b[1mbold xxx") ||
 		!strings.Contains(rows[2], "\x1b[31mline 01\x1b[m") {
 		t.Errorf("rows:\n%q\n%q", rows[1], rows[2])
 	}
-	p.View(40, 10, color)
+	view(p, 40, 10, color)
 	for range 30 {
 		pgPress(t, p, "right")
 	}
-	rows = strings.Split(p.View(40, 10, color), "\n")
+	rows = strings.Split(view(p, 40, 10, color), "\n")
 	if p.xOff < 30 || !strings.Contains(rows[1], "\x1b[1mxxx") || strings.Contains(rows[1], "line") {
 		t.Errorf("scrolled into a bold stretch: %q", rows[1])
 	}
-	if s := pgScreen(t, p, 100, 10, newStyles(true)); strings.Contains(strings.Join(s, "\n"), "\x1b") {
+	if s := pgScreen(t, p, 100, 10, testStyles(true)); strings.Contains(strings.Join(s, "\n"), "\x1b") {
 		t.Errorf("NO_COLOR: %q", s)
 	}
 	if b, _ := os.ReadFile(path); bytes.IndexByte(b, 0x1b) >= 0 {
