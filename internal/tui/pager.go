@@ -13,11 +13,10 @@ type pagerLayer struct{ p *pager.Pager }
 // openPager opens path in the pager with the key map's pager keys, laid
 // out for a width × height window; title is shown in the header.
 func openPager(path, title string, width, height int) (*pagerLayer, error) {
-	p, err := pager.Open(path, title, pager.KeyMap{Pager: keys.Pager, Prompt: keys.Prompt})
+	p, err := pager.Open(path, title, pager.KeyMap{Pager: keys.Pager, Prompt: keys.Prompt}, width, height)
 	if err != nil {
 		return nil, err
 	}
-	p.SetSize(width, height)
 	return &pagerLayer{p: p}, nil
 }
 

@@ -75,10 +75,10 @@ type Pager struct {
 	rowsW     int
 }
 
-// Open opens path for viewing; title is shown in the header (e.g.
+// Open opens path for viewing in a width × height window (80×24 for a
+// window with no room yet); title is shown in the header (e.g.
 // "artifact://3 · $ seq 1 1000000"), keys are the bindings it answers.
-// Until SetSize it lays out for 80×24.
-func Open(path, title string, keys KeyMap) (*Pager, error) {
+func Open(path, title string, keys KeyMap, width, height int) (*Pager, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -100,6 +100,9 @@ func Open(path, title string, keys KeyMap) (*Pager, error) {
 	// Without its styles file (none, unreadable) the output shows plain.
 	styles, _ := sink.ReadStyles(path)
 	p := &Pager{f: f, title: title, idx: idx, keys: keys, width: 80, height: 24, matchLine: -1, styles: styles}
+	if width > 0 && height > 0 {
+		p.width, p.height = width, height
+	}
 	p.layout()
 	return p, nil
 }

@@ -19,9 +19,9 @@ import (
 	"agentsh/internal/sink"
 )
 
-// openPager opens path with the default keys.
+// openPager opens path with the default keys, for an 80×24 window.
 func openPager(path, title string) (*Pager, error) {
-	return Open(path, title, DefaultKeyMap())
+	return Open(path, title, DefaultKeyMap(), 80, 24)
 }
 
 // testStyles are the TUI's styles for the pager (see tui's newStyles).
