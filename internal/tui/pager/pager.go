@@ -61,8 +61,8 @@ type Pager struct {
 	winOff  int64
 	winBuf  []byte
 	scanBuf []byte
-	chunk   int // search read size; 0 is scanChunk (tests make it small)
-	d       dline
+	chunk   int    // search read size; 0 is scanChunk (tests make it small)
+	d       dline  // a line decoded to measure, wrap or find a match in
 	final   []byte // a line with CRs in its final state
 	// styles are the command's colours (the artifact's styles file);
 	// rawInFile says the last rawLine is the file's bytes, at the offsets
