@@ -279,7 +279,7 @@ func TestJobsPanel(t *testing.T) {
 	}
 	// enter on a job whose output fits its screen: no output file.
 	h.press(tea.KeyEnter, 0)
-	if layerOn[*pager](h) != nil || !strings.Contains(h.screen(), "job 2 has no output file yet") {
+	if layerOn[*pagerLayer](h) != nil || !strings.Contains(h.screen(), "job 2 has no output file yet") {
 		t.Errorf("enter without an artifact:\n%s", h.screen())
 	}
 
@@ -344,7 +344,7 @@ func TestJobsPanelOpensOutputInPager(t *testing.T) {
 	}
 	h.press('t', tea.ModCtrl)
 	h.press(tea.KeyEnter, 0)
-	if layerOn[*pager](h) == nil {
+	if layerOn[*pagerLayer](h) == nil {
 		t.Fatalf("enter did not open the pager:\n%s", h.screen())
 	}
 	s := h.screen()
@@ -352,7 +352,7 @@ func TestJobsPanelOpensOutputInPager(t *testing.T) {
 		t.Errorf("pager:\n%s", s)
 	}
 	h.update(tea.KeyPressMsg{Code: 'q', Text: "q"})
-	if layerOn[*pager](h) != nil || layerOn[*jobsPanel](h) == nil || !strings.Contains(h.screen(), "Jobs · 0 running") {
+	if layerOn[*pagerLayer](h) != nil || layerOn[*jobsPanel](h) == nil || !strings.Contains(h.screen(), "Jobs · 0 running") {
 		t.Errorf("q did not return to the panel:\n%s", h.screen())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/jobs"
+	"agentsh/internal/tui/pager"
 )
 
 // jobKilledMsg reports a kill from the panel, once the job is gone.
@@ -165,7 +166,7 @@ func (p *jobsPanel) draw(width, height int, st *styles) string {
 				mark = "› "
 			}
 			row := fmt.Sprintf("%s%-4s %-18s %8s %10s  %s", mark, j.ID(), s, runtimeText(j.Runtime()),
-				humanSize(int64(j.OutputBytes())), strings.ReplaceAll(j.Command(), "\n", " "))
+				pager.HumanSize(int64(j.OutputBytes())), strings.ReplaceAll(j.Command(), "\n", " "))
 			if ansi.StringWidth(row) > width {
 				row = ansi.Truncate(row, width, "…")
 			}

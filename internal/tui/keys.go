@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"agentsh/internal/render"
+	"agentsh/internal/tui/pager"
 )
 
 // JobsKey opens the jobs panel (as does /jobs typed in the editor).
@@ -40,12 +41,13 @@ const OverlayKillKey = "ctrl+\\"
 // one place.
 var keys = newKeyMap()
 
-// keyMap is the key bindings of each surface.
+// keyMap is the key bindings of each surface; the pager's (Pager, Prompt)
+// are named in package pager, which gets them from here.
 type keyMap struct {
 	Main    mainKeys
 	Editor  editorKeys
-	Pager   pagerKeys
-	Prompt  promptKeys
+	Pager   pager.Keys
+	Prompt  pager.PromptKeys
 	Panel   panelKeys
 	Attach  attachKeys
 	Overlay overlayKeys
@@ -76,17 +78,6 @@ type mainKeys struct {
 type editorKeys struct {
 	Newline, Backspace, Delete, Left, Right, Up, Down, LineStart, LineEnd,
 	TextStart, TextEnd, KillBefore, KillAfter, DeleteWord, WordLeft, WordRight, Tab key.Binding
-}
-
-// pagerKeys move through a full output.
-type pagerKeys struct {
-	Close, Up, Down, PageUp, PageDown, HalfUp, HalfDown, Top, Bottom,
-	Left, Right, Column0, Wrap, Search, Next, Prev key.Binding
-}
-
-// promptKeys edit the pager's search prompt.
-type promptKeys struct {
-	Cancel, Submit, Erase, Clear key.Binding
 }
 
 // panelKeys act on the jobs panel's selected job.
@@ -175,6 +166,7 @@ func bind(help, desc string, ks ...string) key.Binding {
 }
 
 func newKeyMap() keyMap {
+	pagerKeys := pager.DefaultKeyMap()
 	return keyMap{
 		Main: mainKeys{
 			Send:          bind("enter", "sends (while the agent works: queued until it would stop)", "enter"),
@@ -215,30 +207,8 @@ func newKeyMap() keyMap {
 			WordRight:  bind("alt+→", "moves a word right", "alt+right", "ctrl+right", "alt+f"),
 			Tab:        bind("tab", "inserts four spaces", "tab"),
 		},
-		Pager: pagerKeys{
-			Close:    bind("q", "close", "q", "esc", "ctrl+c"),
-			Up:       bind("↑", "line up", "up", "k", "ctrl+p"),
-			Down:     bind("↓", "line down", "down", "j", "ctrl+n", "enter"),
-			PageUp:   bind("pgup", "page up", "pgup", "b"),
-			PageDown: bind("pgdn", "page down", "pgdown", "space", "f"),
-			HalfUp:   bind("ctrl+u", "half a page up", "ctrl+u"),
-			HalfDown: bind("ctrl+d", "half a page down", "ctrl+d"),
-			Top:      bind("g", "top", "home", "g"),
-			Bottom:   bind("G", "bottom", "end", "G", "shift+g"),
-			Left:     bind("h", "scroll left", "left", "h"),
-			Right:    bind("l", "scroll right", "right", "l"),
-			Column0:  bind("0", "first column", "0"),
-			Wrap:     bind("w", "wrap", "w"),
-			Search:   bind("/", "search", "/"),
-			Next:     bind("n", "next", "n"),
-			Prev:     bind("N", "prev", "N", "shift+n"),
-		},
-		Prompt: promptKeys{
-			Cancel: bind("esc", "cancels the search", "esc", "ctrl+c", "ctrl+g"),
-			Submit: bind("enter", "searches", "enter"),
-			Erase:  bind("backspace", "deletes back", "backspace", "ctrl+h"),
-			Clear:  bind("ctrl+u", "clears", "ctrl+u"),
-		},
+		Pager:  pagerKeys.Pager,
+		Prompt: pagerKeys.Prompt,
 		Panel: panelKeys{
 			Close:  bind("esc", "close", "esc", "q", "ctrl+c", JobsKey),
 			Up:     bind("↑", "previous job", "up", "ctrl+p"),
@@ -357,15 +327,6 @@ func pasteEntry() entry {
 // the rest.
 func welcomeText() string {
 	return "agentsh · " + helpLine(entry{Key: "/help", Desc: "for keys"}, entry{Key: "!cmd", Desc: "runs in the shell"})
-}
-
-// pagerHelp is the pager's footer.
-func pagerHelp() string {
-	pk := keys.Pager
-	scroll := entry{Key: name(pk.Up) + name(pk.Down) + " " + name(pk.PageUp) + "/" + name(pk.PageDown) + " " +
-		name(pk.Top) + "/" + name(pk.Bottom), Desc: "scroll"}
-	nextPrev := entry{Key: name(pk.Next) + "/" + name(pk.Prev), Desc: pk.Next.Help().Desc + "/" + pk.Prev.Help().Desc}
-	return helpLine(scroll, help(pk.Search), nextPrev, help(pk.Wrap), help(pk.Close))
 }
 
 // jobsPanelHelp is the jobs panel's footer.

@@ -40,7 +40,7 @@ func TestOverlayStaysUnderThePager(t *testing.T) {
 	h.press(tea.KeyEnter, 0)
 	h.waitFor("the command to finish", h.bangIdle)
 	h.press('g', tea.ModCtrl)
-	if layerOn[*pager](h) == nil {
+	if layerOn[*pagerLayer](h) == nil {
 		t.Fatalf("ctrl+g did not open the pager:\n%s", h.screen())
 	}
 	s := startCat(t, h, "cat-under-pager")
@@ -53,7 +53,7 @@ func TestOverlayStaysUnderThePager(t *testing.T) {
 	}
 	h.typeText("q")
 	scr := h.screen()
-	if layerOn[*pager](h) != nil || !strings.Contains(scr, "$ cat-under-pager") || !strings.Contains(scr, overlayFooterText(false, false)) {
+	if layerOn[*pagerLayer](h) != nil || !strings.Contains(scr, "$ cat-under-pager") || !strings.Contains(scr, overlayFooterText(false, false)) {
 		t.Fatalf("after q the program's overlay is not shown:\n%s", scr)
 	}
 	h.typeText("abc")
@@ -104,11 +104,11 @@ func TestLayerActions(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\ntwo\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pg, err := openPager(path, "artifact://0")
+	pg, err := openPager(path, "artifact://0", 80, 24)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pg.Close()
+	defer pg.stop()
 	mgr := jobs.NewManager()
 	defer mgr.Close()
 	for _, c := range []struct {

@@ -660,8 +660,8 @@ func (m *model) openArtifact(id, title string) (problem string) {
 	}
 	path, err := arts.Resolve(session.ArtifactScheme + id)
 	if err == nil {
-		var p *pager
-		if p, err = openPager(path, session.ArtifactScheme+id+" · "+title); err == nil {
+		var p *pagerLayer
+		if p, err = openPager(path, session.ArtifactScheme+id+" · "+title, m.width, m.height); err == nil {
 			m.push(p)
 			return ""
 		}

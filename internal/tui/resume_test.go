@@ -119,7 +119,7 @@ func TestResumeRedrawsTheTranscriptAsItWas(t *testing.T) {
 		t.Errorf("notice not on screen:\n%s", s)
 	}
 	h.press('g', tea.ModCtrl)
-	if layerOn[*pager](h) == nil {
+	if layerOn[*pagerLayer](h) == nil {
 		t.Fatalf("ctrl+g opened no pager: %q", h.m.flash)
 	}
 	if s := h.screen(); !strings.Contains(s, "$ seq 1 200000") {

@@ -157,7 +157,7 @@ func TestPagerShowsArtifact(t *testing.T) {
 		t.Fatalf("no artifact link:\n%s", s)
 	}
 	h.press('g', tea.ModCtrl)
-	if layerOn[*pager](h) == nil {
+	if layerOn[*pagerLayer](h) == nil {
 		t.Fatalf("ctrl+g did not open the pager; status:\n%s", h.screen())
 	}
 	s = h.screen()
@@ -174,7 +174,7 @@ func TestPagerShowsArtifact(t *testing.T) {
 		t.Errorf("G does not reach the end:\n%s", s)
 	}
 	h.typeText("q")
-	if layerOn[*pager](h) != nil {
+	if layerOn[*pagerLayer](h) != nil {
 		t.Fatalf("q did not close the pager")
 	}
 	if s := h.screen(); !strings.Contains(s, "(ctrl+g to view)") {
@@ -196,7 +196,7 @@ func TestPagerWithoutTruncation(t *testing.T) {
 	h := newHarness(t, 80, 24)
 	h.add(finishedBang("seq 3", 1, 3))
 	h.press('g', tea.ModCtrl)
-	if layerOn[*pager](h) != nil {
+	if layerOn[*pagerLayer](h) != nil {
 		t.Fatalf("a complete output has nothing to page")
 	}
 	if s := h.screen(); !strings.Contains(s, "No truncated output") {

@@ -1,4 +1,4 @@
-package tui
+package pager
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func TestPagerCappedArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	st := newStyles(true)
+	st := testStyles(true)
 	marker := fmt.Sprintf("[… %d bytes dropped …]", sum.DroppedBytes)
 	pgSearch(t, p, "bytes dropped")
 	scr := strings.Join(pgScreen(t, p, 80, 24, st), "\n")
