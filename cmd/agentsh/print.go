@@ -406,24 +406,11 @@ func printMode(o printOptions, mode string, messages []string, stdout, stderr io
 	defer warm.Wait() // before CloseAll removes the snapshots
 	warnSandbox(o.sb, stderr, false)
 
-	store, notice, err := openStore(o, cwd, stderr)
+	_, sess, jm, closeAll, err := headlessSessions(o, cwd, live, toolSettings, models, retry, true, stderr)
 	if err != nil {
 		return fail(err)
 	}
-	if notice != "" {
-		fmt.Fprintf(stderr, "agentsh: %s\n", notice)
-	}
-	jm := newJobs(toolSettings)
-	sessions := newSessions(o, cwd, live, toolSettings, jm, models, retry, true, nil, stderr)
-	defer sessions.Close()     // after the jobs: they may write full outputs until they stop
-	defer stopJobs(jm, stderr) // every job dies with the session
-	sess, modelErr, err := sessions.First(store, restoreOf(o))
-	if err != nil {
-		return fail(err)
-	}
-	if modelErr != nil {
-		fmt.Fprintf(stderr, "agentsh: %v\n", modelErr)
-	}
+	defer closeAll()
 	executor := bash.Default()
 	// Print mode has no UI: never a PTY.
 	reg, err := agent.NewTools(agent.ToolsConfig{Current: func() *agent.AgentSession { return sess },
@@ -553,24 +540,11 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	defer warm.Wait() // before CloseAll removes the snapshots
 	warnSandbox(o.sb, stderr, false)
 
-	store, notice, err := openStore(o, cwd, stderr) // --continue / --resume / --no-session
-	if notice != "" {
-		fmt.Fprintf(stderr, "agentsh: %s\n", notice)
-	}
+	sessions, first, jm, closeAll, err := headlessSessions(o, cwd, live, toolSettings, models, retry, restoreOf(o), stderr)
 	if err != nil {
 		return fail(err)
 	}
-	jm := newJobs(toolSettings)
-	sessions := newSessions(o, cwd, live, toolSettings, jm, models, retry, restoreOf(o), nil, stderr)
-	defer sessions.Close()     // after the jobs: they may write full outputs until they stop
-	defer stopJobs(jm, stderr) // every job dies with the session
-	first, modelErr, err := sessions.First(store, restoreOf(o))
-	if err != nil {
-		return fail(err)
-	}
-	if modelErr != nil {
-		fmt.Fprintf(stderr, "agentsh: %v\n", modelErr)
-	}
+	defer closeAll()
 	// switch_session: the saved session at path, opened for appending.
 	openSession := func(path string) (*agent.AgentSession, error) {
 		sess, skipped, err := sessions.Open(path)
@@ -596,6 +570,38 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// headlessSessions is print and RPC mode's start: the conversation the
+// flags choose (--continue, --resume, --no-session) as the first of the
+// mode's Sessions, with its job manager; what goes wrong on the side is said
+// on stderr. restoreLater is whether a conversation opened later continues
+// with its own model. closeAll stops the jobs, then closes the sessions (the
+// jobs may write full outputs until they stop).
+func headlessSessions(o printOptions, cwd string, live *config.LiveSettings, ts bash.ToolSettings, models *agent.Models,
+	retry *agent.Retry, restoreLater bool, stderr io.Writer) (*agent.Sessions, *agent.AgentSession, *jobs.Manager, func(), error) {
+	store, notice, err := openStore(o, cwd, stderr)
+	if notice != "" {
+		fmt.Fprintf(stderr, "agentsh: %s\n", notice)
+	}
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	jm := newJobs(ts)
+	sessions := newSessions(o, cwd, live, ts, jm, models, retry, restoreLater, nil, stderr)
+	closeAll := func() {
+		stopJobs(jm, stderr) // every job dies with the session
+		sessions.Close()
+	}
+	first, modelErr, err := sessions.First(store, restoreOf(o))
+	if err != nil {
+		closeAll()
+		return nil, nil, nil, nil, err
+	}
+	if modelErr != nil {
+		fmt.Fprintf(stderr, "agentsh: %v\n", modelErr)
+	}
+	return sessions, first, jm, closeAll, nil
 }
 
 // newJobs is a mode's job manager, holding bash.maxJobs jobs at once as the
