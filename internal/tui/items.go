@@ -109,6 +109,11 @@ func (t *toolItem) view(width int, st *styles, _ string) string {
 	return t.call.View(width, st.theme)
 }
 
+// block is the call's block, whichever kind it is.
+func (t *toolItem) block() render.ToolBlock {
+	return render.ToolBlock{Call: t.call, File: t.file}
+}
+
 // toggle is ctrl+o on the call.
 func (t *toolItem) toggle() {
 	if t.file != nil {
