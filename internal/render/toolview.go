@@ -281,6 +281,17 @@ func NewToolBlock(v *ToolView, running bool) ToolBlock {
 	return b
 }
 
+// NewStreamingBlock is the block of a call whose arguments the model is
+// still sending: a bash call shows its command as far as it has arrived
+// (set Command); ok is false for another tool, which shows nothing until
+// it runs, its place in the transcript kept.
+func NewStreamingBlock(name string) (b ToolBlock, ok bool) {
+	if KindOf(name) != ToolBash {
+		return b, false
+	}
+	return ToolBlock{Call: &ToolCall{Running: true, Streaming: true}}, true
+}
+
 // Finish ends the block with the result r, or without one (nil: the turn
 // ended before it came). Nothing else changes, so a block expanded while
 // it ran stays expanded.

@@ -239,3 +239,20 @@ func TestToolViewBadBashArgs(t *testing.T) {
 		t.Errorf("empty arguments: %q %q", e.ArgsText(), e.Command)
 	}
 }
+
+// While its arguments stream, a bash call shows its command as it comes;
+// another tool keeps its place and shows nothing.
+func TestNewStreamingBlock(t *testing.T) {
+	b, ok := NewStreamingBlock("bash")
+	if !ok || b.File != nil || b.Call == nil || !b.Call.Streaming || !b.Call.Running {
+		t.Fatalf("bash: %+v %v", b, ok)
+	}
+	if v := ansi.Strip(b.View(80, NewTheme(true))); v != "○ $ writing command…" {
+		t.Errorf("streaming bash shows %q", v)
+	}
+	for _, name := range []string{tools.ReadName, tools.EditName, "jobs", "frobnicate"} {
+		if b, ok := NewStreamingBlock(name); ok || b.Call != nil || b.File != nil {
+			t.Errorf("%s: %+v %v", name, b, ok)
+		}
+	}
+}

@@ -84,7 +84,7 @@ func (t *textItem) view(width int, st *styles, _ string) string {
 
 // toolItem is one model tool call: bash calls are rendered by
 // render.ToolCall, the file tools by render.FileCall (both cache their own
-// output).
+// output); render.NewToolBlock decides which, live and resumed alike.
 type toolItem struct {
 	id    string
 	call  *render.ToolCall // bash (and any tool without a renderer of its own)
