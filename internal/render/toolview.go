@@ -74,8 +74,8 @@ type ToolOptions struct {
 	// Cwd is the session's directory, against which a bash call's own
 	// cwd is shown.
 	Cwd string
-	// Plain leaves the output's colours out: a resumed transcript shows
-	// the saved output without them, as it always has.
+	// Plain leaves the output's colours out: a resumed transcript draws
+	// the saved output without them, as its `!` blocks are.
 	Plain bool
 }
 
@@ -84,30 +84,16 @@ type ToolView struct {
 	Kind ToolKind
 	Name string
 	Args json.RawMessage
-	// Command is what a ToolCall block shows after "$ ": the bash command
-	// (the raw arguments when they do not parse), another tool's name and
-	// arguments; "" for a file tool.
-	Command string
-	// CwdRel is "" for the session's cwd, else the directory shown in
-	// `cd <rel> &&` (bash only).
-	CwdRel string
-	// TimeoutSeconds is the timeout the model gave a bash call, clamped as
-	// it runs with; 0 when it gave none.
-	TimeoutSeconds float64
 	// Result is nil while the call runs, or when none was saved.
 	Result *ResultView
+
+	cwd string // the session's, for Header
 }
 
 // NewToolView decides how c and its result r (nil: none yet, or none
 // saved) are shown.
 func NewToolView(c Call, r *Result, opts ToolOptions) ToolView {
-	v := ToolView{Kind: KindOf(c.Name), Name: c.Name, Args: c.Args}
-	switch v.Kind {
-	case ToolOther:
-		v.Command = c.Name + " " + string(c.Args)
-	case ToolBash:
-		v.bashArgs(opts.Cwd)
-	}
+	v := ToolView{Kind: KindOf(c.Name), Name: c.Name, Args: c.Args, cwd: opts.Cwd}
 	if r != nil {
 		rv := NewResultView(*r, opts)
 		v.Result = &rv
@@ -115,29 +101,51 @@ func NewToolView(c Call, r *Result, opts ToolOptions) ToolView {
 	return v
 }
 
-// bashArgs reads the command, its cwd relative to the session's and the
-// timeout, only when the model gave one.
-func (v *ToolView) bashArgs(sessionCwd string) {
+// Header is the head of a ToolCall block: the command line and what is
+// shown around it.
+type Header struct {
+	// Command is what the block shows after "$ ": the bash command (the
+	// raw arguments when they do not parse), or another tool's name and
+	// arguments.
+	Command string
+	// CwdRel is "" for the session's cwd, else the directory shown in
+	// `cd <rel> &&` (bash only).
+	CwdRel string
+	// TimeoutSeconds is the timeout the model gave a bash call, clamped as
+	// it runs with; 0 when it gave none.
+	TimeoutSeconds float64
+}
+
+// Header is the head of v's ToolCall block; a file tool has none (its
+// FileCall reads the arguments itself). Only the terminal asks for it, so
+// a document does not pay for parsing it.
+func (v *ToolView) Header() Header {
+	switch v.Kind {
+	case ToolOther:
+		return Header{Command: v.Name + " " + string(v.Args)}
+	case ToolFile:
+		return Header{}
+	}
 	p, err := bash.ParseToolParams(v.Args)
 	if err != nil {
-		v.Command = string(v.Args)
-		return
+		return Header{Command: string(v.Args)}
 	}
-	v.Command = p.Command
+	h := Header{Command: p.Command}
 	if p.Timeout != nil {
-		_, v.TimeoutSeconds = bash.ClampTimeout(p.Timeout)
+		_, h.TimeoutSeconds = bash.ClampTimeout(p.Timeout)
 	}
 	if p.Cwd != "" {
 		rel := p.Cwd
 		if filepath.IsAbs(p.Cwd) {
-			if r, err := filepath.Rel(sessionCwd, p.Cwd); err == nil && !strings.HasPrefix(r, "..") {
+			if r, err := filepath.Rel(v.cwd, p.Cwd); err == nil && !strings.HasPrefix(r, "..") {
 				rel = r
 			}
 		}
 		if filepath.Clean(rel) != "." {
-			v.CwdRel = rel
+			h.CwdRel = rel
 		}
 	}
+	return h
 }
 
 // Arg is one argument of a call shown beside its command line.
@@ -273,7 +281,8 @@ func NewToolBlock(v *ToolView, running bool) ToolBlock {
 	if v.Kind == ToolFile {
 		b.File = &FileCall{Tool: v.Name, Args: v.Args, Running: running}
 	} else {
-		b.Call = &ToolCall{Command: v.Command, CwdRel: v.CwdRel, TimeoutSeconds: v.TimeoutSeconds, Running: running}
+		h := v.Header()
+		b.Call = &ToolCall{Command: h.Command, CwdRel: h.CwdRel, TimeoutSeconds: h.TimeoutSeconds, Running: running}
 	}
 	if v.Result != nil || !running {
 		b.Finish(v.Result)

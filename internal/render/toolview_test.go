@@ -229,14 +229,14 @@ func TestResultViewDetails(t *testing.T) {
 // block; a document shows them as arguments.
 func TestToolViewBadBashArgs(t *testing.T) {
 	v := NewToolView(Call{Name: "bash", Args: json.RawMessage(`{"command":1}`)}, nil, ToolOptions{})
-	if v.Command != `{"command":1}` || v.Kind != ToolBash {
+	if v.Header().Command != `{"command":1}` || v.Kind != ToolBash {
 		t.Errorf("%+v", v)
 	}
 	if _, _, ok := v.CommandLine(); ok || v.ArgsText() != "{\n  \"command\": 1\n}" {
 		t.Errorf("document: %v %q", ok, v.ArgsText())
 	}
-	if e := NewToolView(Call{Name: "jobs", Args: json.RawMessage(`{}`)}, nil, ToolOptions{}); e.ArgsText() != "" || e.Command != "jobs {}" {
-		t.Errorf("empty arguments: %q %q", e.ArgsText(), e.Command)
+	if e := NewToolView(Call{Name: "jobs", Args: json.RawMessage(`{}`)}, nil, ToolOptions{}); e.ArgsText() != "" || e.Header().Command != "jobs {}" {
+		t.Errorf("empty arguments: %q %q", e.ArgsText(), e.Header().Command)
 	}
 }
 

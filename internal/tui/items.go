@@ -103,10 +103,7 @@ func (t *toolItem) view(width int, st *styles, _ string) string {
 	if t.placeholder {
 		return ""
 	}
-	if t.file != nil {
-		return t.file.View(width, st.theme)
-	}
-	return t.call.View(width, st.theme)
+	return t.block().View(width, st.theme)
 }
 
 // block is the call's block, whichever kind it is.
