@@ -245,8 +245,8 @@ func writeAssistant(b *strings.Builder, m *session.AssistantMessage, results map
 		}
 		v := render.NewToolView(render.Call{Name: c.Name, Args: c.Arguments}, res, render.ToolOptions{})
 		writeCall(b, &v)
-		if v.Result != nil {
-			writeResult(b, v.Result)
+		if v.HasResult {
+			writeResult(b, &v.Result)
 		}
 		b.WriteString("</div>\n")
 	}

@@ -84,8 +84,11 @@ type ToolView struct {
 	Kind ToolKind
 	Name string
 	Args json.RawMessage
-	// Result is nil while the call runs, or when none was saved.
-	Result *ResultView
+	// HasResult is false while the call runs, or when no result was
+	// saved; Result is its display otherwise. A value, not a pointer: a
+	// resumed session makes one per call, and they cost no allocation.
+	HasResult bool
+	Result    ResultView
 
 	cwd string // the session's, for Header
 }
@@ -95,8 +98,7 @@ type ToolView struct {
 func NewToolView(c Call, r *Result, opts ToolOptions) ToolView {
 	v := ToolView{Kind: KindOf(c.Name), Name: c.Name, Args: c.Args, cwd: opts.Cwd}
 	if r != nil {
-		rv := NewResultView(*r, opts)
-		v.Result = &rv
+		v.HasResult, v.Result = true, NewResultView(*r, opts)
 	}
 	return v
 }
@@ -218,9 +220,11 @@ type ResultView struct {
 	// "" with ToolOptions.Plain.
 	Styled string
 
-	// d is the details as far as they decode: a document still shows what
-	// they hold.
-	d bash.ToolDetails
+	// What the details say of the end, as far as they decode: a document
+	// still shows what they hold.
+	exitCode            *int
+	cancelled, timedOut bool
+	job                 string
 }
 
 // NewResultView decides how r is shown, alone (a result whose call is not
@@ -230,15 +234,17 @@ func NewResultView(r Result, opts ToolOptions) ResultView {
 	if len(r.Details) == 0 {
 		return v
 	}
-	if json.Unmarshal(r.Details, &v.d) == nil {
-		if v.d.Meta != nil {
-			v.Truncation = v.d.Meta.Truncation
+	var d bash.ToolDetails
+	if json.Unmarshal(r.Details, &d) == nil {
+		if d.Meta != nil {
+			v.Truncation = d.Meta.Truncation
 		}
-		v.JobID = v.d.JobID
+		v.JobID = d.JobID
 	}
 	if !opts.Plain {
-		v.Styled = v.d.Styled
+		v.Styled = d.Styled
 	}
+	v.exitCode, v.cancelled, v.timedOut, v.job = d.ExitCode, d.Cancelled, d.TimedOut, d.JobID
 	return v
 }
 
@@ -247,15 +253,15 @@ func NewResultView(r Result, opts ToolOptions) ResultView {
 func (v *ResultView) Badges() []string {
 	var badges []string
 	switch {
-	case v.d.Cancelled:
+	case v.cancelled:
 		badges = append(badges, "cancelled")
-	case v.d.TimedOut:
+	case v.timedOut:
 		badges = append(badges, "timed out")
-	case v.d.ExitCode != nil:
-		badges = append(badges, "exit "+strconv.Itoa(*v.d.ExitCode))
+	case v.exitCode != nil:
+		badges = append(badges, "exit "+strconv.Itoa(*v.exitCode))
 	}
-	if v.d.JobID != "" {
-		badges = append(badges, "job "+v.d.JobID)
+	if v.job != "" {
+		badges = append(badges, "job "+v.job)
 	}
 	return badges
 }
@@ -263,7 +269,7 @@ func (v *ResultView) Badges() []string {
 // Failed reports whether a document marks the result as an error: an
 // error result, or a command that exited non-zero.
 func (v *ResultView) Failed() bool {
-	return v.IsError || (v.d.ExitCode != nil && *v.d.ExitCode != 0)
+	return v.IsError || (v.exitCode != nil && *v.exitCode != 0)
 }
 
 // ToolBlock is the transcript block of one tool call: File for the file
@@ -284,8 +290,11 @@ func NewToolBlock(v *ToolView, running bool) ToolBlock {
 		h := v.Header()
 		b.Call = &ToolCall{Command: h.Command, CwdRel: h.CwdRel, TimeoutSeconds: h.TimeoutSeconds, Running: running}
 	}
-	if v.Result != nil || !running {
-		b.Finish(v.Result)
+	switch {
+	case v.HasResult:
+		b.Finish(&v.Result)
+	case !running:
+		b.Finish(nil)
 	}
 	return b
 }

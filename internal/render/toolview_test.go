@@ -190,7 +190,7 @@ func TestToolViewSameLiveResumedExported(t *testing.T) {
 				t.Errorf("arguments %q, want %q", got, c.docArgs)
 			}
 			if c.res == nil {
-				if doc.Result != nil {
+				if doc.HasResult {
 					t.Errorf("a result without one: %+v", doc.Result)
 				}
 				return
