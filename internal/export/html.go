@@ -8,11 +8,9 @@ package export
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"html"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"agentsh/internal/bash"
+	"agentsh/internal/render"
 	"agentsh/internal/session"
 )
 
@@ -84,7 +83,8 @@ func writeDoc(b *strings.Builder, s ExportInput) {
 				// A result whose call is not in the transcript.
 				b.WriteString("<section class=\"msg tool-only\">\n")
 				writeMeta(b, "Tool result", v.ToolName, v.Timestamp)
-				writeResult(b, v)
+				rv := render.NewResultView(resultOf(v), render.ToolOptions{})
+				writeResult(b, &rv)
 				b.WriteString("</section>\n")
 			}
 		case *session.BashExecutionMessage:
@@ -237,10 +237,16 @@ func writeAssistant(b *strings.Builder, m *session.AssistantMessage, results map
 		b.WriteString("<div class=\"md\">\n" + renderMarkdown(clean(m.Text)) + "</div>\n")
 	}
 	for _, c := range m.ToolCalls {
-		writeCall(b, c)
+		var res *render.Result
 		if r := results[c.ID]; r != nil && !shown[r] {
 			shown[r] = true
-			writeResult(b, r)
+			rr := resultOf(r)
+			res = &rr
+		}
+		v := render.NewToolView(render.Call{Name: c.Name, Args: c.Arguments}, res, render.ToolOptions{})
+		writeCall(b, &v)
+		if v.HasResult {
+			writeResult(b, &v.Result)
 		}
 		b.WriteString("</div>\n")
 	}
@@ -257,66 +263,35 @@ func writeAssistant(b *strings.Builder, m *session.AssistantMessage, results map
 	b.WriteString("</section>\n")
 }
 
+// resultOf is a saved result as the tool display takes it.
+func resultOf(r *session.ToolResultMessage) render.Result {
+	return render.Result{Content: r.Content, Details: r.Details, IsError: r.IsError}
+}
+
 // writeCall opens a tool block (closed by the caller after the result):
 // the tool's name and its arguments, a bash command as a command line.
-func writeCall(b *strings.Builder, c session.ToolCall) {
-	b.WriteString("<div class=\"tool\">\n<div class=\"call\"><span class=\"tool-name\">" + esc(c.Name) + "</span>")
-	var args map[string]json.RawMessage
-	_ = json.Unmarshal(c.Arguments, &args)
-	var command string
-	if c.Name == "bash" && json.Unmarshal(args["command"], &command) == nil && command != "" {
-		delete(args, "command")
-		for _, k := range sortedKeys(args) {
-			b.WriteString(" <span class=\"arg\">" + esc(k) + "=" + esc(clean(readableJSON(args[k], ""))) + "</span>")
+func writeCall(b *strings.Builder, v *render.ToolView) {
+	b.WriteString("<div class=\"tool\">\n<div class=\"call\"><span class=\"tool-name\">" + esc(v.Name) + "</span>")
+	if command, args, ok := v.CommandLine(); ok {
+		for _, a := range args {
+			b.WriteString(" <span class=\"arg\">" + esc(a.Name) + "=" + esc(clean(a.Value)) + "</span>")
 		}
 		b.WriteString("</div>\n<pre class=\"cmd\">$ " + esc(clean(command)) + "</pre>\n")
 		return
 	}
 	b.WriteString("</div>\n")
-	pretty := readableJSON(c.Arguments, "  ")
-	if pretty != "" && pretty != "{}" {
-		b.WriteString("<pre class=\"args\">" + esc(clean(pretty)) + "</pre>\n")
+	if args := v.ArgsText(); args != "" {
+		b.WriteString("<pre class=\"args\">" + esc(clean(args)) + "</pre>\n")
 	}
 }
 
-// readableJSON is raw re-encoded with indent and without Go's \u003c
-// escapes (the page escapes it), raw itself when it is not JSON.
-func readableJSON(raw json.RawMessage, indent string) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	var p strings.Builder
-	enc := json.NewEncoder(&p)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", indent)
-	if enc.Encode(v) != nil {
-		return string(raw)
-	}
-	return strings.TrimSuffix(p.String(), "\n")
-}
-
-func writeResult(b *strings.Builder, r *session.ToolResultMessage) {
+func writeResult(b *strings.Builder, r *render.ResultView) {
 	cls := "result"
-	var d bash.ToolDetails
-	_ = json.Unmarshal(r.Details, &d)
-	var badges []string
-	switch {
-	case d.Cancelled:
-		badges = append(badges, "cancelled")
-	case d.TimedOut:
-		badges = append(badges, "timed out")
-	case d.ExitCode != nil:
-		badges = append(badges, "exit "+strconv.Itoa(*d.ExitCode))
-	}
-	if d.JobID != "" {
-		badges = append(badges, "job "+d.JobID)
-	}
-	if r.IsError || (d.ExitCode != nil && *d.ExitCode != 0) {
+	if r.Failed() {
 		cls += " error"
 	}
 	b.WriteString("<div class=\"" + cls + "\">")
-	for _, x := range badges {
+	for _, x := range r.Badges() {
 		b.WriteString("<span class=\"badge\">" + esc(x) + "</span>")
 	}
 	b.WriteString("\n")
@@ -455,13 +430,4 @@ func thousands(n int64) string {
 		return "-" + string(out)
 	}
 	return string(out)
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

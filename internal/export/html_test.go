@@ -57,7 +57,7 @@ func smallSession() ExportInput {
 	}
 }
 
-func render(t *testing.T, in ExportInput) []byte {
+func renderDoc(t *testing.T, in ExportInput) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := HTML(&b, in); err != nil {
@@ -70,14 +70,14 @@ func render(t *testing.T, in ExportInput) []byte {
 }
 
 func TestGoldenSmallSession(t *testing.T) {
-	got := render(t, smallSession())
+	got := renderDoc(t, smallSession())
 	testkit.Golden(t, "small.html", string(got))
 }
 
 // What a reader sees of the small session: the header's figures, each
 // message, the collapsed thinking, the errors.
 func TestSmallSessionShowsEverything(t *testing.T) {
-	doc := string(render(t, smallSession()))
+	doc := string(renderDoc(t, smallSession()))
 	texts, err := exporttest.Text([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestHostileContentIsEscaped(t *testing.T) {
 		&session.ToolResultMessage{ToolCallID: "orphan", ToolName: evil, Content: evil},
 		&session.BashExecutionMessage{Command: evil, Output: evil, ExitCode: ptr(2)},
 	}}
-	doc := render(t, in) // Check: no script, img, iframe, on* attribute, other link
+	doc := renderDoc(t, in) // Check: no script, img, iframe, on* attribute, other link
 	lower := strings.ToLower(string(doc))
 	for _, raw := range []string{"<script", "<img", "<iframe", "javascript:alert(3)\""} {
 		if strings.Contains(lower, raw) {
@@ -195,7 +195,7 @@ func TestTerminalEscapesStripped(t *testing.T) {
 		&session.AssistantMessage{Text: "\x1b[1mhello\x1b[0m"},
 		&session.ToolResultMessage{ToolCallID: "x", ToolName: "bash", Content: out},
 	}}
-	doc := string(render(t, in))
+	doc := string(renderDoc(t, in))
 	if strings.ContainsAny(doc, "\x1b\x07\x00\x08\r") {
 		t.Errorf("control characters in the page:\n%q", doc)
 	}
@@ -220,7 +220,7 @@ func TestBigToolOutputCollapsed(t *testing.T) {
 		&session.BashExecutionMessage{Command: "seq", Output: big, ExitCode: ptr(0)},
 		&session.BashExecutionMessage{Command: "short", Output: strings.Join(lines[:20], "\n"), ExitCode: ptr(0)},
 	}}
-	doc := string(render(t, in))
+	doc := string(renderDoc(t, in))
 	head := "<pre class=\"out\">" + strings.Join(lines[:10], "\n") + "</pre>\n" +
 		"<details class=\"more\"><summary>490 more lines</summary><pre class=\"out\">line 11\n"
 	if n := strings.Count(doc, head); n != 2 {
@@ -235,7 +235,7 @@ func TestBigToolOutputCollapsed(t *testing.T) {
 	}
 	// One long line is cut by size.
 	long := strings.Repeat("x", 10000)
-	doc = string(render(t, ExportInput{Messages: []session.Message{&session.BashExecutionMessage{Command: "x", Output: long}}}))
+	doc = string(renderDoc(t, ExportInput{Messages: []session.Message{&session.BashExecutionMessage{Command: "x", Output: long}}}))
 	if !strings.Contains(doc, "<pre class=\"out\">"+long[:2000]+"…</pre>\n<details class=\"more\"><summary>1 more line</summary><pre class=\"out\">"+long[2000:]+"</pre>") {
 		t.Error("a 10000-byte line is not cut at 2000 bytes")
 	}

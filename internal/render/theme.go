@@ -1,9 +1,12 @@
 // Package render draws the transcript's blocks as styled text: the model's
 // bash calls (ToolCall; spec §5), its file tool calls (FileCall: read,
 // write, edit, grep, find) and the user's `!` commands (Bang), with the
-// hints and notices they share (text.go) and the colours of the Theme. It
-// is pure string rendering with a cache per block, so the TUI can redraw a
-// long transcript every frame cheaply.
+// hints and notices they share (text.go) and the colours of the Theme; and
+// the one factory that decides how a tool call and its result are shown
+// (toolview.go: NewToolView, NewToolBlock), for the live transcript, a
+// resumed one and the export alike. It is pure string rendering with a
+// cache per block, so the TUI can redraw a long transcript every frame
+// cheaply.
 package render
 
 import "charm.land/lipgloss/v2"

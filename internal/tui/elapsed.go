@@ -7,7 +7,6 @@ import (
 
 	"agentsh/internal/agent"
 	"agentsh/internal/render"
-	"agentsh/internal/tools"
 )
 
 // timed is an item that shows how long it has been running: the
@@ -35,24 +34,16 @@ func (t *transcript) streamToolCall(e agent.Event) {
 	if e.ToolCallID == "" {
 		return
 	}
-	if e.ToolName != tools.BashName {
-		// Another tool's place is kept from its start too, so the calls
-		// stand in the order the model wrote them (as a resumed session
-		// shows them); it is drawn once it runs.
-		if e.UpdateKind == agent.UpdateToolCallStart && t.tools[e.ToolCallID] == nil {
-			it := &toolItem{id: e.ToolCallID, started: t.clock(), placeholder: true}
-			t.tools[e.ToolCallID] = it
-			t.add(it)
-		}
-		return
-	}
 	switch e.UpdateKind {
 	case agent.UpdateToolCallStart:
 		if t.tools[e.ToolCallID] != nil {
 			return
 		}
-		it := &toolItem{id: e.ToolCallID, started: t.clock(),
-			call: &render.ToolCall{Running: true, Streaming: true}}
+		// Another tool's place is kept from its start too, so the calls
+		// stand in the order the model wrote them (as a resumed session
+		// shows them); it is drawn once it runs.
+		b, shown := render.NewStreamingBlock(e.ToolName)
+		it := &toolItem{id: e.ToolCallID, started: t.clock(), call: b.Call, placeholder: !shown}
 		t.tools[e.ToolCallID] = it
 		t.add(it)
 	case agent.UpdateToolCallDelta:

@@ -84,7 +84,7 @@ func (t *textItem) view(width int, st *styles, _ string) string {
 
 // toolItem is one model tool call: bash calls are rendered by
 // render.ToolCall, the file tools by render.FileCall (both cache their own
-// output).
+// output); render.NewToolBlock decides which, live and resumed alike.
 type toolItem struct {
 	id    string
 	call  *render.ToolCall // bash (and any tool without a renderer of its own)
@@ -103,10 +103,12 @@ func (t *toolItem) view(width int, st *styles, _ string) string {
 	if t.placeholder {
 		return ""
 	}
-	if t.file != nil {
-		return t.file.View(width, st.theme)
-	}
-	return t.call.View(width, st.theme)
+	return t.block().View(width, st.theme)
+}
+
+// block is the call's block, whichever kind it is.
+func (t *toolItem) block() render.ToolBlock {
+	return render.ToolBlock{Call: t.call, File: t.file}
 }
 
 // toggle is ctrl+o on the call.

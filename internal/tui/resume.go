@@ -5,7 +5,6 @@ package tui
 // when the turn ended (tool calls and ! commands collapsed).
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -76,28 +75,13 @@ func resumeItems(msgs []session.Message, cwd string) []item {
 // resumedToolItem is a finished tool call; res is nil when the session
 // ended before its result was saved.
 func resumedToolItem(c session.ToolCall, res *session.ToolResultMessage, cwd string) *toolItem {
-	it := &toolItem{id: c.ID}
-	if isFileTool(c.Name) {
-		it.file = &render.FileCall{Tool: c.Name, Args: c.Arguments}
-		if res != nil {
-			it.file.Output, it.file.Details, it.file.IsError = res.Content, res.Details, res.IsError
-		}
-		return it
+	var r *render.Result
+	if res != nil {
+		r = &render.Result{Content: res.Content, Details: res.Details, IsError: res.IsError}
 	}
-	it.call = newToolCall(c.Name, c.Arguments, cwd)
-	it.call.Running = false
-	if res == nil {
-		return it
-	}
-	it.call.Output, it.call.IsError = res.Content, res.IsError
-	var d bash.ToolDetails
-	if len(res.Details) > 0 && json.Unmarshal(res.Details, &d) == nil {
-		if d.Meta != nil {
-			it.call.Truncation = d.Meta.Truncation
-		}
-		it.call.JobID = d.JobID
-	}
-	return it
+	v := render.NewToolView(render.Call{Name: c.Name, Args: c.Arguments}, r, render.ToolOptions{Cwd: cwd, Plain: true})
+	b := render.NewToolBlock(&v, false)
+	return &toolItem{id: c.ID, call: b.Call, file: b.File}
 }
 
 // jobNotes reads a saved note of ended jobs (session.JobNotice: per job a

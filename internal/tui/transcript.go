@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"agentsh/internal/bash"
 	"agentsh/internal/render"
 	"agentsh/internal/session"
-	"agentsh/internal/tools"
 )
 
 // transcript is the conversation on the screen: its items, the bang
@@ -163,12 +160,10 @@ func (t *transcript) endTurn() {
 		switch {
 		case it.placeholder:
 			t.remove(it) // never ran
-		case it.file != nil:
-			it.file.Running = false
-		case it.call.Streaming:
+		case it.call != nil && it.call.Streaming:
 			t.remove(it) // the model never finished writing it: nothing ran
 		default:
-			it.call.Running = false
+			it.block().Finish(nil)
 		}
 		delete(t.tools, id)
 	}
@@ -236,11 +231,9 @@ func (t *transcript) apply(e agent.Event, cwd func() string) {
 			t.add(it)
 		}
 		it.started, it.args, it.placeholder = t.clock(), nil, false
-		if isFileTool(e.ToolName) {
-			it.call, it.file = nil, &render.FileCall{Tool: e.ToolName, Args: e.Args, Running: true}
-		} else {
-			it.call = newToolCall(e.ToolName, e.Args, cwd())
-		}
+		v := render.NewToolView(render.Call{Name: e.ToolName, Args: e.Args}, nil, render.ToolOptions{Cwd: cwd()})
+		b := render.NewToolBlock(&v, true)
+		it.call, it.file = b.Call, b.File
 	case agent.EventToolExecutionUpdate:
 		if it := t.tools[e.ToolCallID]; it != nil && it.call != nil {
 			// With a UI the snapshot keeps the output's colours.
@@ -253,62 +246,9 @@ func (t *transcript) apply(e agent.Event, cwd func() string) {
 		}
 		delete(t.tools, e.ToolCallID)
 		t.toolAborted = t.toolAborted || e.Result.Aborted
-		if f := it.file; f != nil {
-			f.Running, f.IsError, f.Output, f.Details = false, e.Result.IsError, e.Result.Content, e.Result.Details
-			return
-		}
-		it.call.Running = false
-		it.call.IsError = e.Result.IsError
-		it.call.Output = e.Result.Content
-		var d bash.ToolDetails
-		if len(e.Result.Details) > 0 && json.Unmarshal(e.Result.Details, &d) == nil {
-			if d.Meta != nil {
-				it.call.Truncation = d.Meta.Truncation
-			}
-			it.call.JobID = d.JobID
-		}
-		it.call.Styled = d.Styled
+		r := render.NewResultView(render.Result{Content: e.Result.Content, Details: e.Result.Details, IsError: e.Result.IsError}, render.ToolOptions{})
+		it.block().Finish(&r)
 	}
-}
-
-func isFileTool(name string) bool {
-	switch name {
-	case tools.ReadName, tools.GrepName, tools.FindName, tools.EditName, tools.WriteName:
-		return true
-	}
-	return false
-}
-
-// newToolCall describes a call for the renderer: the command, its cwd
-// relative to the session's (sessionCwd), and the timeout only when the
-// model gave one.
-func newToolCall(name string, args json.RawMessage, sessionCwd string) *render.ToolCall {
-	c := &render.ToolCall{Running: true}
-	if name != tools.BashName {
-		c.Command = name + " " + string(args)
-		return c
-	}
-	p, err := bash.ParseToolParams(args)
-	if err != nil {
-		c.Command = string(args)
-		return c
-	}
-	c.Command = p.Command
-	if p.Timeout != nil {
-		_, c.TimeoutSeconds = bash.ClampTimeout(p.Timeout)
-	}
-	if p.Cwd != "" {
-		rel := p.Cwd
-		if filepath.IsAbs(p.Cwd) {
-			if r, err := filepath.Rel(sessionCwd, p.Cwd); err == nil && !strings.HasPrefix(r, "..") {
-				rel = r
-			}
-		}
-		if filepath.Clean(rel) != "." {
-			c.CwdRel = rel
-		}
-	}
-	return c
 }
 
 // all is every item in screen order: the transcript, then the pending bang
