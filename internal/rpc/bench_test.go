@@ -45,9 +45,8 @@ func BenchmarkRPCPrompt(b *testing.B) {
 		NewSession: func() (*agent.AgentSession, error) {
 			return agent.New(dir, nil, exec, bash.ShellConfig{})
 		},
-		Provider: llm.NewOpenAI(llm.OpenAIConfig{Name: "openai", BaseURL: srv.OpenAIBaseURL(), APIKey: "k"}),
-		Model:    "fake-model",
-		Tools:    reg,
+		Models: agent.ModelsOf(llm.NewOpenAI(llm.OpenAIConfig{Name: "openai", BaseURL: srv.OpenAIBaseURL(), APIKey: "k"}), "fake-model"),
+		Tools:  reg,
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -49,8 +49,7 @@ func TestCompactAndAutoCompaction(t *testing.T) {
 			}
 			return a, err
 		},
-		Provider: p,
-		Model:    "fake-model",
+		Models: agent.ModelsOf(p, "fake-model"),
 	}
 	c := serve(t, cfg, newTag(t))
 
@@ -158,8 +157,7 @@ func TestAbortStopsCompact(t *testing.T) {
 			}
 			return a, err
 		},
-		Provider: p,
-		Model:    "fake-model",
+		Models: agent.ModelsOf(p, "fake-model"),
 	}
 	c := serve(t, cfg, newTag(t))
 	for i := range 4 {

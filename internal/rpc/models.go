@@ -54,24 +54,13 @@ func (p *autoRetryParams) check() error {
 	return nil
 }
 
-// errNoModels answers the model commands of a server without Config.Models.
-var errNoModels = errors.New("model switching is not available in this mode")
-
-// currentModel is the model a prompt uses now: Config.Models' when set,
-// else Config.Provider and Model.
-func (s *server) currentModel() (llm.Provider, string) {
-	if ms := s.cfg.Models; ms != nil {
-		return ms.Provider()
-	}
-	return s.cfg.Provider, s.cfg.Model
-}
+// currentModel is the model a prompt uses now.
+func (s *server) currentModel() (llm.Provider, string) { return s.cfg.Models.Provider() }
 
 // attachModels gives sess the server's models and retry, so its loop reads
 // the model and level at every call.
 func (s *server) attachModels(sess *agent.AgentSession) {
-	if s.cfg.Models != nil {
-		sess.SetModels(s.cfg.Models)
-	}
+	sess.SetModels(s.cfg.Models)
 	if s.cfg.Retry != nil {
 		sess.SetRetry(s.cfg.Retry)
 	}
@@ -87,19 +76,8 @@ func (s *server) recordModel() {
 	_ = sess.RecordModelsOf(s.cfg.Models)
 }
 
-// models is Config.Models; without it c is failed (nil).
-func (s *server) models(c *command) *agent.Models {
-	if s.cfg.Models == nil {
-		s.fail(c, errNoModels)
-	}
-	return s.cfg.Models
-}
-
 func (s *server) setModel(c *command, p *setModelParams) {
-	ms := s.models(c)
-	if ms == nil {
-		return
-	}
+	ms := s.cfg.Models
 	provider, id := "", ""
 	if p.Provider != nil {
 		provider = *p.Provider
@@ -121,10 +99,7 @@ func (s *server) setModel(c *command, p *setModelParams) {
 }
 
 func (s *server) cycleModel(c *command, _ *noParams) {
-	ms := s.models(c)
-	if ms == nil {
-		return
-	}
+	ms := s.cfg.Models
 	s.background(func(ctx context.Context) {
 		res, err := ms.Cycle(ctx)
 		switch {
@@ -140,10 +115,7 @@ func (s *server) cycleModel(c *command, _ *noParams) {
 }
 
 func (s *server) availableModels(c *command, _ *noParams) {
-	ms := s.models(c)
-	if ms == nil {
-		return
-	}
+	ms := s.cfg.Models
 	s.background(func(ctx context.Context) {
 		models := ms.Available(ctx)
 		if models == nil {
@@ -154,10 +126,7 @@ func (s *server) availableModels(c *command, _ *noParams) {
 }
 
 func (s *server) setThinkingLevel(c *command, p *thinkingLevelParams) {
-	ms := s.models(c)
-	if ms == nil {
-		return
-	}
+	ms := s.cfg.Models
 	level := ""
 	if p.Level != nil {
 		level = *p.Level
@@ -171,10 +140,7 @@ func (s *server) setThinkingLevel(c *command, p *thinkingLevelParams) {
 }
 
 func (s *server) cycleThinkingLevel(c *command, _ *noParams) {
-	ms := s.models(c)
-	if ms == nil {
-		return
-	}
+	ms := s.cfg.Models
 	s.background(func(ctx context.Context) {
 		level, ok := ms.CycleThinkingLevel(ctx)
 		if !ok {

@@ -78,9 +78,8 @@ func startModel(t *testing.T, script fakemodel.Script) *modelRig {
 			}
 			return adopt(store)
 		},
-		Provider: p,
-		Model:    "gpt-test",
-		Tools:    reg,
+		Models: agent.ModelsOf(p, "gpt-test"),
+		Tools:  reg,
 	}
 	r.client = serve(t, cfg, "")
 	return r

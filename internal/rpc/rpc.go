@@ -35,10 +35,6 @@ type Config struct {
 	// NewSession makes the fresh session new_session switches to (and the
 	// one Serve starts with when Session is nil). Required.
 	NewSession func() (*agent.AgentSession, error)
-	// Provider and Model answer prompts; a nil Provider makes prompt fail
-	// with a "no model configured" error while bash still works.
-	Provider llm.Provider
-	Model    string
 	// Tools is the registry offered to the model (nil = no tools).
 	Tools *tools.Registry
 	// Jobs holds the background jobs: the user's (bash with background)
@@ -49,9 +45,10 @@ type Config struct {
 	// OpenSession opens a saved session file for switch_session (its
 	// messages, appended to from then on). nil = switch_session fails.
 	OpenSession func(path string) (*agent.AgentSession, error)
-	// Models, when set, is the current model and thinking level (it wins
-	// over Provider and Model) and answers the model commands; Retry is
-	// the auto-retry of failed model calls (models.go).
+	// Models is the current model and thinking level, and answers the
+	// model commands; nil: no model (prompts fail with a "no model
+	// configured" error while bash still works). Retry is the auto-retry
+	// of failed model calls (models.go).
 	Models *agent.Models
 	Retry  *agent.Retry
 }
@@ -140,6 +137,9 @@ type server struct {
 func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	if cfg.NewSession == nil {
 		return errors.New("rpc: Config.NewSession is required")
+	}
+	if cfg.Models == nil {
+		cfg.Models = agent.ModelsOf(nil, "")
 	}
 	sess := cfg.Session
 	if sess == nil {

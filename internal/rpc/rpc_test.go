@@ -53,8 +53,7 @@ func start(t *testing.T, provider llm.Provider) *client {
 		NewSession: func() (*agent.AgentSession, error) {
 			return agent.New(dir, nil, exec, bash.ShellConfig{Env: map[string]string{"RPCTEST_TAG": tag}})
 		},
-		Provider: provider,
-		Model:    "fake-model",
+		Models: agent.ModelsOf(provider, "fake-model"),
 	}
 	return serve(t, cfg, tag)
 }

@@ -161,40 +161,21 @@ func (s *server) state() State {
 	return st
 }
 
-// The model fields of get_state: the current model (Config.Models, else
-// Config.Provider and Model) and its thinking level.
+// The model fields of get_state: the current model (Config.Models) and its
+// thinking level.
 
 // modelInfo is the model prompts go to; nil without one.
 func (s *server) modelInfo() *ModelInfo {
-	if ms := s.cfg.Models; ms != nil {
-		if m, ok := ms.CurrentModel(); ok {
-			return &m
-		}
-		return nil
+	if m, ok := s.cfg.Models.CurrentModel(); ok {
+		return &m
 	}
-	p := s.cfg.Provider
-	if p == nil {
-		return nil
-	}
-	m := &ModelInfo{ID: s.cfg.Model, Name: s.cfg.Model, API: agent.APIName(p), Provider: p.Name(), Input: []string{"text"}}
-	if b, ok := p.(interface{ BaseURL() string }); ok {
-		m.BaseURL = b.BaseURL()
-	}
-	return m
+	return nil
 }
 
 // thinkingLevel is the level the model is asked to think at; "" (no level,
 // as the reference says for a model without reasoning) when no model is
 // configured.
-func (s *server) thinkingLevel() string {
-	if ms := s.cfg.Models; ms != nil {
-		return ms.ThinkingLevel()
-	}
-	if s.cfg.Provider == nil {
-		return ""
-	}
-	return "off"
-}
+func (s *server) thinkingLevel() string { return s.cfg.Models.ThinkingLevel() }
 
 // contextUsage is how full sess's context is for the current model; nil
 // without one.
