@@ -545,14 +545,6 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer closeAll()
-	// switch_session: the saved session at path, opened for appending.
-	openSession := func(path string) (*agent.AgentSession, error) {
-		sess, skipped, err := sessions.Open(path)
-		if len(skipped) > 0 {
-			fmt.Fprintf(stderr, "agentsh: skipped %d corrupt line(s) of the session: %v\n", len(skipped), skipped[0])
-		}
-		return sess, err
-	}
 	executor := bash.Default()
 	// new_session swaps the session: every call asks for the current one.
 	// RPC has no UI: never a PTY.
@@ -565,7 +557,7 @@ func rpcMode(o printOptions, in io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	// stdout closed by the client: Serve returns the write error after the
 	// same shutdown as on stdin EOF, and agentsh exits 1 (docs/rpc.md).
-	err = rpc.Serve(ctx, in, stdout, rpc.Config{Session: first, NewSession: sessions.New, OpenSession: openSession, Models: models, Retry: retry, Tools: reg, Jobs: jm})
+	err = rpc.Serve(ctx, in, stdout, rpc.Config{Session: first, NewSession: sessions.New, OpenSession: sessions.OpenTelling, Models: models, Retry: retry, Tools: reg, Jobs: jm})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fail(err)
 	}

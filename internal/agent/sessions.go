@@ -164,6 +164,16 @@ func (s *Sessions) Open(path string) (a *AgentSession, skipped []session.LoadErr
 	return a, skipped, nil
 }
 
+// OpenTelling is Open for a caller with nowhere to show a warning (RPC):
+// the corrupt lines skipped are told to Warn.
+func (s *Sessions) OpenTelling(path string) (*AgentSession, error) {
+	a, skipped, err := s.Open(path)
+	if len(skipped) > 0 {
+		s.warn(fmt.Sprintf("skipped %d corrupt line(s) of the session: %v", len(skipped), skipped[0]))
+	}
+	return a, err
+}
+
 // List is the working directory's saved conversations, newest first.
 func (s *Sessions) List() ([]session.Info, error) { return session.List(s.c.Cwd) }
 
