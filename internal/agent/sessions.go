@@ -72,7 +72,7 @@ func (s *Sessions) warn(msg string) {
 // (false when --model or --thinking chose). The error of a model that
 // cannot come back is returned beside the conversation, for the caller to
 // say where it says things.
-func (s *Sessions) First(store *session.Store, restore bool) (*AgentSession, error, error) {
+func (s *Sessions) First(store *session.Store, restore bool) (a *AgentSession, modelErr, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.adoptLocked(store, restore)
@@ -190,12 +190,13 @@ func (s *Sessions) Current() *AgentSession {
 func (s *Sessions) Leave(left, current *AgentSession) {
 	s.mu.Lock()
 	s.current = current
+	if left == nil || left == current {
+		s.mu.Unlock()
+		return
+	}
 	file := s.files[left]
 	delete(s.files, left)
 	s.mu.Unlock()
-	if left == nil || left == current {
-		return
-	}
 	s.ending.Go(func() {
 		s.c.Executor.CloseSession(left.ID())
 		if file != nil {
