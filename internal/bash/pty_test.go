@@ -51,7 +51,7 @@ func ptyToolEnv(t *testing.T, ui *fakeUI) *toolEnv {
 
 const ttyProbe = `if test -t 1; then echo "tty $(stty size)"; else echo pipe; fi`
 
-func TestToolTakesPTYPathOnlyUnderSPECConditions(t *testing.T) {
+func TestToolTakesPTYPathOnlyUnderSpecConditions(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		vt     string

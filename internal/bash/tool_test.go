@@ -328,7 +328,7 @@ func seqLines(from, to int) string {
 // the stage is taken off, the command without it runs, the
 // limit cuts the command's whole output (stdout and stderr merged) and the
 // exit status is the command's own, the same for a builtin as for a program.
-func TestTrailingHeadTailSPECRule(t *testing.T) {
+func TestTrailingHeadTailSpecRule(t *testing.T) {
 	te := newToolEnv(t)
 	pid := te.exec(t, ToolParams{Command: "echo $$"}).Content
 	for _, c := range []struct {
