@@ -10,7 +10,10 @@ build:
 # HOME of their own (scripts/hermetic.sh): the host's rc files and settings
 # never change a result. The engine's suite runs twice: with /dev/null as stdin, and as the modes
 # run it (a terminal as stdin and a job manager, AGENTSH_TEST_TTY=1).
+# scripts/test-deps.sh first installs what the target tests need (podman,
+# runc, sshd) when it can.
 test:
+	./scripts/test-deps.sh
 	$(GO) vet ./...
 	./scripts/hermetic.sh $(GO) test -race -count=1 -timeout 9m ./...
 	AGENTSH_TEST_TTY=1 ./scripts/hermetic.sh $(GO) test -race -count=1 -timeout 5m ./internal/bash/

@@ -12,7 +12,7 @@ import (
 
 // testHelpers are the packages only tests may import: agentsh itself must
 // not carry them (nor their -update flag).
-var testHelpers = []string{"agentsh/internal/testkit", "agentsh/internal/proctest", "agentsh/internal/disktest"}
+var testHelpers = []string{"agentsh/internal/testkit", "agentsh/internal/proctest", "agentsh/internal/disktest", "agentsh/internal/targettest"}
 
 // TestOnlyTestsImportTestHelpers: no file of the module but a _test.go
 // file, or another test helper, imports a test helper.
