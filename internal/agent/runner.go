@@ -28,10 +28,9 @@ type Runner struct {
 
 // Run is one run of a Runner.
 type Run struct {
-	r       *Runner
-	cancel  context.CancelFunc
-	done    chan struct{}
-	aborted bool // Abort was called (under r.mu)
+	r      *Runner
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // NewRunner runs below ctx: its end cancels every run.
@@ -83,7 +82,6 @@ func (r *Runner) Abort() *Run {
 	if r.cur == nil {
 		return nil
 	}
-	r.cur.aborted = true
 	r.cur.cancel()
 	return r.cur
 }
@@ -103,13 +101,6 @@ func (run *Run) End() bool {
 	}
 	r.cur = nil
 	return true
-}
-
-// Aborted reports whether Abort stopped the run.
-func (run *Run) Aborted() bool {
-	run.r.mu.Lock()
-	defer run.r.mu.Unlock()
-	return run.aborted
 }
 
 // Wait waits until the run's function has returned.

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -85,15 +84,10 @@ func buildRootfs(t testing.TB, root string) {
 			t.Fatalf("rootfs: %v", err)
 		}
 		copyFile(t, path, filepath.Join(root, "usr/bin", prog))
+		// Every library and the loader: "name => /path (0x…)", "/path (0x…)".
 		out, _ := exec.Command("ldd", path).Output() // a static program has none
 		for _, m := range libPath.FindAllStringSubmatch(string(out), -1) {
 			copyFile(t, m[1], filepath.Join(root, m[1]))
-		}
-		// The loader is named alone on its line.
-		for _, line := range strings.Split(string(out), "\n") {
-			if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[0], "/") {
-				copyFile(t, f[0], filepath.Join(root, f[0]))
-			}
 		}
 	}
 }
